@@ -1,0 +1,34 @@
+//! Command-line entry point: argument parsing and dispatch only.
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "xla2tpu", version, about = "Migrate PyTorch/XLA and Optimum TPU code to TorchTPU")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Operator profiles and backend registries.
+    Ops(crate::ops::cli::OpsArgs),
+    /// Compatibility report over the most-downloaded Hugging Face models.
+    Sweep(crate::sweep::cli::SweepArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Ops(args) => crate::ops::cli::run(args),
+        Command::Sweep(args) => crate::sweep::cli::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

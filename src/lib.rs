@@ -1,0 +1,9 @@
+//! xla2tpu: migrate PyTorch/XLA and Optimum TPU code to TorchTPU, and check
+//! Hugging Face models against TorchTPU's real operator registry.
+//!
+//! Data flows one way: discover files → parse → resolve names → match rules
+//! → fixes → render.
+
+pub mod cli;
+pub mod ops;
+pub mod sweep;
