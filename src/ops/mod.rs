@@ -1,2 +1,14 @@
-//! Operator profiles, backend registries and the coverage evaluator (owned by the ops work).
+//! Operator profiles, backend registries and the coverage evaluator.
+//!
+//! Data: backend registries in `rules/backends/` and traced profiles in `corpus/ops/`, both
+//! embedded in the binary. `evaluate` answers "does backend B run model type M", per op.
 pub mod cli;
+mod eval;
+mod neutral;
+mod profile;
+mod registry;
+
+pub use eval::{Evaluation, MissingOp, evaluate};
+pub use neutral::{NeutralMap, Resolution};
+pub use profile::{IndexEntry, OpRecord, Profile, Profiles};
+pub use registry::{Class, DEFAULT_BACKEND, OpEntry, Registry};

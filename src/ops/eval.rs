@@ -1,0 +1,212 @@
+//! Does a backend support every op a profile recorded? The rules, in the order `check` applies them:
+//!
+//! 1. backend kernel → supported;
+//! 2. composite-explicit with a structured `.out` delegate → whatever the delegate is;
+//! 3. composite-explicit without delegate → supported iff all recorded `inner` ops are
+//!    (no `inner` recorded: supported by its default kernel, noted as unverified);
+//! 4. composite-implicit → supported through its decomposition (profiles are post-decomposition,
+//!    so it only appears when the tracing device had its own kernel), noted;
+//! 5. missing_fallback → missing, with the backend's fallback behaviour as the reason;
+//! 6. not in the registry: non-aten → ignored (noted); aten → missing, "unknown to this registry".
+//!
+//! Ops tagged with a device-neutral requirement are replaced by the backend's resolution of it.
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Serialize;
+
+use super::profile::Profile;
+use super::registry::{Class, Registry};
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Evaluation {
+    pub profile_id: String,
+    pub backend: String,
+    /// No op is missing.
+    pub pass: bool,
+    /// No missing op is used at inference (e.g. only a backward kernel is missing).
+    pub inference_ok: bool,
+    pub missing: Vec<MissingOp>,
+    /// Things that work but hurt on a TPU: host syncs, dynamic shapes, float64.
+    pub warnings: Vec<String>,
+    /// How verdicts were reached where it is not a plain kernel lookup.
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MissingOp {
+    pub op: String,
+    pub reason: String,
+    pub phases: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Support {
+    Yes,
+    /// Supported, with a caveat worth telling the user.
+    Noted(String),
+    /// Not counted at all (non-aten ops the registry does not describe).
+    Ignored(String),
+    No(String),
+}
+
+/// Evaluates one profile against one backend.
+pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
+    let mut checker = Checker {
+        registry,
+        inner: profile.ops.iter().filter_map(|r| Some((r.op.as_str(), r.inner.as_deref()?))).collect(),
+        memo: HashMap::new(),
+    };
+    let mut missing = Vec::new();
+    let mut notes = BTreeSet::new();
+    for record in &profile.ops {
+        let (support, shown_as) = match record.neutral.as_deref() {
+            Some(req) => checker.check_neutral(req, &record.op, &mut notes),
+            None => (checker.check(&record.op), None),
+        };
+        match support {
+            Support::Yes => {}
+            Support::Noted(note) | Support::Ignored(note) => {
+                notes.insert(format!("{}: {note}", shown_as.unwrap_or(&record.op)));
+            }
+            Support::No(reason) => {
+                missing.push(MissingOp { op: record.op.clone(), reason, phases: record.phases.clone() })
+            }
+        }
+    }
+    missing.sort_by(|a, b| a.op.cmp(&b.op));
+    let inference_ok = missing.iter().all(|m| !m.phases.is_empty() && !m.phases.iter().any(|p| p == "inference"));
+    notes.extend(profile.notes.iter().map(|n| format!("profile: {n}")));
+    Evaluation {
+        profile_id: profile.id.clone(),
+        backend: registry.name().to_string(),
+        pass: missing.is_empty(),
+        inference_ok,
+        missing,
+        warnings: warnings(profile),
+        notes: notes.into_iter().collect(),
+    }
+}
+
+struct Checker<'a> {
+    registry: &'a Registry,
+    /// `inner` ops recorded in this profile, by op.
+    inner: HashMap<&'a str, &'a [String]>,
+    /// Verdicts so far; `None` marks an op being checked (breaks cycles in `inner`).
+    memo: HashMap<String, Option<Support>>,
+}
+
+impl Checker<'_> {
+    fn check(&mut self, op: &str) -> Support {
+        match self.memo.get(op) {
+            Some(Some(done)) => return done.clone(),
+            Some(None) => return Support::Yes, // cycle: judged by the ops around it
+            None => {}
+        }
+        self.memo.insert(op.to_string(), None);
+        let verdict = self.classify(op);
+        self.memo.insert(op.to_string(), Some(verdict.clone()));
+        verdict
+    }
+
+    fn classify(&mut self, op: &str) -> Support {
+        let Some(entry) = self.registry.get(op) else {
+            return if op.starts_with("aten::") {
+                Support::No("unknown to this registry".into())
+            } else {
+                Support::Ignored("not an aten op and not in the registry; ignored".into())
+            };
+        };
+        match entry.class {
+            Class::Kernel => Support::Yes,
+            Class::MissingFallback => Support::No(self.registry.fallback_reason().to_string()),
+            Class::CompositeImplicit => Support::Noted(
+                "CompositeImplicit op recorded (the tracing device had its own kernel); runs through its decomposition here".into(),
+            ),
+            Class::CompositeExplicit => match entry.delegate.clone() {
+                Some(delegate) => match self.check(&delegate) {
+                    Support::No(_) => Support::No(format!("structured delegate {delegate} has no kernel")),
+                    _ => Support::Yes,
+                },
+                None => self.check_composite(op),
+            },
+        }
+    }
+
+    /// A composite-explicit op without delegate runs its default kernel, i.e. its inner ops.
+    fn check_composite(&mut self, op: &str) -> Support {
+        let Some(inner) = self.inner.get(op).copied() else {
+            return Support::Noted("composite default kernel; its inner ops were not recorded (unverified)".into());
+        };
+        let failing: Vec<String> = inner
+            .iter()
+            .filter_map(|i| match self.check(i) {
+                Support::No(why) => Some(format!("{i} ({why})")),
+                _ => None,
+            })
+            .collect();
+        if failing.is_empty() {
+            Support::Yes
+        } else {
+            Support::No(format!("its composite kernel calls unsupported ops: {}", failing.join("; ")))
+        }
+    }
+
+    /// Resolves a device-neutral requirement through the backend's map. Returns the verdict and
+    /// the requirement label to attach notes to.
+    fn check_neutral<'r>(&mut self, req: &'r str, op: &str, notes: &mut BTreeSet<String>) -> (Support, Option<&'r str>) {
+        let Some(resolution) = self.registry.neutral.get(req) else {
+            notes.insert(format!(
+                "{op}: no resolution for device-neutral requirement '{req}' on {}; checked the recorded op itself",
+                self.registry.name()
+            ));
+            return (self.check(op), None);
+        };
+        let targets = resolution.ops.join(", ");
+        notes.insert(format!("{op} is the tracing CPU's kernel for '{req}'; on {} that is {targets}", self.registry.name()));
+        if let Some(note) = &resolution.note {
+            notes.insert(format!("'{req}': {note}"));
+        }
+        let failing: Vec<String> = resolution
+            .ops
+            .iter()
+            .filter_map(|o| match self.check(o) {
+                Support::No(why) => Some(format!("{o}: {why}")),
+                _ => None,
+            })
+            .collect();
+        let support = if failing.is_empty() {
+            Support::Yes
+        } else {
+            Support::No(format!("device-neutral requirement '{req}' resolves to {targets} here; {}", failing.join("; ")))
+        };
+        (support, Some(req))
+    }
+}
+
+fn warnings(profile: &Profile) -> Vec<String> {
+    let mut out = Vec::new();
+    if !profile.host_syncs.is_empty() {
+        out.push(format!(
+            "host syncs: {} (.item()/data-dependent control flow; each forces a device-to-host round trip)",
+            profile.host_syncs.join(", ")
+        ));
+    }
+    if !profile.dynamic_shape_ops.is_empty() {
+        out.push(format!(
+            "dynamic-shape ops: {} (output shape depends on data; expect recompilation or host syncs on TPU)",
+            profile.dynamic_shape_ops.join(", ")
+        ));
+    }
+    let f64_ops: Vec<&str> =
+        profile.ops.iter().filter(|r| r.dtypes.iter().any(|d| d == "float64")).map(|r| r.op.as_str()).collect();
+    if !f64_ops.is_empty() {
+        out.push(format!("float64 tensors in {} (TPUs have no native float64; expect emulation or downcasting)", f64_ops.join(", ")));
+    }
+    if !profile.status.is_empty() && profile.status != "ok" {
+        out.push(format!(
+            "profile status is '{}': part of the model (a class or the backward pass) failed to trace, so ops may be absent",
+            profile.status
+        ));
+    }
+    out
+}

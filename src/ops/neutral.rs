@@ -1,0 +1,48 @@
+//! Device-neutral requirements. A profile traced on CPU records CPU-specific kernel choices
+//! (e.g. `_scaled_dot_product_flash_attention_for_cpu`) tagged `"neutral": "sdpa"`; each backend
+//! says, in `rules/backends/<backend>.neutral.yaml`, which ops that requirement becomes there.
+use std::collections::BTreeMap;
+
+use anyhow::bail;
+use serde::Deserialize;
+
+const FORMAT: &str = "xla2tpu-neutral/1";
+
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct NeutralMap {
+    #[serde(default)]
+    format: String,
+    #[serde(default)]
+    requirements: BTreeMap<String, Resolution>,
+}
+
+/// What one requirement resolves to on a backend.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Resolution {
+    /// Ops the backend dispatches instead; all must be supported.
+    pub ops: Vec<String>,
+    /// Why this resolution (for `ops show` and the README; not repeated in every report).
+    #[serde(default)]
+    pub why: String,
+    /// Caveat added to the notes of every evaluation that uses this requirement.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+impl NeutralMap {
+    pub fn parse(yaml: &str) -> anyhow::Result<NeutralMap> {
+        let map: NeutralMap = serde_yaml::from_str(yaml)?;
+        if map.format != FORMAT {
+            bail!("unsupported neutral-requirement format {:?} (this build reads {FORMAT})", map.format);
+        }
+        Ok(map)
+    }
+
+    pub fn get(&self, requirement: &str) -> Option<&Resolution> {
+        self.requirements.get(requirement)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Resolution)> {
+        self.requirements.iter().map(|(k, v)| (k.as_str(), v))
+    }
+}
