@@ -10,7 +10,7 @@
 //! 6. not in the registry: non-aten → ignored (noted); aten → missing, "unknown to this registry".
 //!
 //! Ops tagged with a device-neutral requirement are replaced by the backend's resolution of it.
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -39,14 +39,26 @@ pub struct MissingOp {
     pub phases: Vec<String>,
 }
 
+/// The verdict on one op.
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Support {
+pub enum Support {
     Yes,
     /// Supported, with a caveat worth telling the user.
     Noted(String),
     /// Not counted at all (non-aten ops the registry does not describe).
     Ignored(String),
     No(String),
+}
+
+impl Support {
+    pub fn is_missing(&self) -> bool {
+        matches!(self, Support::No(_))
+    }
+}
+
+/// One op on its own (no profile context, so composite ops count as unverified-supported).
+pub fn op_support(registry: &Registry, op: &str) -> Support {
+    Checker { registry, inner: HashMap::new(), memo: HashMap::new() }.check(op)
 }
 
 /// Evaluates one profile against one backend.
@@ -57,17 +69,16 @@ pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
         memo: HashMap::new(),
     };
     let mut missing = Vec::new();
-    let mut notes = BTreeSet::new();
+    // note text -> ops it applies to, so one caveat shared by many ops is one line
+    let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for record in &profile.ops {
-        let (support, shown_as) = match record.neutral.as_deref() {
+        let support = match record.neutral.as_deref() {
             Some(req) => checker.check_neutral(req, &record.op, &mut notes),
-            None => (checker.check(&record.op), None),
+            None => checker.check(&record.op),
         };
         match support {
             Support::Yes => {}
-            Support::Noted(note) | Support::Ignored(note) => {
-                notes.insert(format!("{}: {note}", shown_as.unwrap_or(&record.op)));
-            }
+            Support::Noted(note) | Support::Ignored(note) => notes.entry(note).or_default().push(record.op.clone()),
             Support::No(reason) => {
                 missing.push(MissingOp { op: record.op.clone(), reason, phases: record.phases.clone() })
             }
@@ -75,6 +86,10 @@ pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
     }
     missing.sort_by(|a, b| a.op.cmp(&b.op));
     let inference_ok = missing.iter().all(|m| !m.phases.is_empty() && !m.phases.iter().any(|p| p == "inference"));
+    let mut notes: Vec<String> = notes
+        .into_iter()
+        .map(|(note, ops)| if ops.is_empty() { note } else { format!("{note}: {}", ops.join(", ")) })
+        .collect();
     notes.extend(profile.notes.iter().map(|n| format!("profile: {n}")));
     Evaluation {
         profile_id: profile.id.clone(),
@@ -83,7 +98,7 @@ pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
         inference_ok,
         missing,
         warnings: warnings(profile),
-        notes: notes.into_iter().collect(),
+        notes,
     }
 }
 
@@ -151,20 +166,18 @@ impl Checker<'_> {
         }
     }
 
-    /// Resolves a device-neutral requirement through the backend's map. Returns the verdict and
-    /// the requirement label to attach notes to.
-    fn check_neutral<'r>(&mut self, req: &'r str, op: &str, notes: &mut BTreeSet<String>) -> (Support, Option<&'r str>) {
+    /// Resolves a device-neutral requirement through the backend's map.
+    fn check_neutral(&mut self, req: &str, op: &str, notes: &mut BTreeMap<String, Vec<String>>) -> Support {
+        let backend = self.registry.name();
         let Some(resolution) = self.registry.neutral.get(req) else {
-            notes.insert(format!(
-                "{op}: no resolution for device-neutral requirement '{req}' on {}; checked the recorded op itself",
-                self.registry.name()
-            ));
-            return (self.check(op), None);
+            let note = format!("no resolution for device-neutral requirement '{req}' on {backend}; checked the recorded op itself");
+            notes.entry(note).or_default().push(op.to_string());
+            return self.check(op);
         };
         let targets = resolution.ops.join(", ");
-        notes.insert(format!("{op} is the tracing CPU's kernel for '{req}'; on {} that is {targets}", self.registry.name()));
+        notes.entry(format!("{op} is the tracing CPU's kernel for '{req}'; on {backend} that is {targets}")).or_default();
         if let Some(note) = &resolution.note {
-            notes.insert(format!("'{req}': {note}"));
+            notes.entry(format!("'{req}': {note}")).or_default();
         }
         let failing: Vec<String> = resolution
             .ops
@@ -174,12 +187,11 @@ impl Checker<'_> {
                 _ => None,
             })
             .collect();
-        let support = if failing.is_empty() {
+        if failing.is_empty() {
             Support::Yes
         } else {
             Support::No(format!("device-neutral requirement '{req}' resolves to {targets} here; {}", failing.join("; ")))
-        };
-        (support, Some(req))
+        }
     }
 }
 

@@ -7,8 +7,9 @@ mod eval;
 mod neutral;
 mod profile;
 mod registry;
+mod tools;
 
-pub use eval::{Evaluation, MissingOp, evaluate};
+pub use eval::{Evaluation, MissingOp, Support, evaluate, op_support};
 pub use neutral::{NeutralMap, Resolution};
 pub use profile::{IndexEntry, OpRecord, Profile, Profiles};
 pub use registry::{Class, DEFAULT_BACKEND, OpEntry, Registry};

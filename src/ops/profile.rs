@@ -151,25 +151,28 @@ impl Profiles {
     }
 
     /// Finds a profile by id (`transformers/bert`) or by bare name (`bert`, any library,
-    /// case-insensitive; transformers first since model_type names are the common query).
+    /// see [`normalise`]; transformers first since model_type names are the common query).
     pub fn find(&self, query: &str) -> Option<&Profile> {
         if let Some(p) = self.get(query) {
             return Some(p);
         }
-        let q = query.to_ascii_lowercase();
-        let by_name = |lib: Option<&str>| {
-            self.profiles.values().find(|p| p.name.to_ascii_lowercase() == q && lib.is_none_or(|l| p.library == l))
-        };
+        let q = normalise(query);
+        let by_name =
+            |lib: Option<&str>| self.profiles.values().find(|p| normalise(&p.name) == q && lib.is_none_or(|l| p.library == l));
         by_name(Some("transformers")).or_else(|| by_name(None))
     }
 
     /// Like [`Profiles::find`] for the index (types that failed to trace).
     pub fn find_failure(&self, query: &str) -> Option<&IndexEntry> {
-        let q = query.to_ascii_lowercase();
-        self.failure(query).or_else(|| {
-            self.index.values().find(|e| e.status != "ok" && (e.name.to_ascii_lowercase() == q || e.id.to_ascii_lowercase() == q))
-        })
+        let q = normalise(query);
+        self.failure(query)
+            .or_else(|| self.index.values().find(|e| e.status != "ok" && (normalise(&e.name) == q || normalise(&e.id) == q)))
     }
+}
+
+/// Names compare case-insensitively and with `-` = `_` (Hub names use dashes, model_types underscores).
+fn normalise(name: &str) -> String {
+    name.to_ascii_lowercase().replace('-', "_")
 }
 
 /// All `.json` files below a directory of the embedded tree.

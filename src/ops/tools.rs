@@ -1,0 +1,157 @@
+//! The `ops` commands that run Python: `dump-backend` (embedded `dump_backend.py`) and `trace`
+//! (the tracer package in `tracer/`).
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, bail};
+
+use super::{Class, Registry};
+
+const DUMP_SCRIPT: &str = include_str!("dump_backend.py");
+
+#[derive(Debug, clap::Args)]
+pub struct DumpArgs {
+    /// Python interpreter of an environment with torch and the backend installed.
+    #[arg(long)]
+    python: PathBuf,
+    /// Where to write the TSV.
+    #[arg(long)]
+    output: PathBuf,
+    /// Dispatch key the backend registers under.
+    #[arg(long, default_value = "PrivateUse1")]
+    key: String,
+    /// Backend name for the header (default: the output file's stem).
+    #[arg(long)]
+    name: Option<String>,
+    /// Class written for backend kernels (default: <device>_kernel).
+    #[arg(long)]
+    kernel_class: Option<String>,
+    /// Module to import before reading the dispatcher (e.g. torch_xla); repeatable.
+    #[arg(long = "import", value_name = "MODULE")]
+    imports: Vec<String>,
+    /// Take the kernel set from this list (one op per line, `#` lines kept as provenance).
+    #[arg(long, value_name = "FILE")]
+    registered: Option<PathBuf>,
+    /// What an op without a kernel does on this backend (shown as the reason it is missing).
+    #[arg(long)]
+    fallback: Option<String>,
+    /// Extra provenance line for the header; repeatable.
+    #[arg(long)]
+    note: Vec<String>,
+}
+
+pub fn dump_backend(args: &DumpArgs) -> anyhow::Result<ExitCode> {
+    let mut script = tempfile::Builder::new().prefix("xla2tpu_dump_backend").suffix(".py").tempfile()?;
+    script.write_all(DUMP_SCRIPT.as_bytes())?;
+    let name = match &args.name {
+        Some(n) => n.clone(),
+        None => args.output.file_stem().and_then(|s| s.to_str()).unwrap_or("backend").to_string(),
+    };
+    let mut cmd = Command::new(&args.python);
+    cmd.arg(script.path()).args(["--key", &args.key, "--name", &name]);
+    if let Some(k) = &args.kernel_class {
+        cmd.args(["--kernel-class", k]);
+    }
+    for module in &args.imports {
+        cmd.args(["--import", module]);
+    }
+    if let Some(r) = &args.registered {
+        cmd.arg("--registered").arg(r);
+    }
+    if let Some(f) = &args.fallback {
+        cmd.args(["--fallback", f]);
+    }
+    for n in &args.note {
+        cmd.args(["--note", n]);
+    }
+    let output = cmd.output().with_context(|| format!("running {}", args.python.display()))?;
+    if !output.status.success() {
+        bail!("dump_backend.py failed ({}):\n{}", output.status, String::from_utf8_lossy(&output.stderr));
+    }
+    let tsv = String::from_utf8(output.stdout).context("dump_backend.py printed non-UTF-8")?;
+    // Parse before writing so a broken dump never replaces a good file.
+    let registry = Registry::parse(&name, &tsv, Default::default()).context("dump_backend.py output does not parse")?;
+    std::fs::write(&args.output, &tsv).with_context(|| format!("writing {}", args.output.display()))?;
+    let kernels = registry.ops().filter(|(_, e)| e.class == Class::Kernel).count();
+    eprintln!("wrote {} ({} ops, {kernels} with a backend kernel)", args.output.display(), registry.ops().count());
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TraceArgs {
+    /// Output corpus directory (default: <repo>/corpus/ops).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[arg(long)]
+    jobs: Option<u32>,
+    /// Only these ids or names (transformers/llama, bert).
+    #[arg(long, num_args = 1..)]
+    only: Vec<String>,
+    /// Per-type timeout in seconds.
+    #[arg(long)]
+    timeout: Option<f64>,
+    /// Re-trace types that already have a result.
+    #[arg(long)]
+    force: bool,
+    /// Repository checkout holding tracer/ (default: found from the current directory upwards).
+    #[arg(long)]
+    repo: Option<PathBuf>,
+    /// Further arguments passed to the tracer verbatim (after `--`).
+    #[arg(last = true)]
+    extra: Vec<String>,
+}
+
+pub fn trace(args: &TraceArgs) -> anyhow::Result<ExitCode> {
+    let repo = match &args.repo {
+        Some(r) => r.clone(),
+        None => find_repo()?,
+    };
+    let tracer = repo.join("tracer");
+    let python = tracer.join(".venv/bin/python");
+    if !python.is_file() {
+        bail!("tracer venv not found at {}; create it with tracer/setup_venv.sh", python.display());
+    }
+    let out = args.out.clone().unwrap_or_else(|| repo.join("corpus/ops"));
+    let out = std::path::absolute(&out)?;
+    let mut cmd = Command::new(&python);
+    cmd.current_dir(&tracer).args(["-m", "xla2tpu_tracer", "trace", "--out"]).arg(&out);
+    if let Some(j) = args.jobs {
+        cmd.args(["--jobs", &j.to_string()]);
+    }
+    if let Some(t) = args.timeout {
+        cmd.args(["--timeout", &t.to_string()]);
+    }
+    if !args.only.is_empty() {
+        cmd.arg("--only").args(&args.only);
+    }
+    if args.force {
+        cmd.arg("--force");
+    }
+    cmd.args(&args.extra);
+    let status = cmd.status().with_context(|| format!("running {}", python.display()))?;
+    if !status.success() {
+        bail!("tracer failed ({status})");
+    }
+    eprintln!(
+        "profiles written to {}; rebuild to embed them, or use them now with `xla2tpu ops --profiles {} check …`",
+        out.display(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The checkout containing `tracer/xla2tpu_tracer`: the current directory or an ancestor, else
+/// the source tree this binary was built from.
+fn find_repo() -> anyhow::Result<PathBuf> {
+    let has_tracer = |d: &Path| d.join("tracer/xla2tpu_tracer").is_dir();
+    let cwd = std::env::current_dir()?;
+    if let Some(dir) = cwd.ancestors().find(|d| has_tracer(d)) {
+        return Ok(dir.to_path_buf());
+    }
+    let built_from = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if has_tracer(built_from) {
+        return Ok(built_from.to_path_buf());
+    }
+    bail!("no tracer/ found above {}; run from the xla2tpu checkout or pass --repo", cwd.display())
+}
