@@ -1,4 +1,126 @@
+//! `xla2tpu sweep`: argument handling around [`crate::sweep::sweep`].
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::report::{self, Format};
+use super::{Options, hub, models};
+use crate::ops::{DEFAULT_BACKEND, Profiles, Registry};
+
+/// Compatibility report over the most-downloaded Hugging Face models: which pass TorchTPU's
+/// operator registry, which fail and on which ops, and the order to implement them in.
+///
+/// Without --models or --hub the embedded snapshot is used (offline; llmfit-core 1.1.18,
+/// captured about 2026-10-12). Exit codes: 0 ok, 1 pass rate below --fail-under, 2 error.
 #[derive(Debug, clap::Args)]
-pub struct SweepArgs {}
-pub fn run(_args: SweepArgs) -> anyhow::Result<ExitCode> { anyhow::bail!("not implemented yet") }
+pub struct SweepArgs {
+    /// How many models, by downloads.
+    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub top: u64,
+
+    /// Model list: Hub API JSON (array or JSON lines) or CSV (model_id,downloads[,model_type,library_name,pipeline_tag]).
+    #[arg(long, value_name = "FILE", conflicts_with = "hub")]
+    pub models: Option<PathBuf>,
+
+    /// List live from the Hub (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE honoured; pages cached).
+    #[arg(long)]
+    pub hub: bool,
+
+    /// With --hub: ignore the page cache and fetch again.
+    #[arg(long, requires = "hub")]
+    pub refresh: bool,
+
+    /// Backend registry: a built-in name or a backend TSV file.
+    #[arg(long, default_value = DEFAULT_BACKEND, value_name = "NAME|FILE")]
+    pub backend: String,
+
+    /// Second backend to compare against, e.g. torch_xla-2.9.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub compare: Option<String>,
+
+    /// Operator profiles directory (default: the profiles built into the binary).
+    #[arg(long, value_name = "DIR")]
+    pub profiles: Option<PathBuf>,
+
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Write the report here (atomically) instead of stdout; the summary still goes to stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Exit 1 when the pass rate by model count is below PCT (for CI).
+    #[arg(long, value_name = "PCT")]
+    pub fail_under: Option<f64>,
+
+    /// Steps of the greedy fix plan.
+    #[arg(long, default_value_t = 10, value_name = "K")]
+    pub plan_steps: usize,
+}
+
+pub fn run(args: SweepArgs) -> Result<ExitCode> {
+    let backend = registry(&args.backend)?;
+    let compare = args.compare.as_deref().map(registry).transpose()?;
+    let owned;
+    let profiles = match &args.profiles {
+        Some(dir) => {
+            owned = Profiles::from_dir(dir).with_context(|| format!("loading profiles from {}", dir.display()))?;
+            &owned
+        }
+        None => Profiles::embedded(),
+    };
+    let top = args.top as usize;
+    let list = if args.hub {
+        let opts = hub::HubOptions::from_env(args.refresh)?;
+        hub::list_top(&opts, top, &progress_bar())?.0
+    } else if let Some(path) = &args.models {
+        models::load_file(path)?
+    } else {
+        models::embedded()
+    };
+    let list = list.top(top);
+    let report = super::sweep(&list, profiles, &backend, compare.as_ref(), &Options { plan_steps: args.plan_steps });
+
+    match &args.output {
+        Some(path) => {
+            report::write_atomic(path, &report::render(&report, args.format))?;
+            print!("{}", report::render(&report, Format::Text));
+            eprintln!("wrote {}", path.display());
+        }
+        None => print!("{}", report::render(&report, args.format)),
+    }
+
+    if let Some(min) = args.fail_under {
+        let rate = report.totals.pass_rate.by_count;
+        if rate < min {
+            eprintln!("pass rate {rate:.1}% by count is below --fail-under {min}%");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A built-in backend name, or else a path to a backend TSV.
+fn registry(spec: &str) -> Result<Registry> {
+    if Registry::builtin_names().contains(&spec) || !Path::new(spec).exists() {
+        Registry::builtin(spec)
+    } else {
+        Registry::from_path(Path::new(spec))
+    }
+}
+
+/// A bar on stderr when it is a terminal; hidden otherwise (CI logs, pipes).
+fn progress_bar() -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{spinner} listing models {pos}/{len} {msg}") {
+        bar.set_style(style);
+    }
+    bar
+}

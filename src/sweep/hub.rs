@@ -1,0 +1,375 @@
+//! Live model listing from the Hugging Face Hub (`--hub`): `GET /api/models` sorted by
+//! downloads, only the fields the resolver needs, 1,000 per page (so the top 5,000 is 5
+//! requests), following the `Link: rel="next"` cursor. Retries 408/429/5xx, timeouts and broken
+//! bodies with exponential backoff (honouring `Retry-After`), then fails naming the URL and
+//! the last status. Pages are cached on disk one file per URL hash, written atomically, so a
+//! re-run costs no requests and pages fetched before a failure are kept.
+//!
+//! Environment: `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` (as huggingface_hub reads them),
+//! `XLA2TPU_CACHE_DIR` (cache root), `XLA2TPU_HUB_BACKOFF_MS` and `XLA2TPU_HUB_TIMEOUT_MS`
+//! (tests shorten these).
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+use indicatif::ProgressBar;
+use reqwest::Url;
+use reqwest::blocking::{Client, Response};
+use reqwest::header::{HeaderMap, LINK, RETRY_AFTER};
+use serde::{Deserialize, Serialize};
+
+use super::models::{self, ModelList, ModelRecord, SourceInfo};
+
+pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+/// The Hub's largest page.
+pub const PAGE_SIZE: usize = 1000;
+/// Guards against a server whose cursor never ends.
+const MAX_PAGES: usize = 1000;
+const EXPAND: [&str; 5] = ["config", "downloads", "library_name", "pipeline_tag", "tags"];
+
+#[derive(Debug, Clone)]
+pub struct RetryPolicy {
+    /// Total tries per page, the first included.
+    pub attempts: u32,
+    /// First backoff; doubles on each retry.
+    pub base: Duration,
+    /// Cap on any single sleep, `Retry-After` included.
+    pub max_sleep: Duration,
+}
+
+impl RetryPolicy {
+    fn backoff(&self, retry: u32) -> Duration {
+        self.base.saturating_mul(1 << retry.min(16)).min(self.max_sleep)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct HubOptions {
+    pub endpoint: String,
+    pub token: Option<String>,
+    /// Cache only, no network (`HF_HUB_OFFLINE=1`).
+    pub offline: bool,
+    /// Ignore cached pages (they are still rewritten).
+    pub refresh: bool,
+    pub cache_dir: PathBuf,
+    pub retry: RetryPolicy,
+    pub connect_timeout: Duration,
+    /// Whole request, body included.
+    pub timeout: Duration,
+}
+
+impl HubOptions {
+    pub fn from_env(refresh: bool) -> Result<Self> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let millis = |k: &str, default: u64| -> Result<Duration> {
+            Ok(Duration::from_millis(match var(k) {
+                Some(v) => v.trim().parse().with_context(|| format!("{k}={v:?} is not a number of milliseconds"))?,
+                None => default,
+            }))
+        };
+        let cache_root = match var("XLA2TPU_CACHE_DIR") {
+            Some(dir) => PathBuf::from(dir),
+            None => dirs::cache_dir().context("no user cache directory; set XLA2TPU_CACHE_DIR")?.join("xla2tpu"),
+        };
+        let offline = var("HF_HUB_OFFLINE").is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+        if offline && refresh {
+            bail!("--refresh needs the network, but HF_HUB_OFFLINE is set");
+        }
+        let timeout = millis("XLA2TPU_HUB_TIMEOUT_MS", 60_000)?;
+        Ok(HubOptions {
+            endpoint: var("HF_ENDPOINT").unwrap_or_else(|| DEFAULT_ENDPOINT.to_string()).trim_end_matches('/').to_string(),
+            token: var("HF_TOKEN"),
+            offline,
+            refresh,
+            cache_dir: cache_root.join("hub"),
+            retry: RetryPolicy { attempts: 5, base: millis("XLA2TPU_HUB_BACKOFF_MS", 1_000)?, max_sleep: Duration::from_secs(60) },
+            connect_timeout: timeout.min(Duration::from_secs(10)),
+            timeout,
+        })
+    }
+
+    /// The first page's URL for the top `top` models.
+    pub fn first_url(&self, top: usize) -> String {
+        let expand: String = EXPAND.iter().map(|e| format!("&expand={e}")).collect();
+        format!("{}/api/models?sort=downloads&direction=-1&limit={}{expand}", self.endpoint, top.clamp(1, PAGE_SIZE))
+    }
+}
+
+/// What a listing cost, for the report.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    pub requests: usize,
+    pub pages_fetched: usize,
+    pub pages_cached: usize,
+    /// Unix time of the oldest page used.
+    pub oldest: Option<u64>,
+}
+
+/// Lists the top `top` models by downloads.
+pub fn list_top(opts: &HubOptions, top: usize, progress: &ProgressBar) -> Result<(ModelList, Stats)> {
+    let client = client(opts)?;
+    let base = Url::parse(&opts.endpoint).with_context(|| format!("HF_ENDPOINT {:?} is not a URL", opts.endpoint))?;
+    let cache = Cache { dir: opts.cache_dir.clone() };
+    let mut stats = Stats::default();
+    let mut models: Vec<ModelRecord> = Vec::with_capacity(top);
+    let mut visited = HashSet::new();
+    let mut url = opts.first_url(top);
+    progress.set_length(top as u64);
+    while models.len() < top {
+        if !visited.insert(url.clone()) || visited.len() > MAX_PAGES {
+            bail!("the Hub's pagination loops or does not end (at {url})");
+        }
+        let cached = if opts.refresh { None } else { cache.get(&url) };
+        let (page, records) = match cached {
+            Some(hit) => {
+                stats.pages_cached += 1;
+                hit
+            }
+            None if opts.offline => bail!("HF_HUB_OFFLINE is set and {url} is not in the cache ({})", cache.dir.display()),
+            None => {
+                progress.set_message(format!("fetching page {}", visited.len()));
+                let fetched = fetch(&client, opts, &url, &mut stats)?;
+                cache.put(&fetched.0)?;
+                stats.pages_fetched += 1;
+                fetched
+            }
+        };
+        stats.oldest = Some(stats.oldest.map_or(page.fetched_at, |o| o.min(page.fetched_at)));
+        let empty = records.is_empty();
+        models.extend(records);
+        progress.set_position(models.len().min(top) as u64);
+        match page.next {
+            Some(next) if !empty => url = same_origin(&base, &next)?,
+            _ => break,
+        }
+    }
+    models.truncate(top);
+    progress.finish_and_clear();
+    let captured = stats.oldest.map(|t| format!("{} (30-day downloads)", utc(t)));
+    let list = ModelList {
+        source: SourceInfo {
+            kind: "hub".into(),
+            name: format!("{}/api/models", opts.endpoint),
+            attribution: "live listing from the Hugging Face Hub API, sorted by downloads".into(),
+            captured,
+            notes: vec![format!(
+                "{} pages from the cache ({}), {} fetched with {} requests",
+                stats.pages_cached,
+                cache.dir.display(),
+                stats.pages_fetched,
+                stats.requests
+            )],
+            rows: models.len(),
+        },
+        models,
+    };
+    Ok((list, stats))
+}
+
+fn client(opts: &HubOptions) -> Result<Client> {
+    // Follow redirects only within the endpoint's host: the token must not travel elsewhere.
+    let redirect = reqwest::redirect::Policy::custom(|attempt| {
+        let same_host = attempt.previous().first().map(|u| u.host_str()) == Some(attempt.url().host_str());
+        if same_host && attempt.previous().len() < 5 { attempt.follow() } else { attempt.stop() }
+    });
+    let mut builder = Client::builder()
+        .user_agent(concat!("xla2tpu/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(opts.connect_timeout)
+        .timeout(opts.timeout)
+        .redirect(redirect);
+    // A system proxy cannot reach a local endpoint (tests, mirrors on this host).
+    if Url::parse(&opts.endpoint).ok().and_then(|u| u.host_str().map(is_loopback)).unwrap_or(false) {
+        builder = builder.no_proxy();
+    }
+    builder.build().context("cannot build the HTTP client")
+}
+
+fn is_loopback(host: &str) -> bool {
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1")
+}
+
+/// GETs one page with retries; returns it only once its body parses.
+fn fetch(client: &Client, opts: &HubOptions, url: &str, stats: &mut Stats) -> Result<(Page, Vec<ModelRecord>)> {
+    let policy = &opts.retry;
+    let mut last = String::new();
+    for attempt in 0..policy.attempts.max(1) {
+        stats.requests += 1;
+        let mut req = client.get(url);
+        if let Some(token) = &opts.token {
+            req = req.bearer_auth(token);
+        }
+        let wait = match req.send() {
+            Err(e) => {
+                last = describe(&e);
+                policy.backoff(attempt)
+            }
+            Ok(resp) if resp.status().is_success() => match read_page(resp, url) {
+                Ok(ok) => return Ok(ok),
+                Err(e) => {
+                    last = format!("{e:#}");
+                    policy.backoff(attempt)
+                }
+            },
+            Ok(resp) => {
+                let status = resp.status();
+                last = format!("HTTP {status}");
+                if !(status.as_u16() == 408 || status.as_u16() == 429 || status.is_server_error()) {
+                    let hint = if matches!(status.as_u16(), 401 | 403) { " (check HF_TOKEN)" } else { "" };
+                    bail!("GET {url}: HTTP {status}{hint}");
+                }
+                retry_after(resp.headers()).unwrap_or_else(|| policy.backoff(attempt)).min(policy.max_sleep)
+            }
+        };
+        if attempt + 1 < policy.attempts {
+            std::thread::sleep(wait);
+        }
+    }
+    bail!("GET {url} failed after {} attempts; last error: {last}", policy.attempts.max(1))
+}
+
+fn read_page(resp: Response, url: &str) -> Result<(Page, Vec<ModelRecord>)> {
+    let next = next_link(resp.headers());
+    let body = resp.text().map_err(|e| anyhow::anyhow!("reading the body: {}", describe(&e)))?;
+    let records = models::parse_json_array(&body, url)?;
+    Ok((Page { url: url.to_string(), next, fetched_at: now(), body }, records))
+}
+
+/// reqwest's top-level message hides the cause ("error sending request"); add the chain.
+fn describe(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        return "timed out".into();
+    }
+    let mut s = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}
+
+/// `Retry-After` in seconds (the HTTP-date form falls back to the backoff).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    headers.get(RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// The `rel="next"` target of `Link` headers: `<https://…&cursor=…>; rel="next"`.
+pub fn next_link(headers: &HeaderMap) -> Option<String> {
+    headers.get_all(LINK).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).find_map(|link| {
+        let (target, params) = link.trim().split_once(';')?;
+        let is_next = params.split(';').any(|p| {
+            let p = p.trim().replace(' ', "");
+            p == "rel=\"next\"" || p == "rel=next"
+        });
+        is_next.then(|| target.trim().trim_start_matches('<').trim_end_matches('>').to_string())
+    })
+}
+
+/// Resolves a next link against the endpoint and refuses other hosts: a listing must not send
+/// us (and our token) elsewhere.
+fn same_origin(base: &Url, link: &str) -> Result<String> {
+    let url = base.join(link).with_context(|| format!("bad next link {link:?}"))?;
+    if url.origin() != base.origin() {
+        bail!("the listing's next link {url} leaves {}", base.origin().ascii_serialization());
+    }
+    Ok(url.to_string())
+}
+
+/// One cached listing page.
+#[derive(Debug, Serialize, Deserialize)]
+struct Page {
+    url: String,
+    next: Option<String>,
+    fetched_at: u64,
+    body: String,
+}
+
+struct Cache {
+    dir: PathBuf,
+}
+
+impl Cache {
+    /// File names are hashes of the URL: nothing from the network ever becomes a path.
+    fn path(&self, url: &str) -> PathBuf {
+        self.dir.join(format!("page-{:016x}.json", fnv1a(url.as_bytes())))
+    }
+
+    /// A usable cached page, or `None` (absent, unreadable or for another URL).
+    fn get(&self, url: &str) -> Option<(Page, Vec<ModelRecord>)> {
+        let text = std::fs::read_to_string(self.path(url)).ok()?;
+        let page: Page = serde_json::from_str(&text).ok()?;
+        if page.url != url {
+            return None;
+        }
+        let records = models::parse_json_array(&page.body, url).ok()?;
+        Some((page, records))
+    }
+
+    fn put(&self, page: &Page) -> Result<()> {
+        std::fs::create_dir_all(&self.dir).with_context(|| format!("cannot create the cache {}", self.dir.display()))?;
+        let text = serde_json::to_string(page)?;
+        super::report::write_atomic(&self.path(&page.url), &text)
+    }
+}
+
+/// FNV-1a 64: a stable hash (std's hasher may change between releases, orphaning the cache).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Unix seconds → `YYYY-MM-DD HH:MM UTC` (Howard Hinnant's civil-from-days).
+fn utc(secs: u64) -> String {
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rem / 3600, rem % 3600 / 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn link_header() {
+        let mut h = HeaderMap::new();
+        h.insert(LINK, HeaderValue::from_static("<https://huggingface.co/api/models?cursor=abc>; rel=\"next\""));
+        assert_eq!(next_link(&h).as_deref(), Some("https://huggingface.co/api/models?cursor=abc"));
+        h.insert(LINK, HeaderValue::from_static("<https://x/prev>; rel=\"prev\""));
+        assert_eq!(next_link(&h), None);
+    }
+
+    #[test]
+    fn next_link_stays_on_the_endpoint() {
+        let base = Url::parse("http://127.0.0.1:8080").unwrap();
+        assert!(same_origin(&base, "/api/models?cursor=1").is_ok());
+        assert!(same_origin(&base, "https://evil.example/api/models").is_err());
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(1_791_806_400), "2026-10-12 12:00 UTC");
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let p = RetryPolicy { attempts: 5, base: Duration::from_millis(100), max_sleep: Duration::from_millis(350) };
+        assert_eq!(p.backoff(0), Duration::from_millis(100));
+        assert_eq!(p.backoff(1), Duration::from_millis(200));
+        assert_eq!(p.backoff(2), Duration::from_millis(350));
+    }
+}

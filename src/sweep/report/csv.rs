@@ -1,0 +1,30 @@
+//! One row per model, for spreadsheets and diffs between runs.
+use super::Report;
+
+pub fn render(r: &Report) -> String {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let compare = r.comparison.as_ref().map(|c| c.backend.name.as_str());
+    let mut header = vec!["rank", "model_id", "downloads", "verdict", "architecture", "profiles", "missing_ops", "reason"];
+    let (cv, cm) = compare.map(|n| (format!("verdict_{n}"), format!("missing_ops_{n}"))).unwrap_or_default();
+    if compare.is_some() {
+        header.extend([cv.as_str(), cm.as_str()]);
+    }
+    w.write_record(&header).expect("in-memory CSV");
+    for m in &r.models {
+        let mut rec = vec![
+            m.rank.to_string(),
+            m.id.clone(),
+            m.downloads.to_string(),
+            m.result.verdict.label().to_string(),
+            m.arch.clone(),
+            m.profiles.join(" + "),
+            m.result.missing.join(" "),
+            m.result.reason.clone().unwrap_or_default(),
+        ];
+        if let Some(c) = &m.compare {
+            rec.extend([c.verdict.label().to_string(), c.missing.join(" ")]);
+        }
+        w.write_record(&rec).expect("in-memory CSV");
+    }
+    String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("UTF-8 in, UTF-8 out")
+}

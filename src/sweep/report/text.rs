@@ -1,0 +1,136 @@
+//! The terminal summary: totals, blockers, the fix plan and the caveat, in about a screen.
+use std::fmt::Write;
+
+use super::{Report, first_line, human, pct, plan_rates, source_line, thousands};
+use crate::sweep::verdict::Verdict;
+
+const TOP: usize = 10;
+
+pub fn render(r: &Report) -> String {
+    let mut o = String::new();
+    let t = &r.totals;
+    let _ = writeln!(o, "xla2tpu sweep: {} models", thousands(t.total.models));
+    let _ = writeln!(o, "source:   {}", source_line(r));
+    for note in &r.source.notes {
+        let _ = writeln!(o, "          note: {note}");
+    }
+    let _ = writeln!(o, "backend:  {}: {}", r.backend.name, first_line(&r.backend.provenance));
+    let _ = writeln!(o);
+    let _ = writeln!(o, "{:<10} {:>8} {:>7}  {:>10} {:>7}", "verdict", "models", "share", "downloads", "share");
+    for v in Verdict::ALL {
+        let tally = t.get(v);
+        let share = super::super::plan::Rate::of(tally, t.total);
+        let _ = writeln!(
+            o,
+            "{:<10} {:>8} {:>7}  {:>10} {:>7}",
+            v.label(),
+            thousands(tally.models),
+            pct(share.by_count),
+            human(tally.downloads),
+            pct(share.by_downloads)
+        );
+    }
+    let _ = writeln!(o, "{:<10} {:>8} {:>7}  {:>10} {:>7}", "total", thousands(t.total.models), "", human(t.total.downloads), "");
+    let _ = writeln!(
+        o,
+        "\npass rate: {} by count, {} by downloads (of {} PyTorch checkpoints; n/a excluded)",
+        pct(t.pass_rate.by_count),
+        pct(t.pass_rate.by_downloads),
+        thousands(t.pytorch().models)
+    );
+    if t.fail_inference_ok.models > 0 {
+        let _ = writeln!(
+            o,
+            "{} failing models ({} downloads) miss only training (backward) ops: inference is covered",
+            thousands(t.fail_inference_ok.models),
+            human(t.fail_inference_ok.downloads)
+        );
+    }
+    let _ = writeln!(o, "\n{}", wrap(&r.caveat, 100));
+
+    if !r.blockers.is_empty() {
+        let _ = writeln!(o, "\ntop blockers (missing op: failing models and downloads it blocks; alone = its only missing op)");
+        for b in r.blockers.iter().take(TOP) {
+            let _ = writeln!(
+                o,
+                "  {:<56} {:>6} models {:>9}   alone: {:>5} models {:>9}",
+                b.op,
+                thousands(b.blocks.models),
+                human(b.blocks.downloads),
+                thousands(b.alone.models),
+                human(b.alone.downloads)
+            );
+        }
+    }
+    if !r.plan.steps.is_empty() {
+        let _ = writeln!(o, "\nfix order (greedy: each op flips the most downloads from fail to pass)");
+        let mut from = r.plan.baseline;
+        for s in &r.plan.steps {
+            let _ = writeln!(o, "  {:>2}. {:<52} {}  (+{} models)", s.k, s.op, plan_rates(&from, &s.rate), s.flipped.models);
+            from = s.rate;
+        }
+        let last = r.plan.steps.last().map(|s| s.rate).unwrap_or(r.plan.baseline);
+        let _ = writeln!(
+            o,
+            "  implement these {} ops and the pass rate goes from {} to {} by downloads ({} to {} by count)",
+            r.plan.steps.len(),
+            pct(r.plan.baseline.by_downloads),
+            pct(last.by_downloads),
+            pct(r.plan.baseline.by_count),
+            pct(last.by_count)
+        );
+    }
+    let unknown: Vec<_> = r.reasons.iter().filter(|x| x.verdict == Verdict::Unknown).take(TOP).collect();
+    if !unknown.is_empty() {
+        let _ = writeln!(o, "\nwhy unknown (top {})", unknown.len());
+        for x in unknown {
+            let _ = writeln!(o, "  {:>6} models {:>9}  {}", thousands(x.tally.models), human(x.tally.downloads), x.reason);
+        }
+    }
+    if let Some(c) = &r.comparison {
+        let _ = writeln!(
+            o,
+            "\ncompared with {}: pass rate {} by count, {} by downloads; {} models differ",
+            c.backend.name,
+            pct(c.totals.pass_rate.by_count),
+            pct(c.totals.pass_rate.by_downloads),
+            thousands(c.differences.len())
+        );
+        for d in c.differences.iter().take(TOP) {
+            let _ = writeln!(
+                o,
+                "  {:<48} {} here, {} on {}{}",
+                printable(&d.id),
+                d.verdict.label(),
+                d.compare_verdict.label(),
+                c.backend.name,
+                if d.missing_only_here.is_empty() { String::new() } else { format!("; missing only here: {}", d.missing_only_here.join(" ")) }
+            );
+        }
+    }
+    let _ = writeln!(o, "\nper-model results and profile provenance: --format json|md|html|csv --output FILE");
+    o
+}
+
+/// Model ids come from the network: never let one put control sequences on a terminal.
+fn printable(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
+}
+
+/// Greedy word wrap for the caveat paragraph.
+fn wrap(s: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in s.split_whitespace() {
+        if line > 0 && line + 1 + word.len() > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += word.len();
+    }
+    out
+}
