@@ -1,0 +1,90 @@
+"""python -m xla2tpu_tracer trace --out corpus/ops [--jobs N] [--only ID...] [--timeout S] [--force]"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+
+from . import __version__, output
+from .target import Target
+
+
+def _versions(libs) -> dict:
+    import torch
+
+    v = {"python": platform.python_version(), "torch": torch.__version__.split("+")[0], "tracer": __version__}
+    for lib in libs:
+        mod = __import__(lib)
+        v[lib] = mod.__version__.split("+")[0]
+    return v
+
+
+def _targets(libs):
+    from . import targets
+
+    out = []
+    for lib in libs:
+        out += [Target(lib, n) for n in targets.names(lib)]
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m xla2tpu_tracer")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("trace", help="trace models and write op profiles")
+    t.add_argument("--out", default="corpus/ops")
+    t.add_argument("--jobs", type=int, default=2)
+    t.add_argument("--timeout", type=float, default=60.0)
+    t.add_argument("--rss-mb", type=int, default=6000)
+    t.add_argument("--library", action="append", choices=["transformers", "diffusers", "timm"],
+                   help="only these libraries (default: all)")
+    t.add_argument("--only", nargs="+", help="ids (transformers/llama) or bare names")
+    t.add_argument("--force", action="store_true", help="re-trace ids that already have a result")
+    t.add_argument("--retry-failed", action="store_true", help="re-trace ids whose last result was a failure")
+    t.add_argument("--log-dir", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out", "logs"))
+    args = ap.parse_args(argv)
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+    import torch
+
+    torch.set_num_threads(1)
+    libs = args.library or ["transformers", "diffusers", "timm"]
+    from . import targets
+
+    targets.preload(libs)
+    versions = _versions(["transformers", "diffusers", "timm"])
+    entries = output.load_index(args.out)
+    todo = _targets(libs)
+    if args.only:
+        want = set(args.only)
+        todo = [x for x in todo if x.id in want or x.name in want]
+    if not args.force:
+        def skip(x):
+            e = entries.get(x.id)
+            if e is None:
+                return False
+            if e["status"] in output.GOOD or e["status"] == "no_model_class":
+                return True
+            return not args.retry_failed
+        todo = [x for x in todo if not skip(x)]
+    print(f"{len(todo)} targets to trace ({len(entries)} already in index)", flush=True)
+    os.makedirs(os.path.dirname(os.path.join(args.log_dir, "x")), exist_ok=True)
+    t0 = time.time()
+    from . import runner
+
+    entries = runner.run(todo, targets.trace, args.out, versions, jobs=args.jobs, timeout=args.timeout,
+                         rss_mb=args.rss_mb, log_dir=args.log_dir, entries=entries,
+                         timings_path=os.path.join(os.path.dirname(args.log_dir.rstrip("/")), "timings.jsonl"))
+    totals = output.write_index(args.out, entries, versions)
+    print(f"done in {time.time() - t0:.0f}s: {totals}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""Trace transformers model types."""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from . import configs, hf_inputs
+from .phases import PhaseError, make_env, run_phases
+from .recorder import OpRecorder
+
+# Auto mappings in the order a task-head class is chosen from.
+HEAD_PRIORITY = (
+    "IMAGE_TEXT_TO_TEXT", "MULTIMODAL_LM", "SPEECH_SEQ_2_SEQ", "SEQ_TO_SEQ_CAUSAL_LM", "CAUSAL_LM",
+    "MASKED_LM", "CTC", "IMAGE_CLASSIFICATION", "AUDIO_CLASSIFICATION", "VIDEO_CLASSIFICATION",
+    "SEQUENCE_CLASSIFICATION", "TOKEN_CLASSIFICATION", "DEPTH_ESTIMATION", "SEMANTIC_SEGMENTATION",
+    "OBJECT_DETECTION", "TIME_SERIES_PREDICTION", "TEXT_TO_SPECTROGRAM", "TEXT_TO_WAVEFORM",
+)
+
+
+def _mappings():
+    from transformers.models.auto import modeling_auto as ma
+
+    out = {}
+    for name in dir(ma):
+        if name.startswith("MODEL_") and name.endswith("_MAPPING_NAMES") and isinstance(getattr(ma, name), dict):
+            kind = name[len("MODEL_"):-len("_MAPPING_NAMES")]
+            kind = kind[len("FOR_"):] if kind.startswith("FOR_") else "BASE"
+            out[kind] = getattr(ma, name)
+    return out
+
+
+def _first(v):
+    return v[0] if isinstance(v, (list, tuple)) else v
+
+
+def model_types() -> list[str]:
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    return sorted(CONFIG_MAPPING.keys())
+
+
+def classes_for(model_type: str) -> tuple[tuple[str, str] | None, str | None]:
+    """((head kind, head class name) or None, base class name or None)."""
+    maps = _mappings()
+    base = _first(maps["BASE"].get(model_type)) if "BASE" in maps else None
+    order = list(HEAD_PRIORITY) + sorted(k for k in maps if k not in HEAD_PRIORITY and k not in ("BASE", "PRETRAINING", "BACKBONE")) + ["PRETRAINING", "BACKBONE"]
+    for kind in order:
+        m = maps.get(kind)
+        if m and model_type in m:
+            cls = _first(m[model_type])
+            if cls and cls != base:
+                return (kind.lower(), cls), base
+    return None, base
+
+
+def has_model_class(model_type: str) -> bool:
+    head, base = classes_for(model_type)
+    return bool(head or base)
+
+
+def _resolve(cls_name: str):
+    import transformers
+
+    return getattr(transformers, cls_name)
+
+
+# --------------------------------------------------------------------------- images in VLMs
+def _image_token_id(cfg):
+    for k in ("image_token_id", "image_token_index", "image_token", "img_token_id", "image_pad_token_id"):
+        for c in (cfg, getattr(cfg, "text_config", None)):
+            v = getattr(c, k, None) if c is not None else None
+            if isinstance(v, int):
+                return v
+    return None
+
+
+def _count_image_tokens(feats, batch):
+    if hasattr(feats, "pooler_output") and getattr(feats, "pooler_output", None) is not None and not isinstance(feats, torch.Tensor):
+        feats = feats.pooler_output
+    elif hasattr(feats, "last_hidden_state") and not isinstance(feats, torch.Tensor):
+        feats = feats.last_hidden_state
+    if isinstance(feats, torch.Tensor):
+        total = feats.shape[0] * feats.shape[1] if feats.dim() == 3 else feats.shape[0]
+    else:
+        total = 0
+        for t in feats:
+            total += t.shape[0] * t.shape[1] if t.dim() == 3 else t.shape[0]
+    if total % batch:
+        raise ValueError(f"image features {total} not divisible by batch {batch}")
+    return total // batch
+
+
+def add_image_inputs(model, cfg, kw):
+    """Feed a real image through a VLM: pixel_values + matching image tokens."""
+    tok = _image_token_id(cfg)
+    getter = getattr(model, "get_image_features", None)
+    if getter is None and hasattr(model, "model"):
+        getter = getattr(model.model, "get_image_features", None)
+    if tok is None or getter is None:
+        return False
+    import inspect
+
+    gparams = inspect.signature(getter).parameters
+    extra = {}
+    batch = hf_inputs.BATCH
+    if "image_grid_thw" in gparams:
+        # qwen2-vl style: flattened patches + (t, h, w) grid per image.
+        v = hf_inputs._vision_cfg(cfg)
+        ps = getattr(v, "patch_size", 14) or 14
+        tps = getattr(v, "temporal_patch_size", 2) or 2
+        ch = getattr(v, "in_channels", None) or getattr(v, "in_chans", None) or getattr(v, "num_channels", 3) or 3
+        merge = getattr(v, "spatial_merge_size", 2) or 2
+        side = 2 * merge
+        extra["image_grid_thw"] = torch.tensor([[1, side, side]] * batch)
+        pv = torch.randn(batch * side * side, ch * tps * ps * ps)
+    else:
+        pv = hf_inputs.pixel_values(cfg)
+        if "image_sizes" in gparams:
+            h, w = pv.shape[-2:]
+            extra["image_sizes"] = torch.tensor([[h, w]] * batch)
+    with torch.no_grad():
+        feats = getter(pixel_values=pv, **extra)
+    n = _count_image_tokens(feats, batch)
+    kw.update(extra)
+    text = hf_inputs.text_ids(cfg, length=8)
+    img = torch.full((batch, n), tok, dtype=torch.long)
+    ids = torch.cat([img, text], dim=1)
+    kw["input_ids"] = ids
+    kw["pixel_values"] = pv
+    fparams = inspect.signature(model.forward).parameters
+    for name in ("mm_token_type_ids", "token_type_ids"):
+        if name in fparams:
+            kw[name] = (ids == tok).long()
+    if "attention_mask" in kw:
+        kw["attention_mask"] = torch.ones_like(ids)
+    if "labels" in kw:
+        labels = ids.clone()
+        labels[:, :n] = -100
+        kw["labels"] = labels
+    return True
+
+
+# --------------------------------------------------------------------------- tracing
+ATTEMPTS = (("tiny", "cpu"), ("layers", "cpu"), ("tiny", "fake"), ("layers", "fake"), ("tiny", "meta"))
+
+
+def _short(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {msg[0] if msg else ''}"[:300]
+
+
+def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image):
+    """Instantiate and run one class; returns (ok, reason)."""
+    model = cls(cfg)
+    used_image = False
+    state = {}
+
+    def call(m, training):
+        if "kw" not in state or state.get("training") != training:
+            kw = hf_inputs.build_inputs(m, cfg, head_kind, with_labels=training)
+            if want_image and state.get("image", True):
+                try:
+                    state["image"] = add_image_inputs(m, cfg, kw)
+                except Exception as e:  # noqa: BLE001
+                    state["image"] = False
+                    state["image_err"] = _short(e)
+            state["kw"], state["training"] = kw, training
+        kw = state["kw"]
+        try:
+            return m(**kw)
+        except Exception:
+            if training and "labels" in kw:
+                # Retry without labels (generic loss); record the failure as a note.
+                kw = dict(kw)
+                kw.pop("labels")
+                state["kw"] = kw
+                notes.append(f"{cls.__name__}: labels rejected, used sum of outputs")
+                return m(**kw)
+            raise
+
+    notes.extend(run_phases(model, call, recorder, env))
+    used_image = state.get("image", False)
+    return used_image, state.get("image_err")
+
+
+def trace(model_type: str, deadline: float) -> dict:
+    head, base = classes_for(model_type)
+    if not head and not base:
+        return {"status": "no_model_class", "reason": "no class in any auto model mapping"}
+    from transformers import AutoConfig
+
+    class_list = []
+    if head:
+        class_list.append((head[0], head[1]))
+    if base:
+        class_list.append(("base", base))
+    best = None
+    first_reason = None
+    for variant, env_kind in ATTEMPTS:
+        if time.time() > deadline - 3:
+            break
+        if best and best["status"] == "partial":
+            break
+        res = _attempt(model_type, class_list, variant, env_kind)
+        if first_reason is None and res.get("reason"):
+            first_reason = res["reason"]
+        if res["status"] == "ok":
+            return res
+        if res["status"] == "partial" and (best is None or len(res["stats"]) > len(best["stats"])):
+            best = res
+    if best:
+        return best
+    return {"status": "error", "reason": first_reason or "no attempt ran", "method": "/".join(ATTEMPTS[0])}
+
+
+def _attempt(model_type, class_list, variant, env_kind) -> dict:
+    from transformers import AutoConfig
+
+    method = f"{variant}/{env_kind}"
+    try:
+        cfg = AutoConfig.for_model(model_type)
+        cfg = configs.shrink(cfg, variant)
+        configs.fix_vocab(cfg, hf_inputs.special_token_ids(cfg))
+    except Exception as e:  # noqa: BLE001
+        return {"status": "error", "method": method, "reason": "config: " + _short(e)}
+    env = make_env(env_kind)
+    acc: dict = {}
+    notes, failures, classes = [], [], []
+    data_dep = set()
+    for kind, cls_name in class_list:
+        try:
+            cls = _resolve(cls_name)
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"{cls_name}: import: {_short(e)}")
+            continue
+        recorder = OpRecorder()
+        want_image = kind in ("image_text_to_text", "multimodal_lm") or (kind == "base" and _image_token_id(cfg) is not None)
+        try:
+            with env():
+                used_image, image_err = _trace_class(cls, cfg, kind, env, recorder, notes, want_image)
+            if want_image:
+                notes.append(f"{cls_name}: image fed" if used_image else f"{cls_name}: text only ({image_err or 'no image path'})")
+        except PhaseError as e:
+            failures.append(f"{cls_name}: {e.phase} failed: {_short(e.err)}")
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"{cls_name}: init: {_short(e)}")
+        if recorder.stats:
+            classes.append(cls_name)
+            recorder.merge_into(acc)
+            data_dep |= recorder.data_dependent
+    if not acc:
+        return {"status": "error", "method": method, "reason": failures[0] if failures else "no ops recorded", "stats": {}}
+    status = "partial" if failures else "ok"
+    return {
+        "status": status, "method": method, "classes": classes, "notes": notes + failures,
+        "stats": acc, "data_dependent": sorted(data_dep),
+        "reason": failures[0] if failures else "",
+    }

@@ -1,0 +1,176 @@
+"""Input builders for transformers models, keyed by the forward signature."""
+
+from __future__ import annotations
+
+import inspect
+
+import torch
+
+BATCH = 2
+SEQ = 16
+
+
+class NoInputBuilder(RuntimeError):
+    pass
+
+
+def _cfg_get(cfg, *keys, default=None):
+    for c in (cfg, _text_cfg(cfg)):
+        if c is None:
+            continue
+        for k in keys:
+            v = getattr(c, k, None)
+            if v is not None:
+                return v
+    return default
+
+
+def _text_cfg(cfg):
+    try:
+        t = cfg.get_text_config()
+        return t if t is not cfg else None
+    except Exception:  # noqa: BLE001
+        return getattr(cfg, "text_config", None)
+
+
+def _vision_cfg(cfg):
+    for k in ("vision_config", "visual", "vision_encoder_config", "image_config", "vit_config"):
+        v = getattr(cfg, k, None)
+        if v is not None and hasattr(v, "to_dict"):
+            return v
+    return cfg
+
+
+def special_token_ids(cfg) -> set[int]:
+    ids = set()
+    for c in (cfg, _text_cfg(cfg)):
+        if c is None:
+            continue
+        for k, v in vars(c).items():
+            if ("token_id" in k or "token_index" in k) and isinstance(v, int):
+                ids.add(v)
+            if ("token_id" in k) and isinstance(v, (list, tuple)):
+                ids.update(x for x in v if isinstance(x, int))
+    return ids
+
+
+def vocab_size(cfg) -> int:
+    v = _cfg_get(cfg, "vocab_size", "text_vocab_size", "n_vocab", default=None)
+    return int(v) if isinstance(v, int) and v > 0 else 100
+
+
+def text_ids(cfg, length=SEQ, batch=BATCH):
+    vocab = vocab_size(cfg)
+    specials = special_token_ids(cfg)
+    allowed = [i for i in range(3, min(vocab, 300)) if i not in specials] or [0]
+    idx = torch.randint(0, len(allowed), (batch, length))
+    table = torch.tensor(allowed, dtype=torch.long)
+    return table[idx]
+
+
+def image_size(cfg) -> tuple[int, int]:
+    v = _vision_cfg(cfg)
+    s = getattr(v, "image_size", None) or getattr(cfg, "image_size", None) or 64
+    if isinstance(s, dict):
+        s = (s.get("height", 64), s.get("width", 64))
+    if isinstance(s, (list, tuple)):
+        return int(s[0]), int(s[-1])
+    return int(s), int(s)
+
+
+def num_channels(cfg) -> int:
+    v = _vision_cfg(cfg)
+    return int(getattr(v, "num_channels", None) or getattr(cfg, "num_channels", None) or 3)
+
+
+def pixel_values(cfg, batch=BATCH):
+    h, w = image_size(cfg)
+    return torch.randn(batch, num_channels(cfg), h, w)
+
+
+def video_values(cfg, batch=BATCH):
+    v = _vision_cfg(cfg)
+    frames = getattr(v, "num_frames", None) or getattr(cfg, "num_frames", None) or 4
+    h, w = image_size(cfg)
+    return torch.randn(batch, int(frames), num_channels(cfg), h, w)
+
+
+def audio_features(cfg, batch=BATCH):
+    """Spectrogram-like input_features."""
+    a = getattr(cfg, "audio_config", None) or getattr(cfg, "encoder_config", None) or cfg
+    mel = (getattr(a, "num_mel_bins", None) or getattr(cfg, "num_mel_bins", None))
+    src = getattr(a, "max_source_positions", None) or getattr(cfg, "max_source_positions", None)
+    if mel and src:
+        # whisper-style: (batch, mel, frames), conv stride 2 -> max_source_positions
+        return torch.randn(batch, int(mel), 2 * int(src))
+    per_ch = getattr(a, "input_feat_per_channel", None)
+    if per_ch:
+        ch = getattr(a, "input_channels", 1) or 1
+        return torch.randn(batch, 64, int(per_ch) * int(ch))
+    feat = getattr(a, "feature_size", None) or mel or 80
+    return torch.randn(batch, 64, int(feat))
+
+
+def audio_values(cfg, batch=BATCH):
+    return torch.randn(batch, 8000)
+
+
+def build_inputs(model, cfg, head_kind: str, with_labels: bool):
+    """kwargs for model(**kwargs)."""
+    params = inspect.signature(model.forward).parameters
+    main = getattr(model, "main_input_name", "input_ids")
+    kw = {}
+    ids = None
+    if main == "input_ids" or ("input_ids" in params and main not in params):
+        ids = text_ids(cfg)
+        kw["input_ids"] = ids
+        if "attention_mask" in params:
+            kw["attention_mask"] = torch.ones_like(ids)
+    elif main == "pixel_values":
+        kw["pixel_values"] = pixel_values(cfg)
+    elif main in ("pixel_values_videos", "video", "videos"):
+        kw[main] = video_values(cfg)
+    elif main == "input_features":
+        kw["input_features"] = audio_features(cfg)
+    elif main in ("input_values", "audio_values", "waveform"):
+        kw[main] = audio_values(cfg)
+    elif main == "inputs_embeds":
+        hidden = _cfg_get(cfg, "hidden_size", "d_model", default=64)
+        kw["inputs_embeds"] = torch.randn(BATCH, SEQ, int(hidden))
+    elif main == "past_values":
+        ctx = _cfg_get(cfg, "context_length", default=32)
+        ch = _cfg_get(cfg, "num_input_channels", "input_size", default=1)
+        kw["past_values"] = torch.randn(BATCH, int(ctx), int(ch))
+    else:
+        raise NoInputBuilder(f"no input builder for main_input_name='{main}'")
+
+    if main != "input_ids" and "input_ids" in params and params["input_ids"].default is inspect.Parameter.empty:
+        ids = text_ids(cfg)
+        kw["input_ids"] = ids
+    if "bbox" in params and "input_ids" in kw:
+        b = torch.randint(0, 500, (BATCH, SEQ, 2))
+        kw["bbox"] = torch.cat([b, b + 10], dim=-1)
+    if getattr(cfg, "is_encoder_decoder", False) and "decoder_input_ids" in params:
+        dcfg = getattr(cfg, "decoder", None) or cfg
+        kw["decoder_input_ids"] = text_ids(dcfg, length=8)
+    if with_labels and "labels" in params:
+        labels = make_labels(cfg, head_kind, kw)
+        if labels is not None:
+            kw["labels"] = labels
+    return kw
+
+
+def make_labels(cfg, head_kind, kw):
+    if head_kind in ("causal_lm", "masked_lm", "image_text_to_text", "multimodal_lm"):
+        if "input_ids" in kw:
+            return kw["input_ids"].clone()
+    if head_kind in ("seq_to_seq", "speech_seq_2_seq"):
+        dcfg = getattr(cfg, "decoder", None) or cfg
+        return text_ids(dcfg, length=8)
+    if head_kind == "ctc":
+        return torch.randint(1, max(2, min(vocab_size(cfg), 30)), (BATCH, 4))
+    if head_kind.endswith("classification") and head_kind != "token_classification":
+        return torch.zeros(BATCH, dtype=torch.long)
+    if head_kind == "token_classification" and "input_ids" in kw:
+        return torch.zeros_like(kw["input_ids"])
+    return None

@@ -1,0 +1,85 @@
+"""Profile and index files: stable, sorted, pretty JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+
+SCHEMA = 1
+GOOD = ("ok", "partial")
+
+
+def dumps(obj) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_json(path: str, obj) -> None:
+    """Atomic write (temp file + rename) so an interrupted run never leaves half a file."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(dumps(obj))
+    os.replace(tmp, path)
+
+
+def profile_path(out_dir: str, target_id: str) -> str:
+    return os.path.join(out_dir, target_id + ".json")
+
+
+def make_profile(target, result: dict, versions: dict) -> dict:
+    return {
+        "schema": SCHEMA,
+        "id": target.id,
+        "library": target.library,
+        "name": target.name,
+        "classes": sorted(result.get("classes", [])),
+        "status": result["status"],
+        "method": result.get("method", ""),
+        "versions": dict(sorted(versions.items())),
+        "notes": sorted(result.get("notes", [])),
+        "ops": sorted(result["ops"], key=lambda o: o["op"]),
+        "host_syncs": sorted(result.get("host_syncs", [])),
+        "dynamic_shape_ops": sorted(result.get("dynamic_shape_ops", [])),
+    }
+
+
+def index_entry(target, status: str, method: str, reason: str) -> dict:
+    return {
+        "id": target.id,
+        "library": target.library,
+        "name": target.name,
+        "status": status,
+        "method": method,
+        "reason": reason,
+    }
+
+
+def load_index(out_dir: str) -> dict[str, dict]:
+    path = os.path.join(out_dir, "index.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    return {e["id"]: e for e in data.get("entries", [])}
+
+
+def write_index(out_dir: str, entries: dict[str, dict], versions: dict) -> dict:
+    rows = [entries[k] for k in sorted(entries)]
+    totals = {}
+    for lib in sorted({e["library"] for e in rows}):
+        lib_rows = [e for e in rows if e["library"] == lib]
+        by_status = Counter(e["status"] for e in lib_rows)
+        traceable = len(lib_rows) - by_status.get("no_model_class", 0)
+        profiled = sum(by_status.get(s, 0) for s in GOOD)
+        totals[lib] = {
+            "attempted": len(lib_rows),
+            "traceable": traceable,
+            "profiled": profiled,
+            "coverage_pct": round(100.0 * profiled / traceable, 1) if traceable else 0.0,
+            "by_status": dict(sorted(by_status.items())),
+        }
+    obj = {"schema": SCHEMA, "versions": dict(sorted(versions.items())), "totals": totals, "entries": rows}
+    write_json(os.path.join(out_dir, "index.json"), obj)
+    return totals
