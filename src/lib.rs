@@ -7,3 +7,12 @@
 pub mod cli;
 pub mod ops;
 pub mod sweep;
+pub mod semantic;
+pub mod source;
+pub mod checker;
+pub mod fix;
+pub mod rules;
+pub mod engine;
+pub mod commands;
+pub mod discover;
+pub mod render;

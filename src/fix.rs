@@ -1,0 +1,250 @@
+//! Fixes are byte-range edits on the original text (ruff's model).
+//!
+//! Statement deletions are kept symbolic until a pass's fixes are chosen, so
+//! that deleting every statement of a block yields `pass` (or drops the `if`
+//! / `try` that only existed for them) instead of an empty body.
+
+use std::collections::{BTreeSet, HashSet};
+
+use ruff_text_size::{TextRange, TextSize};
+
+use crate::rules::Safety;
+use crate::source::{line_end_inclusive, line_start};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub range: TextRange,
+    pub content: String,
+}
+
+impl Edit {
+    pub fn replace(range: TextRange, content: impl Into<String>) -> Edit {
+        Edit { range, content: content.into() }
+    }
+    pub fn insert(at: TextSize, content: impl Into<String>) -> Edit {
+        Edit { range: TextRange::empty(at), content: content.into() }
+    }
+    pub fn delete(range: TextRange) -> Edit {
+        Edit { range, content: String::new() }
+    }
+}
+
+/// A statement, by its block and position in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StmtRef {
+    pub block: usize,
+    pub index: usize,
+}
+
+/// A body of statements, as the fix planner needs to know it.
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub stmts: Vec<TextRange>,
+    /// The compound statement owning this body, and whether it may be dropped
+    /// as a whole when the body empties (an `if` with a side-effect-free test
+    /// and no `else`, a `try` whose handlers only set the removed names).
+    pub owner: Option<(StmtRef, bool)>,
+}
+
+/// A module import a fix needs: `import {module} as {alias}` (or `import {module}`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ImportRequest {
+    pub module: String,
+    pub alias: Option<String>,
+}
+
+impl ImportRequest {
+    pub fn statement(&self) -> String {
+        match &self.alias {
+            Some(alias) => format!("import {} as {alias}", self.module),
+            None => format!("import {}", self.module),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Fix {
+    pub safety: Safety,
+    pub edits: Vec<Edit>,
+    pub deletes: Vec<StmtRef>,
+    pub imports: Vec<ImportRequest>,
+}
+
+impl Fix {
+    /// The byte ranges this fix touches, for overlap checks.
+    fn footprint(&self, text: &str, blocks: &[Block]) -> Vec<TextRange> {
+        let mut ranges: Vec<TextRange> = self.edits.iter().map(|e| e.range).collect();
+        ranges.extend(self.deletes.iter().map(|d| {
+            let r = blocks[d.block].stmts[d.index];
+            whole_lines(text, r).unwrap_or(r)
+        }));
+        ranges
+    }
+}
+
+fn overlaps(a: TextRange, b: TextRange) -> bool {
+    // Touching ranges do not overlap; an insertion strictly inside a range does.
+    a.start() < b.end() && b.start() < a.end()
+        || (a.is_empty() && b.start() < a.start() && a.start() < b.end())
+        || (b.is_empty() && a.start() < b.start() && b.start() < a.end())
+}
+
+/// Pick non-overlapping fixes in order, returning the indices chosen.
+pub fn choose(fixes: &[&Fix], text: &str, blocks: &[Block]) -> Vec<usize> {
+    let mut taken: Vec<TextRange> = Vec::new();
+    let mut chosen = Vec::new();
+    for (i, fix) in fixes.iter().enumerate() {
+        let footprint = fix.footprint(text, blocks);
+        if footprint.iter().any(|r| taken.iter().any(|t| overlaps(*r, *t))) {
+            continue; // picked up by the next pass
+        }
+        taken.extend(footprint);
+        chosen.push(i);
+    }
+    chosen
+}
+
+/// Turn the chosen fixes' deletions into edits, keeping every block non-empty.
+pub fn plan_deletions(text: &str, blocks: &[Block], deletes: &BTreeSet<StmtRef>) -> Vec<Edit> {
+    let mut deleted: BTreeSet<StmtRef> = deletes.clone();
+    let mut emptied: HashSet<usize> = HashSet::new();
+    // Emptying a body deletes its owner when that is harmless; repeat upwards.
+    loop {
+        let mut grew = false;
+        for (b, block) in blocks.iter().enumerate() {
+            if emptied.contains(&b) || !(0..block.stmts.len()).all(|index| deleted.contains(&StmtRef { block: b, index })) {
+                continue;
+            }
+            emptied.insert(b);
+            if let Some((owner, true)) = block.owner {
+                grew |= deleted.insert(owner);
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let owner_deleted = |mut b: usize| loop {
+        match blocks[b].owner {
+            Some((owner, _)) if deleted.contains(&owner) => return true,
+            Some((owner, _)) => b = owner.block,
+            None => return false,
+        }
+    };
+    let mut edits = Vec::new();
+    for d in &deleted {
+        if owner_deleted(d.block) {
+            continue;
+        }
+        let block = &blocks[d.block];
+        let range = block.stmts[d.index];
+        let keeps_pass = emptied.contains(&d.block) && d.index == 0;
+        if keeps_pass {
+            edits.push(Edit::replace(range, "pass"));
+        } else {
+            edits.push(delete_statement(text, block, d.index));
+        }
+    }
+    edits
+}
+
+/// The full lines a statement occupies, if nothing else shares them.
+fn whole_lines(text: &str, range: TextRange) -> Option<TextRange> {
+    let (start, end) = (usize::from(range.start()), usize::from(range.end()));
+    let ls = line_start(text, start);
+    if !text[ls..start].trim().is_empty() {
+        return None;
+    }
+    let le = line_end_inclusive(text, end);
+    let rest = text[end..le].trim_start();
+    if !(rest.is_empty() || rest.starts_with('#')) {
+        return None;
+    }
+    Some(TextRange::new(TextSize::try_from(ls).ok()?, TextSize::try_from(le).ok()?))
+}
+
+fn delete_statement(text: &str, block: &Block, index: usize) -> Edit {
+    let range = block.stmts[index];
+    if let Some(lines) = whole_lines(text, range) {
+        return Edit::delete(lines);
+    }
+    // `a; b; c` on one line: take the statement with one separator.
+    if let Some(next) = block.stmts.get(index + 1) {
+        if text[usize::from(range.end())..usize::from(next.start())].trim() == ";" {
+            return Edit::delete(TextRange::new(range.start(), next.start()));
+        }
+    }
+    if index > 0 {
+        let prev = block.stmts[index - 1];
+        if text[usize::from(prev.end())..usize::from(range.start())].trim() == ";" {
+            return Edit::delete(TextRange::new(prev.end(), range.end()));
+        }
+    }
+    Edit::replace(range, "pass")
+}
+
+/// Apply sorted, non-overlapping edits.
+pub fn apply(text: &str, edits: &mut [Edit]) -> String {
+    edits.sort_by_key(|e| (e.range.start(), e.range.end()));
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0usize;
+    for e in edits.iter() {
+        let (s, end) = (usize::from(e.range.start()), usize::from(e.range.end()));
+        debug_assert!(s >= last, "overlapping edits");
+        out.push_str(&text[last..s]);
+        out.push_str(&e.content);
+        last = end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(a: u32, b: u32) -> TextRange {
+        TextRange::new(a.into(), b.into())
+    }
+
+    #[test]
+    fn overlap_rules() {
+        assert!(overlaps(r(0, 5), r(4, 8)));
+        assert!(!overlaps(r(0, 5), r(5, 8)));
+        assert!(!overlaps(r(5, 5), r(0, 5)));
+        assert!(overlaps(r(3, 3), r(0, 5)));
+    }
+
+    #[test]
+    fn deleting_a_whole_block_leaves_pass() {
+        let text = "if x:\n    a()\n    b()\nc()\n";
+        let blocks = vec![
+            Block { stmts: vec![r(0, 22), r(22, 25)], owner: None },
+            Block { stmts: vec![r(10, 13), r(18, 21)], owner: Some((StmtRef { block: 0, index: 0 }, false)) },
+        ];
+        let deletes = [StmtRef { block: 1, index: 0 }, StmtRef { block: 1, index: 1 }].into_iter().collect();
+        let mut edits = plan_deletions(text, &blocks, &deletes);
+        assert_eq!(apply(text, &mut edits), "if x:\n    pass\nc()\n");
+    }
+
+    #[test]
+    fn droppable_owner_goes_with_its_body() {
+        let text = "if x:\n    a()\nc()\n";
+        let blocks = vec![
+            Block { stmts: vec![r(0, 13), r(14, 17)], owner: None },
+            Block { stmts: vec![r(10, 13)], owner: Some((StmtRef { block: 0, index: 0 }, true)) },
+        ];
+        let deletes = [StmtRef { block: 1, index: 0 }].into_iter().collect();
+        let mut edits = plan_deletions(text, &blocks, &deletes);
+        assert_eq!(apply(text, &mut edits), "c()\n");
+    }
+
+    #[test]
+    fn semicolon_statements() {
+        let text = "a(); b(); c()\n";
+        let blocks = vec![Block { stmts: vec![r(0, 3), r(5, 8), r(10, 13)], owner: None }];
+        let deletes = [StmtRef { block: 0, index: 1 }].into_iter().collect();
+        let mut edits = plan_deletions(text, &blocks, &deletes);
+        assert_eq!(apply(text, &mut edits), "a(); c()\n");
+    }
+}

@@ -1,0 +1,354 @@
+//! Rules are data: `rules/*.yaml` say what each torch_xla / optimum-tpu API
+//! becomes. The schema is documented in `rules/README.md`; this module loads
+//! and validates it. The shipped rule files are embedded in the binary.
+
+pub mod template;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+
+use template::{Signature, Template};
+
+/// Rule files shipped with xla2tpu (embedded so the binary is self-contained).
+static EMBEDDED: include_dir::Dir = include_dir::include_dir!("$CARGO_MANIFEST_DIR/rules");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Safety {
+    /// Same behaviour on TorchTPU.
+    Safe,
+    /// Behaviour may change; applied only with `--unsafe-fixes`.
+    Unsafe,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFile {
+    rules: Vec<RawRule>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    code: String,
+    name: String,
+    #[serde(rename = "match")]
+    matcher: RawMatcher,
+    #[serde(default)]
+    signature: Option<String>,
+    message: String,
+    help: String,
+    #[serde(default)]
+    fix: Vec<RawFix>,
+    explanation: String,
+}
+
+/// A list of qualified names, or a map from qualified name to a `{target}` value.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum Names {
+    List(Vec<String>),
+    Map(BTreeMap<String, String>),
+}
+
+impl Default for Names {
+    fn default() -> Self {
+        Names::List(Vec::new())
+    }
+}
+
+impl Names {
+    fn into_pairs(self) -> Vec<(String, Option<String>)> {
+        match self {
+            Names::List(v) => v.into_iter().map(|n| (n, None)).collect(),
+            Names::Map(m) => m.into_iter().map(|(n, t)| (n, Some(t))).collect(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMatcher {
+    #[serde(default)]
+    call: Names,
+    #[serde(default)]
+    with: Names,
+    #[serde(default)]
+    reference: Names,
+    #[serde(default)]
+    env: Vec<String>,
+    #[serde(default)]
+    device_string: Option<DeviceString>,
+    #[serde(default)]
+    builtin: Option<Builtin>,
+    #[serde(default)]
+    modules: Vec<String>,
+    #[serde(default)]
+    when: When,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceString {
+    pub from: String,
+    pub to: String,
+}
+
+/// Rules whose matching is code, not a name list; their texts are still data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Builtin {
+    /// An import of one of `modules` (fixable once nothing references it).
+    Import,
+    /// A reference to one of `modules` that no other rule covers.
+    Unmapped,
+}
+
+/// Argument conditions: parameter → accepted source texts (`~` = not passed).
+pub type When = BTreeMap<String, Vec<Option<String>>>;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFix {
+    safety: Safety,
+    #[serde(default)]
+    when: When,
+    #[serde(default)]
+    drop: Vec<String>,
+    #[serde(default)]
+    replace: Option<String>,
+    #[serde(default)]
+    statement: Option<String>,
+    #[serde(default)]
+    delete: bool,
+    #[serde(default)]
+    unwrap: bool,
+    #[serde(default)]
+    args: Option<RawArgsFix>,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArgsFix {
+    #[serde(default)]
+    set: BTreeMap<String, String>,
+    #[serde(default)]
+    remove: Vec<String>,
+}
+
+/// What a fix does with the matched code.
+#[derive(Debug, Clone)]
+pub enum FixAction {
+    /// Replace the matched expression.
+    Replace(Template),
+    /// Replace the whole expression statement (may span several lines).
+    Statement(Template),
+    /// Delete the statement (an expression statement, or an assignment to the match).
+    Delete,
+    /// Replace a `with` statement by its body.
+    Unwrap,
+    /// Edit arguments in place: set values (adding keywords) and remove arguments.
+    Args { set: Vec<(String, Template)>, remove: Vec<String> },
+}
+
+#[derive(Debug, Clone)]
+pub struct FixSpec {
+    pub safety: Safety,
+    pub when: When,
+    pub drop: Vec<String>,
+    pub action: FixAction,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatchKind {
+    Call,
+    With,
+    Reference,
+}
+
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub code: String,
+    pub name: String,
+    pub signature: Option<Signature>,
+    pub message: String,
+    pub help: String,
+    pub explanation: String,
+    pub fixes: Vec<FixSpec>,
+    pub when: When,
+    pub env: Vec<String>,
+    pub device_string: Option<DeviceString>,
+    pub builtin: Option<Builtin>,
+    pub modules: Vec<String>,
+    /// Where the rule came from (file name), for error messages.
+    pub origin: String,
+}
+
+pub type RuleId = usize;
+
+/// All loaded rules, indexed for matching.
+#[derive(Debug, Default)]
+pub struct RuleSet {
+    pub rules: Vec<Rule>,
+    names: HashMap<(MatchKind, String), (RuleId, Option<String>)>,
+}
+
+impl RuleSet {
+    /// The embedded rules plus, optionally, the `*.yaml` files of a user directory.
+    pub fn load(extra: Option<&Path>) -> anyhow::Result<RuleSet> {
+        let mut set = RuleSet::default();
+        let mut files: Vec<_> = EMBEDDED
+            .files()
+            .filter(|f| f.path().extension().is_some_and(|e| e == "yaml"))
+            .collect();
+        files.sort_by_key(|f| f.path());
+        for file in files {
+            let text = file.contents_utf8().context("rule file is not UTF-8")?;
+            set.add_file(&file.path().display().to_string(), text)?;
+        }
+        if let Some(dir) = extra {
+            let mut paths: Vec<_> = std::fs::read_dir(dir)
+                .with_context(|| format!("cannot read rules directory {}", dir.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+                .collect();
+            paths.sort();
+            for path in paths {
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                set.add_file(&path.display().to_string(), &text)?;
+            }
+        }
+        Ok(set)
+    }
+
+    pub fn add_file(&mut self, origin: &str, text: &str) -> anyhow::Result<()> {
+        let file: RuleFile =
+            serde_yaml::from_str(text).with_context(|| format!("invalid rule file {origin}"))?;
+        for raw in file.rules {
+            let code = raw.code.clone();
+            self.add(origin, raw).with_context(|| format!("{origin}: rule {code}"))?;
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, origin: &str, raw: RawRule) -> anyhow::Result<()> {
+        if !is_rule_code(&raw.code) {
+            bail!("rule codes look like TPU123 (three letters, three digits)");
+        }
+        if let Some(other) = self.rules.iter().find(|r| r.code == raw.code) {
+            bail!("duplicate rule code (also in {})", other.origin);
+        }
+        let signature = raw.signature.as_deref().map(Signature::parse).transpose()?;
+        let mut fixes = Vec::new();
+        for f in raw.fix {
+            fixes.push(convert_fix(f, signature.as_ref())?);
+        }
+        let id = self.rules.len();
+        let m = raw.matcher;
+        for (kind, names) in [(MatchKind::Call, m.call), (MatchKind::With, m.with), (MatchKind::Reference, m.reference)] {
+            for (name, target) in names.into_pairs() {
+                if let Some((other, _)) = self.names.insert((kind, name.clone()), (id, target)) {
+                    bail!("`{name}` is already matched by {}", self.rules[other].code);
+                }
+            }
+        }
+        self.rules.push(Rule {
+            code: raw.code,
+            name: raw.name,
+            signature,
+            message: raw.message,
+            help: raw.help,
+            explanation: raw.explanation,
+            fixes,
+            when: m.when,
+            env: m.env,
+            device_string: m.device_string,
+            builtin: m.builtin,
+            modules: m.modules,
+            origin: origin.to_string(),
+        });
+        Ok(())
+    }
+
+    /// The rule matching `qualified` in this position, with its `{target}`.
+    pub fn lookup(&self, kind: MatchKind, qualified: &str) -> Option<(RuleId, Option<&str>)> {
+        self.names.get(&(kind, qualified.to_string())).map(|(id, t)| (*id, t.as_deref()))
+    }
+
+    /// Any rule that names `qualified` (used to report indirect references).
+    pub fn lookup_any(&self, qualified: &str) -> Option<RuleId> {
+        [MatchKind::Call, MatchKind::With, MatchKind::Reference]
+            .into_iter()
+            .find_map(|k| self.lookup(k, qualified).map(|(id, _)| id))
+    }
+
+    pub fn builtin(&self, builtin: Builtin) -> Option<RuleId> {
+        self.rules.iter().position(|r| r.builtin == Some(builtin))
+    }
+
+    pub fn env_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
+        self.rules.iter().enumerate().filter(|(_, r)| !r.env.is_empty())
+    }
+
+    pub fn device_string_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
+        self.rules.iter().enumerate().filter(|(_, r)| r.device_string.is_some())
+    }
+
+    pub fn by_code(&self, code: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.code.eq_ignore_ascii_case(code))
+    }
+}
+
+fn is_rule_code(code: &str) -> bool {
+    code.len() == 6
+        && code[..3].chars().all(|c| c.is_ascii_uppercase())
+        && code[3..].chars().all(|c| c.is_ascii_digit())
+}
+
+fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSpec> {
+    let mut actions = Vec::new();
+    if let Some(t) = f.replace {
+        actions.push(FixAction::Replace(Template::parse(&t)?));
+    }
+    if let Some(t) = f.statement {
+        actions.push(FixAction::Statement(Template::parse(&t)?));
+    }
+    if f.delete {
+        actions.push(FixAction::Delete);
+    }
+    if f.unwrap {
+        actions.push(FixAction::Unwrap);
+    }
+    if let Some(args) = f.args {
+        let set = args
+            .set
+            .into_iter()
+            .map(|(k, v)| Ok((k, Template::parse(&v)?)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        actions.push(FixAction::Args { set, remove: args.remove });
+    }
+    if actions.len() != 1 {
+        bail!("a fix needs exactly one of replace, statement, delete, unwrap, args");
+    }
+    let action = actions.pop().expect("one action");
+    // Every parameter a fix names must exist in the signature.
+    let mut named: Vec<&str> = f.when.keys().map(String::as_str).chain(f.drop.iter().map(String::as_str)).collect();
+    if let FixAction::Args { set, remove } = &action {
+        named.extend(set.iter().map(|(k, _)| k.as_str()));
+        named.extend(remove.iter().map(String::as_str));
+    }
+    if let FixAction::Replace(t) | FixAction::Statement(t) = &action {
+        named.extend(t.params());
+    }
+    if let Some(unknown) = named.iter().find(|p| signature.is_none_or(|s| !s.has(p))) {
+        bail!("fix refers to parameter `{unknown}`, which is not in the rule's signature");
+    }
+    Ok(FixSpec { safety: f.safety, when: f.when, drop: f.drop, action, note: f.note })
+}

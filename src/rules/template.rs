@@ -1,0 +1,365 @@
+//! Call signatures, argument binding and replacement templates.
+//!
+//! A rule declares the torch_xla signature (`value, dim=0, groups=None`); a
+//! call's arguments are bound to it the way Python binds them. Templates then
+//! name parameters:
+//!
+//! | placeholder        | expands to                                                    |
+//! |--------------------|---------------------------------------------------------------|
+//! | `{p}`              | the argument's source text, else the declared default         |
+//! | `{p:kw}`           | `, p=<text>` when the argument was passed, else nothing       |
+//! | `{p:kw=name}`      | `, name=<text>` when passed, else nothing                     |
+//! | `{*p}`             | the variadic arguments bound to `*p`, comma-separated        |
+//! | `{@module.path}`   | a name bound to that module (an import is added if needed)    |
+//! | `{$target}`        | the rule's per-name target (`match.call` given as a map)      |
+//! | `{$args}`          | the call's original argument list, verbatim                   |
+//! | `{{` / `}}`        | literal braces                                                |
+//!
+//! An argument the call passes but the template does not carry over makes the
+//! fix unavailable (unless the fix lists it under `drop`): never guess.
+
+use std::collections::HashMap;
+
+use anyhow::bail;
+use ruff_python_ast::{Expr, ExprCall};
+use ruff_text_size::Ranged;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    Normal,
+    KeywordOnly,
+    VarArgs,
+    VarKeywords,
+}
+
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: String,
+    pub default: Option<Template>,
+    pub kind: ParamKind,
+}
+
+#[derive(Debug, Clone)]
+pub struct Signature {
+    pub params: Vec<Param>,
+}
+
+impl Signature {
+    /// Parse a Python-style parameter list: `a, b=1, *args, c=None, **kw`.
+    pub fn parse(text: &str) -> anyhow::Result<Signature> {
+        let mut params = Vec::new();
+        let mut keyword_only = false;
+        for part in split_top_level(text) {
+            let part = part.trim();
+            if part.is_empty() {
+                continue;
+            }
+            if part == "*" {
+                keyword_only = true;
+                continue;
+            }
+            let (kind, rest) = if let Some(rest) = part.strip_prefix("**") {
+                (ParamKind::VarKeywords, rest)
+            } else if let Some(rest) = part.strip_prefix('*') {
+                keyword_only = true;
+                (ParamKind::VarArgs, rest)
+            } else if keyword_only {
+                (ParamKind::KeywordOnly, part)
+            } else {
+                (ParamKind::Normal, part)
+            };
+            let (name, default) = match rest.split_once('=') {
+                // Defaults are Python source; only `{@module}` placeholders are expanded in them.
+                Some((n, d)) if d.contains("{@") => (n.trim(), Some(Template::parse(d.trim())?)),
+                Some((n, d)) => (n.trim(), Some(Template::literal(d.trim()))),
+                None => (rest.trim(), None),
+            };
+            if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                bail!("bad parameter `{part}` in signature `{text}`");
+            }
+            params.push(Param { name: name.to_string(), default, kind });
+        }
+        Ok(Signature { params })
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.params.iter().any(|p| p.name == name)
+    }
+
+    /// Bind a call's arguments to parameters, as Python would.
+    pub fn bind<'a>(&self, call: &'a ExprCall) -> Result<Bound<'a>, String> {
+        let mut bound = Bound::default();
+        let mut positional = self
+            .params
+            .iter()
+            .filter(|p| matches!(p.kind, ParamKind::Normal | ParamKind::VarArgs));
+        let mut current_var: Option<&Param> = None;
+        for arg in call.arguments.args.iter() {
+            if let Expr::Starred(_) = arg {
+                return Err("the call unpacks `*args`; rewrite it by hand".into());
+            }
+            let param = match current_var {
+                Some(p) => p,
+                None => positional.next().ok_or("the call passes more positional arguments than the API takes")?,
+            };
+            if param.kind == ParamKind::VarArgs {
+                current_var = Some(param);
+                bound.varargs.entry(param.name.clone()).or_default().push(arg);
+            } else {
+                bound.values.insert(param.name.clone(), arg);
+            }
+        }
+        for kw in call.arguments.keywords.iter() {
+            let Some(name) = &kw.arg else {
+                return Err("the call unpacks `**kwargs`; rewrite it by hand".into());
+            };
+            let name = name.id.as_str();
+            match self.params.iter().find(|p| p.name == name && !matches!(p.kind, ParamKind::VarArgs | ParamKind::VarKeywords)) {
+                Some(_) if bound.values.contains_key(name) => {
+                    return Err(format!("argument `{name}` is passed twice"));
+                }
+                Some(_) => {
+                    bound.values.insert(name.to_string(), &kw.value);
+                    bound.keyword_ranges.insert(name.to_string(), kw.range());
+                }
+                None => return Err(format!("keyword `{name}` is not part of the API's signature")),
+            }
+        }
+        Ok(bound)
+    }
+
+    pub fn default_of(&self, name: &str) -> Option<&Template> {
+        self.params.iter().find(|p| p.name == name).and_then(|p| p.default.as_ref())
+    }
+}
+
+/// Arguments bound to parameter names.
+#[derive(Debug, Default)]
+pub struct Bound<'a> {
+    pub values: HashMap<String, &'a Expr>,
+    pub varargs: HashMap<String, Vec<&'a Expr>>,
+    /// For keyword arguments: the range of the whole `name=value`.
+    pub keyword_ranges: HashMap<String, ruff_text_size::TextRange>,
+}
+
+impl Bound<'_> {
+    pub fn is_passed(&self, name: &str) -> bool {
+        self.values.contains_key(name) || self.varargs.get(name).is_some_and(|v| !v.is_empty())
+    }
+
+    pub fn passed_names(&self) -> impl Iterator<Item = &str> {
+        self.values.keys().chain(self.varargs.iter().filter(|(_, v)| !v.is_empty()).map(|(k, _)| k)).map(String::as_str)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Text(String),
+    Param(String),
+    Keyword { param: String, rename: String },
+    VarArgs(String),
+    Module(String),
+    Target,
+    Args,
+}
+
+/// A parsed replacement template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    pieces: Vec<Piece>,
+}
+
+impl Template {
+    pub fn parse(text: &str) -> anyhow::Result<Template> {
+        let mut pieces = Vec::new();
+        let mut literal = String::new();
+        let mut chars = text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '{' if chars.peek().is_some_and(|(_, n)| *n == '{') => {
+                    chars.next();
+                    literal.push('{');
+                }
+                '}' if chars.peek().is_some_and(|(_, n)| *n == '}') => {
+                    chars.next();
+                    literal.push('}');
+                }
+                '{' => {
+                    let Some(end) = text[i..].find('}') else { bail!("unclosed `{{` in template `{text}`") };
+                    let inner = &text[i + 1..i + end];
+                    while chars.peek().is_some_and(|(j, _)| *j <= i + end) {
+                        chars.next();
+                    }
+                    if !literal.is_empty() {
+                        pieces.push(Piece::Text(std::mem::take(&mut literal)));
+                    }
+                    pieces.push(parse_placeholder(inner).ok_or_else(|| {
+                        anyhow::anyhow!("bad placeholder `{{{inner}}}` in template `{text}`")
+                    })?);
+                }
+                '}' => bail!("stray `}}` in template `{text}` (write `}}}}`)"),
+                _ => literal.push(c),
+            }
+        }
+        if !literal.is_empty() {
+            pieces.push(Piece::Text(literal));
+        }
+        Ok(Template { pieces })
+    }
+
+    pub fn literal(text: &str) -> Template {
+        Template { pieces: vec![Piece::Text(text.to_string())] }
+    }
+
+    /// Parameter names the template refers to.
+    pub fn params(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().filter_map(|p| match p {
+            Piece::Param(n) | Piece::VarArgs(n) => Some(n.as_str()),
+            Piece::Keyword { param, .. } => Some(param.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Expand against a call's bound arguments.
+    pub fn expand(&self, cx: &mut dyn ExpandContext) -> Result<String, String> {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Param(name) => match cx.arg(name) {
+                    Some(text) => out.push_str(&text),
+                    None => match cx.default(name) {
+                        Some(default) => out.push_str(&default.expand(cx)?),
+                        None => return Err(format!("required argument `{name}` is missing")),
+                    },
+                },
+                Piece::Keyword { param, rename } => {
+                    if let Some(text) = cx.arg(param) {
+                        out.push_str(&format!(", {rename}={text}"));
+                    }
+                }
+                Piece::VarArgs(name) => out.push_str(&cx.varargs(name).join(", ")),
+                Piece::Module(module) => out.push_str(&cx.module(module)?),
+                Piece::Target => out.push_str(cx.target().ok_or("rule has no target for this name")?),
+                Piece::Args => out.push_str(&cx.all_args()),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// What a template needs from the place it is expanded in.
+pub trait ExpandContext {
+    fn arg(&mut self, name: &str) -> Option<String>;
+    fn default(&self, name: &str) -> Option<Template>;
+    fn varargs(&mut self, name: &str) -> Vec<String>;
+    fn module(&mut self, module: &str) -> Result<String, String>;
+    fn target(&self) -> Option<&str>;
+    fn all_args(&self) -> String;
+}
+
+fn parse_placeholder(inner: &str) -> Option<Piece> {
+    let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if let Some(module) = inner.strip_prefix('@') {
+        return module.split('.').all(ident).then(|| Piece::Module(module.to_string()));
+    }
+    if let Some(name) = inner.strip_prefix('*') {
+        return ident(name).then(|| Piece::VarArgs(name.to_string()));
+    }
+    match inner {
+        "$target" => return Some(Piece::Target),
+        "$args" => return Some(Piece::Args),
+        _ => {}
+    }
+    if let Some((param, spec)) = inner.split_once(':') {
+        let rename = match spec {
+            "kw" => param,
+            _ => spec.strip_prefix("kw=")?,
+        };
+        return (ident(param) && ident(rename))
+            .then(|| Piece::Keyword { param: param.to_string(), rename: rename.to_string() });
+    }
+    ident(inner).then(|| Piece::Param(inner.to_string()))
+}
+
+/// Split on commas that are not inside brackets or quotes.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start, mut quote) = (0i32, 0usize, None::<char>);
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
+/// Does an argument's source text satisfy a `when` entry? String literals
+/// compare by value, so `'xla'` matches `"xla"`.
+pub fn arg_matches(actual: Option<&str>, accepted: &[Option<String>]) -> bool {
+    accepted.iter().any(|a| match (actual, a) {
+        (None, None) => true,
+        (Some(actual), Some(expected)) => {
+            actual == expected || string_value(actual).is_some_and(|v| Some(v) == string_value(expected).or(Some(expected)))
+        }
+        _ => false,
+    })
+}
+
+/// The value of a simple (unprefixed, single-part) string literal.
+pub fn string_value(text: &str) -> Option<&str> {
+    let text = text.trim();
+    for q in ["\"\"\"", "'''", "\"", "'"] {
+        if text.len() >= 2 * q.len() && text.starts_with(q) && text.ends_with(q) {
+            let inner = &text[q.len()..text.len() - q.len()];
+            if !inner.contains(['\\', '\'', '"']) {
+                return Some(inner);
+            }
+            return None;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signature_parses_defaults_and_star() {
+        let s = Signature::parse("value, dim=0, *, groups=None, **kw").unwrap();
+        let kinds: Vec<_> = s.params.iter().map(|p| (p.name.as_str(), p.kind)).collect();
+        assert_eq!(
+            kinds,
+            [("value", ParamKind::Normal), ("dim", ParamKind::Normal), ("groups", ParamKind::KeywordOnly), ("kw", ParamKind::VarKeywords)]
+        );
+        assert!(Signature::parse("a, b c").is_err());
+    }
+
+    #[test]
+    fn template_placeholders() {
+        let t = Template::parse("{@torch}.compile({f}, backend=\"tpu\"{full_graph:kw=fullgraph}) {{x}}").unwrap();
+        assert_eq!(t.params().collect::<Vec<_>>(), ["f", "full_graph"]);
+        assert!(Template::parse("{unclosed").is_err());
+        assert!(Template::parse("{a b}").is_err());
+        assert!(Template::parse("x }").is_err());
+    }
+
+    #[test]
+    fn when_compares_string_values() {
+        assert!(arg_matches(Some("'xla'"), &[Some("\"xla\"".into())]));
+        assert!(arg_matches(Some("'xla'"), &[Some("xla".into())]));
+        assert!(arg_matches(None, &[None]));
+        assert!(!arg_matches(Some("True"), &[None, Some("False".into())]));
+    }
+}

@@ -1,0 +1,509 @@
+//! Name resolution: which import (if any) a name refers to at a given place.
+//!
+//! Rules match *qualified* names (`torch_xla.core.xla_model.mark_step`), never
+//! spellings, so `xm.mark_step()`, `from torch_xla.core.xla_model import
+//! mark_step as ms; ms()` and the fully qualified call all match one rule, and
+//! a parameter that happens to be called `xm` matches none.
+//!
+//! The model follows Python's scoping: module, class, function, lambda and
+//! comprehension scopes; a name bound anywhere in a function is local to it;
+//! functions see their enclosing scopes at call time (late binding), so from a
+//! function body every binding of a module-level name counts, while at module
+//! level only the bindings before the reference do. Bindings in exclusive
+//! branches (`try` body vs `except`, `if` vs `else`) are alternatives: in
+//! `try: import torch_xla.core.xla_model as xm / except ImportError: xm = None`
+//! a later `xm` may be either, and we treat it as the import.
+
+use std::collections::{HashMap, HashSet};
+
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::{TextRange, TextSize};
+
+pub type ScopeId = usize;
+pub type BindingId = usize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopeKind {
+    Module,
+    Class,
+    Function,
+    Comprehension,
+}
+
+#[derive(Debug)]
+pub struct Scope {
+    pub kind: ScopeKind,
+    pub parent: Option<ScopeId>,
+    names: HashMap<String, Vec<BindingId>>,
+    globals: HashSet<String>,
+    star_imports: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BindingKind {
+    /// `import a.b as m` (`qualified` = `a.b`), `from a import b` (`a.b`),
+    /// `import a.b` (binds `a`, `qualified` = `a`).
+    Import { qualified: String },
+    /// Any other binding: assignment, parameter, def, class, loop target…
+    Other,
+}
+
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub name: String,
+    pub kind: BindingKind,
+    /// Range of the binding node (the alias, the target name, the parameter).
+    pub range: TextRange,
+    pub scope: ScopeId,
+    /// Enclosing branch arms: (start of the branching statement, arm index).
+    branches: Vec<(TextSize, u32)>,
+}
+
+impl Binding {
+    pub fn qualified(&self) -> Option<&str> {
+        match &self.kind {
+            BindingKind::Import { qualified } => Some(qualified),
+            BindingKind::Other => None,
+        }
+    }
+
+    /// Two bindings are alternatives if they sit in different arms of one statement.
+    fn exclusive_with(&self, other: &Binding) -> bool {
+        self.branches
+            .iter()
+            .zip(&other.branches)
+            .take_while(|(a, b)| a.0 == b.0)
+            .any(|(a, b)| a.1 != b.1)
+    }
+}
+
+/// What a name refers to at one place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// An import; `also` lists every binding the name may refer to there.
+    Import { binding: BindingId, also: Vec<BindingId> },
+    /// A name provided by `from module import *`.
+    Star(String),
+    /// A local variable, parameter, def… (not an import).
+    Other,
+    Unbound,
+}
+
+#[derive(Debug, Default)]
+pub struct Semantic {
+    pub scopes: Vec<Scope>,
+    pub bindings: Vec<Binding>,
+    scope_of_node: HashMap<TextSize, ScopeId>,
+    /// Every identifier that appears anywhere, so new import aliases never clash.
+    pub all_names: HashSet<String>,
+}
+
+impl Semantic {
+    pub fn build(module: &ast::ModModule) -> Semantic {
+        let mut builder = Builder { sem: Semantic::default(), scope: 0, branches: Vec::new() };
+        builder.sem.scopes.push(Scope::new(ScopeKind::Module, None));
+        builder.visit_body(&module.body);
+        builder.sem
+    }
+
+    /// The scope created by the function, lambda, class or comprehension starting at `start`.
+    pub fn scope_of_node(&self, start: TextSize) -> Option<ScopeId> {
+        self.scope_of_node.get(&start).copied()
+    }
+
+    /// Resolve `name` referenced at `offset` inside `scope`.
+    pub fn resolve(&self, name: &str, scope: ScopeId, offset: TextSize) -> Resolution {
+        let mut current = scope;
+        let mut own = true;
+        loop {
+            let s = &self.scopes[current];
+            if s.globals.contains(name) && current != 0 {
+                current = 0;
+                own = false;
+                continue;
+            }
+            if let Some(ids) = s.names.get(name) {
+                let before = if own { Some(offset) } else { None };
+                let reach = self.reaching(ids, before);
+                if reach.is_empty() {
+                    if own && s.kind != ScopeKind::Module && s.kind != ScopeKind::Class {
+                        return Resolution::Unbound; // a local used before assignment
+                    }
+                } else {
+                    let import = reach.iter().copied().find(|&b| self.bindings[b].qualified().is_some());
+                    return match import {
+                        Some(binding) => Resolution::Import { binding, also: reach },
+                        None => Resolution::Other,
+                    };
+                }
+            }
+            if current == 0 {
+                return match s.star_imports.last() {
+                    Some(module) => Resolution::Star(format!("{module}.{name}")),
+                    None => Resolution::Unbound,
+                };
+            }
+            // Functions do not see the bodies of enclosing classes.
+            let mut parent = s.parent.expect("non-module scope has a parent");
+            while self.scopes[parent].kind == ScopeKind::Class {
+                parent = self.scopes[parent].parent.expect("class scope has a parent");
+            }
+            current = parent;
+            own = false;
+        }
+    }
+
+    /// The bindings that may be live: the latest one before `before` (or the
+    /// latest at all) plus earlier ones that are alternatives to it.
+    fn reaching(&self, ids: &[BindingId], before: Option<TextSize>) -> Vec<BindingId> {
+        let mut reach: Vec<BindingId> = Vec::new();
+        for &id in ids.iter().rev() {
+            let b = &self.bindings[id];
+            if before.is_some_and(|pos| b.range.start() >= pos) {
+                continue;
+            }
+            if reach.iter().all(|&r| self.bindings[r].exclusive_with(b)) {
+                reach.push(id);
+            } else {
+                break;
+            }
+        }
+        reach
+    }
+
+    /// The fully qualified name of `expr` (a name or attribute chain rooted in an import).
+    pub fn qualified_name(&self, expr: &Expr, scope: ScopeId) -> Option<Qualified> {
+        match expr {
+            Expr::Name(name) => match self.resolve(&name.id, scope, name.range.start()) {
+                Resolution::Import { binding, also } => Some(Qualified {
+                    name: self.bindings[binding].qualified().unwrap_or_default().to_string(),
+                    bindings: also,
+                }),
+                Resolution::Star(name) => Some(Qualified { name, bindings: Vec::new() }),
+                Resolution::Other | Resolution::Unbound => None,
+            },
+            Expr::Attribute(attr) => {
+                let mut q = self.qualified_name(&attr.value, scope)?;
+                q.name.push('.');
+                q.name.push_str(&attr.attr.id);
+                Some(q)
+            }
+            _ => None,
+        }
+    }
+
+    /// A name that refers to exactly `module` at `offset` in `scope`, if one exists.
+    pub fn name_for_module(&self, module: &str, scope: ScopeId, offset: TextSize) -> Option<String> {
+        let mut names: Vec<&str> = self
+            .bindings
+            .iter()
+            .filter(|b| b.qualified() == Some(module))
+            .map(|b| b.name.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names.into_iter().find(|name| match self.resolve(name, scope, offset) {
+            Resolution::Import { binding, .. } => self.bindings[binding].qualified() == Some(module),
+            _ => false,
+        }).map(str::to_string)
+    }
+
+    /// Import bindings made by the statement at `stmt`, in source order.
+    pub fn imports_in(&self, stmt: TextRange) -> impl Iterator<Item = (BindingId, &Binding)> {
+        self.bindings
+            .iter()
+            .enumerate()
+            .filter(move |(_, b)| b.qualified().is_some() && stmt.contains_range(b.range))
+    }
+}
+
+/// A resolved qualified name, with the bindings it went through.
+#[derive(Debug, Clone)]
+pub struct Qualified {
+    pub name: String,
+    pub bindings: Vec<BindingId>,
+}
+
+impl Scope {
+    fn new(kind: ScopeKind, parent: Option<ScopeId>) -> Scope {
+        Scope { kind, parent, names: HashMap::new(), globals: HashSet::new(), star_imports: Vec::new() }
+    }
+}
+
+struct Builder {
+    sem: Semantic,
+    scope: ScopeId,
+    branches: Vec<(TextSize, u32)>,
+}
+
+impl Builder {
+    fn bind(&mut self, name: &str, kind: BindingKind, range: TextRange) {
+        self.bind_in(self.scope, name, kind, range);
+    }
+
+    fn bind_in(&mut self, scope: ScopeId, name: &str, kind: BindingKind, range: TextRange) {
+        let scope = if self.sem.scopes[scope].globals.contains(name) { 0 } else { scope };
+        let id = self.sem.bindings.len();
+        self.sem.bindings.push(Binding {
+            name: name.to_string(),
+            kind,
+            range,
+            scope,
+            branches: self.branches.clone(),
+        });
+        self.sem.scopes[scope].names.entry(name.to_string()).or_default().push(id);
+        self.sem.all_names.insert(name.to_string());
+    }
+
+    fn push_scope(&mut self, kind: ScopeKind, start: TextSize) -> ScopeId {
+        let id = self.sem.scopes.len();
+        self.sem.scopes.push(Scope::new(kind, Some(self.scope)));
+        self.sem.scope_of_node.insert(start, id);
+        id
+    }
+
+    /// Run `f` inside a new scope; branch arms do not cross scope boundaries.
+    fn in_scope(&mut self, kind: ScopeKind, start: TextSize, f: impl FnOnce(&mut Self)) {
+        let saved_scope = self.scope;
+        let saved_branches = std::mem::take(&mut self.branches);
+        self.scope = self.push_scope(kind, start);
+        f(self);
+        self.scope = saved_scope;
+        self.branches = saved_branches;
+    }
+
+    fn in_arm(&mut self, stmt: TextSize, arm: u32, body: &[Stmt]) {
+        self.branches.push((stmt, arm));
+        self.visit_body(body);
+        self.branches.pop();
+    }
+
+    fn bind_target(&mut self, target: &Expr) {
+        match target {
+            Expr::Name(name) => self.bind(&name.id, BindingKind::Other, name.range),
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.bind_target(e)),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.bind_target(e)),
+            Expr::Starred(s) => self.bind_target(&s.value),
+            _ => {}
+        }
+    }
+
+    fn bind_parameters(&mut self, parameters: &ast::Parameters) {
+        for p in parameters.iter() {
+            let name = p.name();
+            self.bind(&name.id, BindingKind::Other, name.range);
+        }
+    }
+
+    /// The innermost scope that is not a comprehension (where a walrus binds).
+    fn walrus_scope(&self) -> ScopeId {
+        let mut s = self.scope;
+        while self.sem.scopes[s].kind == ScopeKind::Comprehension {
+            s = self.sem.scopes[s].parent.unwrap_or(0);
+        }
+        s
+    }
+
+    fn visit_comprehension_scope(&mut self, start: TextSize, generators: &[ast::Comprehension], elts: &[&Expr]) {
+        self.in_scope(ScopeKind::Comprehension, start, |b| {
+            for g in generators {
+                b.visit_expr(&g.iter);
+                b.bind_target(&g.target);
+                for cond in &g.ifs {
+                    b.visit_expr(cond);
+                }
+            }
+            for e in elts {
+                b.visit_expr(e);
+            }
+        });
+    }
+}
+
+impl<'a> Visitor<'a> for Builder {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::Import(import) => {
+                for alias in &import.names {
+                    let (name, qualified) = match &alias.asname {
+                        Some(asname) => (asname.id.to_string(), alias.name.id.to_string()),
+                        None => {
+                            let first = alias.name.id.split('.').next().unwrap_or_default();
+                            (first.to_string(), first.to_string())
+                        }
+                    };
+                    self.bind(&name, BindingKind::Import { qualified }, alias.range);
+                }
+            }
+            Stmt::ImportFrom(import) => {
+                // Relative imports are the project's own modules, never torch_xla.
+                let Some(module) = import.module.as_ref().filter(|_| import.level == 0) else {
+                    for alias in &import.names {
+                        let name = alias.asname.as_ref().unwrap_or(&alias.name);
+                        self.bind(&name.id, BindingKind::Other, alias.range);
+                    }
+                    return;
+                };
+                for alias in &import.names {
+                    if alias.name.id.as_str() == "*" {
+                        let scope = self.scope;
+                        self.sem.scopes[scope].star_imports.push(module.id.to_string());
+                        continue;
+                    }
+                    let name = alias.asname.as_ref().unwrap_or(&alias.name);
+                    let qualified = format!("{}.{}", module.id, alias.name.id);
+                    self.bind(&name.id, BindingKind::Import { qualified }, alias.range);
+                }
+            }
+            Stmt::FunctionDef(def) => {
+                for d in &def.decorator_list {
+                    self.visit_decorator(d);
+                }
+                for p in def.parameters.iter() {
+                    if let Some(default) = p.default() {
+                        self.visit_expr(default);
+                    }
+                    if let Some(annotation) = p.annotation() {
+                        self.visit_annotation(annotation);
+                    }
+                }
+                if let Some(returns) = &def.returns {
+                    self.visit_annotation(returns);
+                }
+                self.bind(&def.name.id, BindingKind::Other, def.name.range);
+                self.in_scope(ScopeKind::Function, def.range.start(), |b| {
+                    b.bind_parameters(&def.parameters);
+                    b.visit_body(&def.body);
+                });
+            }
+            Stmt::ClassDef(class) => {
+                for d in &class.decorator_list {
+                    self.visit_decorator(d);
+                }
+                if let Some(arguments) = &class.arguments {
+                    self.visit_arguments(arguments);
+                }
+                self.bind(&class.name.id, BindingKind::Other, class.name.range);
+                self.in_scope(ScopeKind::Class, class.range.start(), |b| b.visit_body(&class.body));
+            }
+            Stmt::Global(global) => {
+                let scope = self.scope;
+                for name in &global.names {
+                    self.sem.scopes[scope].globals.insert(name.id.to_string());
+                }
+            }
+            Stmt::Assign(assign) => {
+                self.visit_expr(&assign.value);
+                assign.targets.iter().for_each(|t| {
+                    self.bind_target(t);
+                    self.visit_expr(t);
+                });
+            }
+            Stmt::AnnAssign(assign) => {
+                if let Some(value) = &assign.value {
+                    self.visit_expr(value);
+                }
+                self.visit_annotation(&assign.annotation);
+                self.bind_target(&assign.target);
+            }
+            Stmt::AugAssign(assign) => {
+                self.visit_expr(&assign.value);
+                self.bind_target(&assign.target);
+            }
+            Stmt::For(for_stmt) => {
+                self.visit_expr(&for_stmt.iter);
+                self.bind_target(&for_stmt.target);
+                self.visit_body(&for_stmt.body);
+                self.visit_body(&for_stmt.orelse);
+            }
+            Stmt::With(with) => {
+                for item in &with.items {
+                    self.visit_expr(&item.context_expr);
+                    if let Some(vars) = &item.optional_vars {
+                        self.bind_target(vars);
+                    }
+                }
+                self.visit_body(&with.body);
+            }
+            Stmt::If(if_stmt) => {
+                let start = if_stmt.range.start();
+                self.visit_expr(&if_stmt.test);
+                self.in_arm(start, 0, &if_stmt.body);
+                for (i, clause) in if_stmt.elif_else_clauses.iter().enumerate() {
+                    if let Some(test) = &clause.test {
+                        self.visit_expr(test);
+                    }
+                    self.in_arm(start, i as u32 + 1, &clause.body);
+                }
+            }
+            Stmt::Try(try_stmt) => {
+                let start = try_stmt.range.start();
+                self.in_arm(start, 0, &try_stmt.body);
+                for (i, handler) in try_stmt.handlers.iter().enumerate() {
+                    let ast::ExceptHandler::ExceptHandler(h) = handler;
+                    if let Some(t) = &h.type_ {
+                        self.visit_expr(t);
+                    }
+                    self.branches.push((start, i as u32 + 1));
+                    if let Some(name) = &h.name {
+                        self.bind(&name.id, BindingKind::Other, name.range);
+                    }
+                    self.visit_body(&h.body);
+                    self.branches.pop();
+                }
+                self.in_arm(start, 0, &try_stmt.orelse);
+                self.visit_body(&try_stmt.finalbody);
+            }
+            Stmt::Match(m) => {
+                self.visit_expr(&m.subject);
+                let start = m.range.start();
+                for (i, case) in m.cases.iter().enumerate() {
+                    self.branches.push((start, i as u32));
+                    self.visit_match_case(case);
+                    self.branches.pop();
+                }
+            }
+            _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Name(name) => {
+                self.sem.all_names.insert(name.id.to_string());
+            }
+            Expr::Named(named) => {
+                self.visit_expr(&named.value);
+                if let Expr::Name(name) = &*named.target {
+                    let scope = self.walrus_scope();
+                    self.bind_in(scope, &name.id, BindingKind::Other, name.range);
+                }
+            }
+            Expr::Lambda(lambda) => {
+                if let Some(parameters) = &lambda.parameters {
+                    for p in parameters.iter() {
+                        if let Some(default) = p.default() {
+                            self.visit_expr(default);
+                        }
+                    }
+                }
+                self.in_scope(ScopeKind::Function, lambda.range.start(), |b| {
+                    if let Some(parameters) = &lambda.parameters {
+                        b.bind_parameters(parameters);
+                    }
+                    b.visit_expr(&lambda.body);
+                });
+            }
+            Expr::ListComp(c) => self.visit_comprehension_scope(c.range.start(), &c.generators, &[&c.elt]),
+            Expr::SetComp(c) => self.visit_comprehension_scope(c.range.start(), &c.generators, &[&c.elt]),
+            Expr::Generator(c) => self.visit_comprehension_scope(c.range.start(), &c.generators, &[&c.elt]),
+            Expr::DictComp(c) => {
+                let mut elts: Vec<&Expr> = vec![&c.value];
+                elts.extend(c.key.as_deref());
+                self.visit_comprehension_scope(c.range.start(), &c.generators, &elts)
+            }
+            _ => visitor::walk_expr(self, expr),
+        }
+    }
+}

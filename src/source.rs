@@ -1,0 +1,108 @@
+//! Reading Python sources: decoding, BOM handling and line/column lookup.
+//!
+//! Every edit is a byte range on the text *without* its BOM; the BOM is put
+//! back when the file is written, so it survives byte-identical.
+
+use std::path::{Path, PathBuf};
+
+use ruff_text_size::TextSize;
+
+const BOM: &str = "\u{feff}";
+
+/// A decoded Python source file.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Path as shown to the user (`-` for stdin).
+    pub path: PathBuf,
+    /// The text without a leading BOM.
+    pub text: String,
+    /// Whether the original bytes started with a UTF-8 BOM.
+    pub bom: bool,
+}
+
+/// Why a file could not be read as Python source.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("cannot read: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("binary file (contains NUL bytes); skipped")]
+    Binary,
+    #[error("not valid UTF-8 (byte {offset}); PEP 263 encodings are not supported, re-encode the file as UTF-8")]
+    NotUtf8 { offset: usize },
+}
+
+impl SourceFile {
+    pub fn read(path: &Path) -> Result<SourceFile, InputError> {
+        let bytes = std::fs::read(path)?;
+        Self::from_bytes(path.to_path_buf(), bytes)
+    }
+
+    pub fn from_bytes(path: PathBuf, bytes: Vec<u8>) -> Result<SourceFile, InputError> {
+        if bytes.contains(&0) {
+            return Err(InputError::Binary);
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|e| InputError::NotUtf8 { offset: e.utf8_error().valid_up_to() })?;
+        Ok(match text.strip_prefix(BOM) {
+            Some(rest) => SourceFile { path, text: rest.to_string(), bom: true },
+            None => SourceFile { path, text, bom: false },
+        })
+    }
+
+    /// The bytes to write back for `text` (re-adding the BOM if there was one).
+    pub fn encode(&self, text: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len() + 3);
+        if self.bom {
+            out.extend_from_slice(BOM.as_bytes());
+        }
+        out.extend_from_slice(text.as_bytes());
+        out
+    }
+}
+
+/// One-based line and column (in characters) of byte offsets.
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// (line, column), both 1-based; column counts characters.
+    pub fn line_col(&self, text: &str, offset: TextSize) -> (usize, usize) {
+        let offset = usize::from(offset).min(text.len());
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let col = text[self.starts[line]..offset].chars().count();
+        (line + 1, col + 1)
+    }
+}
+
+/// Start of the line containing `offset`.
+pub fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// End of the line containing `offset`, *after* its line terminator.
+pub fn line_end_inclusive(text: &str, offset: usize) -> usize {
+    text[offset..].find('\n').map_or(text.len(), |i| offset + i + 1)
+}
+
+/// The indentation (leading spaces/tabs) of the line containing `offset`.
+pub fn indentation_at(text: &str, offset: usize) -> &str {
+    let start = line_start(text, offset);
+    let line = &text[start..];
+    let len = line.len() - line.trim_start_matches([' ', '\t']).len();
+    &line[..len]
+}
+
+/// The newline style of a file: `\r\n` if its first line ends that way.
+pub fn newline_of(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
+        _ => "\n",
+    }
+}
