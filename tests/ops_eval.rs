@@ -30,6 +30,8 @@ format: xla2tpu-neutral/1
 requirements:
   sdpa: {ops: [aten::fused_attn], why: test}
   sdpa_backward: {ops: [aten::fused_attn_backward], why: test, note: not observed}
+own_backward:
+  aten::median_backward: aten::median
 ";
 
 fn registry() -> Registry {
@@ -196,6 +198,14 @@ fn builtin_sdpa_resolutions_have_kernels() {
         let e = evaluate(&Registry::builtin(name).unwrap(), &p);
         assert!(e.pass, "{name}: {e:#?}");
     }
+}
+
+#[test]
+fn backward_of_an_op_the_backend_differentiates_itself_is_not_required() {
+    // median_backward is not in the registry at all; own_backward says it is never called.
+    let e = eval(json!([{"op": "aten::median_backward", "phases": ["backward"]}]));
+    assert!(e.pass, "{e:#?}");
+    assert!(e.notes.iter().any(|n| n.contains("own autograd kernel") && n.contains("aten::median_backward")), "{:?}", e.notes);
 }
 
 #[test]

@@ -9,7 +9,9 @@
 //! 5. missing_fallback → missing, with the backend's fallback behaviour as the reason;
 //! 6. not in the registry: non-aten → ignored (noted); aten → missing, "unknown to this registry".
 //!
-//! Ops tagged with a device-neutral requirement are replaced by the backend's resolution of it.
+//! Ops tagged with a device-neutral requirement are replaced by the backend's resolution of it,
+//! and backward ops the backend never calls (it differentiates the forward op itself, listed under
+//! `own_backward` in its neutral file) are noted instead of checked.
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
@@ -124,6 +126,12 @@ impl Checker<'_> {
     }
 
     fn classify(&mut self, op: &str) -> Support {
+        if let Some(forward) = self.registry.neutral.own_backward(op) {
+            return Support::Noted(format!(
+                "not called on {}: it differentiates {forward} with its own autograd kernel",
+                self.registry.name()
+            ));
+        }
         let Some(entry) = self.registry.get(op) else {
             return if op.starts_with("aten::") {
                 Support::No("unknown to this registry".into())

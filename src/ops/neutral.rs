@@ -14,6 +14,10 @@ pub struct NeutralMap {
     format: String,
     #[serde(default)]
     requirements: BTreeMap<String, Resolution>,
+    /// Backward op → forward op the backend differentiates itself (an Autograd<key> kernel), so
+    /// the backward the CPU recorded is never called on this backend.
+    #[serde(default)]
+    own_backward: BTreeMap<String, String>,
 }
 
 /// What one requirement resolves to on a backend.
@@ -40,6 +44,11 @@ impl NeutralMap {
 
     pub fn get(&self, requirement: &str) -> Option<&Resolution> {
         self.requirements.get(requirement)
+    }
+
+    /// The forward op whose own autograd kernel makes `backward_op` unnecessary here, if any.
+    pub fn own_backward(&self, backward_op: &str) -> Option<&str> {
+        self.own_backward.get(backward_op).map(String::as_str)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Resolution)> {
