@@ -303,7 +303,8 @@ impl<'a> Checker<'a> {
     }
 
     fn check_device_arguments(&mut self, call: &'a ExprCall, q: Option<&Qualified>) {
-        let is_device_ctor = q.is_some_and(|q| q.name == "torch.device");
+        let is_device_ctor =
+            q.is_some_and(|q| matches!(q.name.as_str(), "torch.device" | "torch.autocast" | "torch.amp.autocast"));
         let is_to = matches!(&*call.func, Expr::Attribute(a) if a.attr.id.as_str() == "to");
         if is_device_ctor || is_to {
             if let Some(first) = call.arguments.args.first() {
@@ -311,7 +312,7 @@ impl<'a> Checker<'a> {
             }
         }
         for kw in call.arguments.keywords.iter() {
-            if kw.arg.as_ref().is_some_and(|a| matches!(a.id.as_str(), "device" | "map_location")) {
+            if kw.arg.as_ref().is_some_and(|a| matches!(a.id.as_str(), "device" | "map_location" | "device_type")) {
                 self.check_device_literal(&kw.value);
             }
         }
@@ -732,6 +733,15 @@ impl ExpandContext for ExpandCx<'_, '_> {
             .varargs
             .get(name)
             .map(|v| v.iter().map(|e| self.checker.src(e.range()).to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    fn kwargs(&mut self, name: &str) -> Vec<(String, String)> {
+        self.used_params.insert(name.to_string());
+        self.bound
+            .kwargs
+            .get(name)
+            .map(|v| v.iter().map(|(k, e)| (k.clone(), self.checker.src(e.range()).to_string())).collect())
             .unwrap_or_default()
     }
 

@@ -347,7 +347,9 @@ pub fn rule(args: RuleArgs) -> anyhow::Result<ExitCode> {
             writeln!(out, "{fix}\n\n{}", rule.explanation.trim_end())?;
         }
         None => {
-            for r in &rules.rules {
+            let mut sorted: Vec<_> = rules.rules.iter().collect();
+            sorted.sort_by(|a, b| a.code.cmp(&b.code));
+            for r in sorted {
                 let fix = match r.fixes.iter().map(|f| f.safety).min() {
                     Some(Safety::Safe) => "safe  ",
                     Some(Safety::Unsafe) => "unsafe",

@@ -10,6 +10,7 @@
 //! | `{p:kw}`           | `, p=<text>` when the argument was passed, else nothing       |
 //! | `{p:kw=name}`      | `, name=<text>` when passed, else nothing                     |
 //! | `{*p}`             | the variadic arguments bound to `*p`, comma-separated        |
+//! | `{**p}`            | `, k=v` for each keyword collected by `**p`                   |
 //! | `{@module.path}`   | a name bound to that module (an import is added if needed)    |
 //! | `{$target}`        | the rule's per-name target (`match.call` given as a map)      |
 //! | `{$args}`          | the call's original argument list, verbatim                   |
@@ -122,7 +123,10 @@ impl Signature {
                     bound.values.insert(name.to_string(), &kw.value);
                     bound.keyword_ranges.insert(name.to_string(), kw.range());
                 }
-                None => return Err(format!("keyword `{name}` is not part of the API's signature")),
+                None => match self.params.iter().find(|p| p.kind == ParamKind::VarKeywords) {
+                    Some(var) => bound.kwargs.entry(var.name.clone()).or_default().push((name.to_string(), &kw.value)),
+                    None => return Err(format!("keyword `{name}` is not part of the API's signature")),
+                },
             }
         }
         Ok(bound)
@@ -138,6 +142,8 @@ impl Signature {
 pub struct Bound<'a> {
     pub values: HashMap<String, &'a Expr>,
     pub varargs: HashMap<String, Vec<&'a Expr>>,
+    /// Keywords collected by a `**name` parameter.
+    pub kwargs: HashMap<String, Vec<(String, &'a Expr)>>,
     /// For keyword arguments: the range of the whole `name=value`.
     pub keyword_ranges: HashMap<String, ruff_text_size::TextRange>,
 }
@@ -148,7 +154,11 @@ impl Bound<'_> {
     }
 
     pub fn passed_names(&self) -> impl Iterator<Item = &str> {
-        self.values.keys().chain(self.varargs.iter().filter(|(_, v)| !v.is_empty()).map(|(k, _)| k)).map(String::as_str)
+        self.values
+            .keys()
+            .chain(self.varargs.iter().filter(|(_, v)| !v.is_empty()).map(|(k, _)| k))
+            .chain(self.kwargs.iter().filter(|(_, v)| !v.is_empty()).map(|(k, _)| k))
+            .map(String::as_str)
     }
 }
 
@@ -158,6 +168,7 @@ enum Piece {
     Param(String),
     Keyword { param: String, rename: String },
     VarArgs(String),
+    VarKeywords(String),
     Module(String),
     Target,
     Args,
@@ -214,7 +225,7 @@ impl Template {
     /// Parameter names the template refers to.
     pub fn params(&self) -> impl Iterator<Item = &str> {
         self.pieces.iter().filter_map(|p| match p {
-            Piece::Param(n) | Piece::VarArgs(n) => Some(n.as_str()),
+            Piece::Param(n) | Piece::VarArgs(n) | Piece::VarKeywords(n) => Some(n.as_str()),
             Piece::Keyword { param, .. } => Some(param.as_str()),
             _ => None,
         })
@@ -239,6 +250,11 @@ impl Template {
                     }
                 }
                 Piece::VarArgs(name) => out.push_str(&cx.varargs(name).join(", ")),
+                Piece::VarKeywords(name) => {
+                    for (k, v) in cx.kwargs(name) {
+                        out.push_str(&format!(", {k}={v}"));
+                    }
+                }
                 Piece::Module(module) => out.push_str(&cx.module(module)?),
                 Piece::Target => out.push_str(cx.target().ok_or("rule has no target for this name")?),
                 Piece::Args => out.push_str(&cx.all_args()),
@@ -253,6 +269,7 @@ pub trait ExpandContext {
     fn arg(&mut self, name: &str) -> Option<String>;
     fn default(&self, name: &str) -> Option<Template>;
     fn varargs(&mut self, name: &str) -> Vec<String>;
+    fn kwargs(&mut self, name: &str) -> Vec<(String, String)>;
     fn module(&mut self, module: &str) -> Result<String, String>;
     fn target(&self) -> Option<&str>;
     fn all_args(&self) -> String;
@@ -262,6 +279,9 @@ fn parse_placeholder(inner: &str) -> Option<Piece> {
     let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
     if let Some(module) = inner.strip_prefix('@') {
         return module.split('.').all(ident).then(|| Piece::Module(module.to_string()));
+    }
+    if let Some(name) = inner.strip_prefix("**") {
+        return ident(name).then(|| Piece::VarKeywords(name.to_string()));
     }
     if let Some(name) = inner.strip_prefix('*') {
         return ident(name).then(|| Piece::VarArgs(name.to_string()));
