@@ -1,0 +1,240 @@
+//! Integration tests: the real binary, its stdout, stderr, exit codes and files on disk.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+const TRAIN: &str = r#""""Docstring."""
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def step(model, x):
+    device = xm.xla_device()  # the device
+    y = model(x.to(device))
+    xm.mark_step()
+    return y
+"#;
+
+const TRAIN_FIXED: &str = r#""""Docstring."""
+import torch
+
+
+def step(model, x):
+    device = torch.device("tpu")  # the device
+    y = model(x.to(device))
+    return y
+"#;
+
+fn bin() -> Command {
+    Command::cargo_bin("xla2tpu").expect("binary builds")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let p = dir.join(name);
+    fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn migrate_prints_a_unified_diff_and_leaves_the_file_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "train.py", TRAIN);
+    bin()
+        .current_dir(dir.path())
+        .args(["migrate", "train.py"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--- a/train.py\n+++ b/train.py"))
+        .stdout(predicate::str::contains("-    xm.mark_step()\n"))
+        .stdout(predicate::str::contains("+    device = torch.device(\"tpu\")  # the device\n"))
+        .stderr(predicate::str::contains("1 files scanned, 1 would change"));
+    assert_eq!(fs::read_to_string(&file).unwrap(), TRAIN);
+}
+
+#[test]
+fn write_applies_keeps_permissions_and_a_second_run_is_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "train.py", TRAIN);
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o755)).unwrap();
+    bin().args(["migrate", "--write"]).arg(&file).assert().success().stdout("");
+    assert_eq!(fs::read_to_string(&file).unwrap(), TRAIN_FIXED);
+    assert_eq!(fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o755);
+    // No temporary files left behind.
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    bin().arg("migrate").arg(&file).assert().success().stdout("").stderr(predicate::str::contains("0 would change"));
+}
+
+#[test]
+fn bom_and_crlf_survive_a_rewrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let crlf = TRAIN.replace('\n', "\r\n");
+    let mut bytes = "\u{feff}".as_bytes().to_vec();
+    bytes.extend_from_slice(crlf.as_bytes());
+    let file = dir.path().join("w.py");
+    fs::write(&file, &bytes).unwrap();
+    bin().args(["migrate", "--write"]).arg(&file).assert().success();
+    let out = fs::read(&file).unwrap();
+    let mut expected = "\u{feff}".as_bytes().to_vec();
+    expected.extend_from_slice(TRAIN_FIXED.replace('\n', "\r\n").as_bytes());
+    assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&expected));
+}
+
+#[test]
+fn bad_inputs_are_reported_by_path_and_the_run_continues() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "good.py", TRAIN);
+    write(dir.path(), "py2.py", "print 'hello'\nimport torch_xla\n");
+    fs::write(dir.path().join("latin1.py"), b"# coding: latin-1\nx = '\xe9'\n").unwrap();
+    fs::write(dir.path().join("binary.py"), b"\x7fELF\x00\x00\x01").unwrap();
+    let before_py2 = fs::read(dir.path().join("py2.py")).unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["migrate", "--write", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("py2.py:1:").and(predicate::str::contains("syntax error")))
+        .stderr(predicate::str::contains("latin1.py: not valid UTF-8"))
+        .stderr(predicate::str::contains("binary.py: binary file"))
+        .stderr(predicate::str::contains("3 files skipped"));
+    assert_eq!(fs::read_to_string(dir.path().join("good.py")).unwrap(), TRAIN_FIXED);
+    assert_eq!(fs::read(dir.path().join("py2.py")).unwrap(), before_py2);
+}
+
+#[test]
+fn missing_paths_and_symlink_loops_do_not_stop_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("pkg");
+    fs::create_dir(&sub).unwrap();
+    write(&sub, "a.py", TRAIN);
+    std::os::unix::fs::symlink(&sub, sub.join("loop")).unwrap();
+    bin()
+        .current_dir(dir.path())
+        .args(["check", "--output-format", "concise", "pkg", "does-not-exist.py"])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("pkg/a.py:7:14: TPU101"))
+        .stderr(predicate::str::contains("does-not-exist.py"));
+}
+
+#[test]
+fn check_exit_codes_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "clean.py", "import torch\nx = torch.ones(2, device='cuda')\n");
+    write(dir.path(), "dirty.py", TRAIN);
+    bin().current_dir(dir.path()).args(["check", "clean.py"]).assert().code(0);
+    bin().current_dir(dir.path()).args(["check", "dirty.py"]).assert().code(1);
+    bin().current_dir(dir.path()).args(["check", "--exit-zero", "dirty.py"]).assert().code(0);
+    bin().current_dir(dir.path()).args(["check", "--no-such-flag"]).assert().code(2);
+}
+
+#[test]
+fn check_full_output_has_code_frames_and_help() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "dirty.py", TRAIN);
+    bin()
+        .current_dir(dir.path())
+        .args(["check", "--color", "never", "dirty.py"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("TPU110(mark-step)"))
+        .stdout(predicate::str::contains("xm.mark_step()"))
+        .stdout(predicate::str::contains("fix: delete"))
+        .stdout(predicate::str::contains("help: delete it"))
+        .stderr(predicate::str::contains("1 files checked: 3 findings (2 fixable"));
+}
+
+#[test]
+fn check_machine_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "dirty.py", TRAIN);
+    let out = bin().current_dir(dir.path()).args(["check", "--output-format", "json", "dirty.py"]).output().unwrap();
+    let items: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let codes: Vec<&str> = items.as_array().unwrap().iter().map(|i| i["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["TPU001", "TPU101", "TPU110"]);
+    assert_eq!(items[1]["location"], serde_json::json!({"row": 7, "column": 14}));
+    assert_eq!(items[1]["fix"]["applicability"], "safe");
+
+    bin()
+        .current_dir(dir.path())
+        .args(["check", "--output-format", "github", "dirty.py"])
+        .assert()
+        .stdout(predicate::str::contains("::error title=xla2tpu (TPU110),file=dirty.py,line=9,col=5,endLine=9,endColumn=19::TPU110"));
+
+    let out = bin().current_dir(dir.path()).args(["check", "--output-format", "sarif", "dirty.py"]).output().unwrap();
+    let sarif: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 3);
+    assert!(sarif["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap().len() > 40);
+}
+
+#[test]
+fn stdin_in_both_modes() {
+    bin()
+        .args(["migrate", "-"])
+        .write_stdin(TRAIN)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--- a/<stdin>"));
+    bin().args(["migrate", "--write", "-"]).write_stdin(TRAIN).assert().success().stdout(TRAIN_FIXED);
+    bin().args(["check", "-", "--output-format", "concise"]).write_stdin(TRAIN).assert().code(1).stdout(predicate::str::contains("<stdin>:9:5: TPU110"));
+}
+
+#[test]
+fn select_and_ignore_by_code_or_prefix() {
+    bin()
+        .args(["migrate", "--write", "--select", "TPU11", "-"])
+        .write_stdin(TRAIN)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("xm.xla_device()").and(predicate::str::contains("mark_step").not()));
+    bin()
+        .args(["check", "--ignore", "TPU0,TPU101", "--output-format", "concise", "-"])
+        .write_stdin(TRAIN)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("TPU110").and(predicate::str::contains("TPU101").not()));
+}
+
+#[test]
+fn user_rules_extend_the_builtin_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules");
+    fs::create_dir(&rules).unwrap();
+    write(
+        &rules,
+        "ours.yaml",
+        r#"rules:
+  - code: ORG001
+    name: our-sync
+    match:
+      call: [ourlib.tpu.sync_everything]
+    message: "`{name}` wraps xm.mark_step"
+    help: "delete it"
+    fix:
+      - safety: safe
+        delete: true
+    explanation: Our wrapper around mark_step.
+"#,
+    );
+    let src = "from ourlib.tpu import sync_everything\n\nsync_everything()\nprint(1)\n";
+    bin()
+        .args(["migrate", "--write", "--rules"])
+        .arg(&rules)
+        .arg("-")
+        .write_stdin(src)
+        .assert()
+        .success()
+        .stdout("from ourlib.tpu import sync_everything\n\nprint(1)\n");
+    write(&rules, "bad.yaml", "rules:\n  - code: nope\n");
+    bin().args(["check", "--rules"]).arg(&rules).arg("-").write_stdin(src).assert().code(2).stderr(predicate::str::contains("bad.yaml"));
+}
+
+#[test]
+fn rule_explains_itself() {
+    bin().args(["rule", "TPU110"]).assert().success().stdout(predicate::str::contains("# TPU110 (mark-step)")).stdout(predicate::str::contains("Fix: safe"));
+    bin().args(["rule", "TPU999"]).assert().code(2).stderr(predicate::str::contains("no rule TPU999"));
+}
