@@ -180,6 +180,16 @@ fn neutral_requirement_missing_on_the_backend_is_reported_with_its_note() {
 }
 
 #[test]
+fn neutral_tags_also_apply_to_inner_ops() {
+    // outer's default kernel called the CPU flash kernel; on this backend that is fused_attn.
+    let e = eval(json!([
+        {"op": "aten::outer", "inner": ["aten::_scaled_dot_product_flash_attention_for_cpu"]},
+        {"op": "aten::_scaled_dot_product_flash_attention_for_cpu", "neutral": "sdpa"},
+    ]));
+    assert!(e.pass, "{e:#?}");
+}
+
+#[test]
 fn unknown_neutral_requirement_falls_back_to_the_recorded_op() {
     let e = eval(json!([{"op": "aten::relu", "neutral": "something_new"}]));
     assert!(e.pass, "{e:#?}");

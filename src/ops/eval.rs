@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::profile::Profile;
+use super::profile::{OpRecord, Profile};
 use super::registry::{Class, Registry};
 
 #[derive(Clone, Debug, Serialize)]
@@ -60,27 +60,17 @@ impl Support {
 
 /// One op on its own (no profile context, so composite ops count as unverified-supported).
 pub fn op_support(registry: &Registry, op: &str) -> Support {
-    Checker { registry, inner: HashMap::new(), memo: HashMap::new() }.check(op)
+    Checker::new(registry, &[]).check(op)
 }
 
 /// Evaluates one profile against one backend.
 pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
-    let mut checker = Checker {
-        registry,
-        inner: profile.ops.iter().filter_map(|r| Some((r.op.as_str(), r.inner.as_deref()?))).collect(),
-        memo: HashMap::new(),
-    };
+    let mut checker = Checker::new(registry, &profile.ops);
     let mut missing = Vec::new();
-    // note text -> ops it applies to, so one caveat shared by many ops is one line
-    let mut notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for record in &profile.ops {
-        let support = match record.neutral.as_deref() {
-            Some(req) => checker.check_neutral(req, &record.op, &mut notes),
-            None => checker.check(&record.op),
-        };
-        match support {
+        match checker.check(&record.op) {
             Support::Yes => {}
-            Support::Noted(note) | Support::Ignored(note) => notes.entry(note).or_default().push(record.op.clone()),
+            Support::Noted(note) | Support::Ignored(note) => checker.note(note, Some(&record.op)),
             Support::No(reason) => {
                 missing.push(MissingOp { op: record.op.clone(), reason, phases: record.phases.clone() })
             }
@@ -88,7 +78,8 @@ pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
     }
     missing.sort_by(|a, b| a.op.cmp(&b.op));
     let inference_ok = missing.iter().all(|m| !m.phases.is_empty() && !m.phases.iter().any(|p| p == "inference"));
-    let mut notes: Vec<String> = notes
+    let mut notes: Vec<String> = checker
+        .notes
         .into_iter()
         .map(|(note, ops)| if ops.is_empty() { note } else { format!("{note}: {}", ops.join(", ")) })
         .collect();
@@ -108,11 +99,31 @@ struct Checker<'a> {
     registry: &'a Registry,
     /// `inner` ops recorded in this profile, by op.
     inner: HashMap<&'a str, &'a [String]>,
+    /// Device-neutral tags recorded in this profile, by op; they also apply where the op shows up
+    /// as another op's inner op.
+    neutral_of: HashMap<&'a str, &'a str>,
     /// Verdicts so far; `None` marks an op being checked (breaks cycles in `inner`).
     memo: HashMap<String, Option<Support>>,
+    /// Note text -> ops it applies to, so one caveat shared by many ops is one line.
+    notes: BTreeMap<String, Vec<String>>,
 }
 
-impl Checker<'_> {
+impl<'a> Checker<'a> {
+    fn new(registry: &'a Registry, records: &'a [OpRecord]) -> Self {
+        Checker {
+            registry,
+            inner: records.iter().filter_map(|r| Some((r.op.as_str(), r.inner.as_deref()?))).collect(),
+            neutral_of: records.iter().filter_map(|r| Some((r.op.as_str(), r.neutral.as_deref()?))).collect(),
+            memo: HashMap::new(),
+            notes: BTreeMap::new(),
+        }
+    }
+
+    fn note(&mut self, text: String, op: Option<&str>) {
+        let ops = self.notes.entry(text).or_default();
+        ops.extend(op.map(String::from));
+    }
+
     fn check(&mut self, op: &str) -> Support {
         match self.memo.get(op) {
             Some(Some(done)) => return done.clone(),
@@ -126,6 +137,9 @@ impl Checker<'_> {
     }
 
     fn classify(&mut self, op: &str) -> Support {
+        if let Some(req) = self.neutral_of.get(op).copied() {
+            return self.check_neutral(req, op);
+        }
         if let Some(forward) = self.registry.neutral.own_backward(op) {
             return Support::Noted(format!(
                 "not called on {}: it differentiates {forward} with its own autograd kernel",
@@ -175,17 +189,18 @@ impl Checker<'_> {
     }
 
     /// Resolves a device-neutral requirement through the backend's map.
-    fn check_neutral(&mut self, req: &str, op: &str, notes: &mut BTreeMap<String, Vec<String>>) -> Support {
-        let backend = self.registry.name();
-        let Some(resolution) = self.registry.neutral.get(req) else {
-            let note = format!("no resolution for device-neutral requirement '{req}' on {backend}; checked the recorded op itself");
-            notes.entry(note).or_default().push(op.to_string());
-            return self.check(op);
+    fn check_neutral(&mut self, req: &str, op: &str) -> Support {
+        let registry = self.registry;
+        let backend = registry.name();
+        let Some(resolution) = registry.neutral.get(req) else {
+            self.note(format!("no resolution for device-neutral requirement '{req}' on {backend}; checked the recorded op itself"), Some(op));
+            self.neutral_of.remove(op);
+            return self.classify(op);
         };
         let targets = resolution.ops.join(", ");
-        notes.entry(format!("{op} is the tracing CPU's kernel for '{req}'; on {backend} that is {targets}")).or_default();
+        self.note(format!("{op} is the tracing CPU's kernel for '{req}'; on {backend} that is {targets}"), None);
         if let Some(note) = &resolution.note {
-            notes.entry(format!("'{req}': {note}")).or_default();
+            self.note(format!("'{req}': {note}"), None);
         }
         let failing: Vec<String> = resolution
             .ops
