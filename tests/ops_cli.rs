@@ -105,7 +105,10 @@ fn diff_fixture_backend_against_torchtpu() {
     let out = stdout_of(ops_fixture(&["diff", &mini_backend(), "torchtpu-0.2.0"]), 0);
     // timm/broken needs aten::median (missing on both) and aten::erfc (missing on both):
     // stays failing. trainbad fails on mini (fused_attn_backward) and passes on TorchTPU.
-    assert!(out.contains("Now passing (1):\n  transformers/trainbad"), "{out}");
+    assert!(
+        out.contains("Now passing (were missing): 1\n  transformers/trainbad: aten::_scaled_dot_product_flash_attention_for_cpu_backward"),
+        "{out}"
+    );
     assert!(out.contains("model types passing: 1 -> 2"), "{out}");
     assert!(out.contains("Ops used by profiles, gained (1):\n  aten::_scaled_dot_product_flash_attention_for_cpu_backward  (1 model types)"), "{out}");
 }

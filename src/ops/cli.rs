@@ -240,8 +240,8 @@ struct DiffReport {
     to: String,
     /// Model types that pass on `from` and fail on `to`, with the ops that break them.
     now_failing: BTreeMap<String, Vec<String>>,
-    /// Model types that fail on `from` and pass on `to`.
-    now_passing: Vec<String>,
+    /// Model types that fail on `from` and pass on `to`, with the ops that broke them on `from`.
+    now_passing: BTreeMap<String, Vec<String>>,
     pass_counts: [usize; 2],
     profiles: usize,
     /// Ops recorded in profiles: op → profiles affected (lost: missing only on `to`).
@@ -273,7 +273,9 @@ fn diff(profiles: &Profiles, args: &DiffArgs) -> anyhow::Result<ExitCode> {
             (true, false) => {
                 r.now_failing.insert(profile.id.clone(), mb.into_iter().collect());
             }
-            (false, true) => r.now_passing.push(profile.id.clone()),
+            (false, true) => {
+                r.now_passing.insert(profile.id.clone(), ma.into_iter().collect());
+            }
             _ => {}
         }
     }
@@ -299,13 +301,11 @@ fn render_diff(r: &DiffReport, all: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Migrating from {} to {} ({} profiles)", r.from, r.to, r.profiles);
     let _ = writeln!(out, "  model types passing: {} -> {}", r.pass_counts[0], r.pass_counts[1]);
-    let _ = writeln!(out, "\nNow failing ({}):", r.now_failing.len());
-    for (id, ops) in &r.now_failing {
-        let _ = writeln!(out, "  {id}: {}", ops.join(", "));
-    }
-    let _ = writeln!(out, "\nNow passing ({}):", r.now_passing.len());
-    for id in &r.now_passing {
-        let _ = writeln!(out, "  {id}");
+    for (title, map) in [("Now failing (missing ops)", &r.now_failing), ("Now passing (were missing)", &r.now_passing)] {
+        let _ = writeln!(out, "\n{title}: {}", map.len());
+        for (id, ops) in map {
+            let _ = writeln!(out, "  {id}: {}", ops.join(", "));
+        }
     }
     for (title, map) in [("Ops used by profiles, lost", &r.seen_lost), ("Ops used by profiles, gained", &r.seen_gained)] {
         let mut rows: Vec<_> = map.iter().collect();
