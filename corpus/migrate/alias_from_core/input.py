@@ -1,0 +1,15 @@
+import torch
+from torch_xla.core import xla_model as xm
+from torch_xla import runtime as xr
+from torch_xla.distributed import xla_multiprocessing as xmp
+
+
+def fn(rank):
+    dev = xm.xla_device()
+    t = torch.full((2,), float(xr.global_ordinal()), device=dev)
+    xm.mark_step()
+    print(rank, t.cpu())
+
+
+if __name__ == "__main__":
+    xmp.spawn(fn, nprocs=4)

@@ -1,0 +1,11 @@
+import torch
+from torch_xla.core.xla_model import mark_step, xla_device as dev
+from torch_xla.core.xla_model import get_ordinal, xrt_world_size
+from torch_xla.runtime import world_size
+
+device = dev()
+model = torch.nn.Linear(8, 8).to(device)
+print("ordinal", get_ordinal(), "of", xrt_world_size(), world_size())
+for _ in range(3):
+    model(torch.randn(2, 8, device=device)).sum().backward()
+    mark_step()

@@ -1,0 +1,18 @@
+import torch
+
+# Windows-edited script: CRLF line endings
+device = torch.device("tpu")
+
+
+def train_step(model, batch, optimizer):
+    optimizer.zero_grad()
+    loss = model(batch.to(device)).mean()
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+model = torch.nn.Linear(4, 1).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(5):
+    print(train_step(model, torch.randn(8, 4), opt).item())

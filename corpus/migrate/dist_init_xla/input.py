@@ -1,0 +1,30 @@
+"""torch.distributed on TPU via the "xla" backend, launched with torchrun."""
+import os
+
+import torch
+import torch.distributed as dist
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.xla_backend  # noqa: F401  (registers "xla")
+
+
+def setup():
+    dist.init_process_group(backend="xla", init_method="xla://")
+    rank = dist.get_rank()
+    world_size = dist.get_world_size()
+    return rank, world_size
+
+
+def main():
+    rank, world_size = setup()
+    device = xm.xla_device()
+    t = torch.ones(4, device=device) * rank
+    dist.all_reduce(t, op=dist.ReduceOp.SUM)
+    xm.mark_step()
+    if rank == 0:
+        print("sum of ranks:", t.cpu().tolist(), "world", world_size)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,17 @@
+# Configure the TPU runtime through environment variables before importing torch_xla.
+import os
+
+os.environ["PJRT_DEVICE"] = "TPU"
+os.environ["XLA_USE_BF16"] = "1"
+os.environ.setdefault("XLA_PERSISTENT_CACHE_PATH", "/tmp/xla_cache")
+os.environ["XLA_FLAGS"] = "--xla_dump_to=/tmp/hlo"  # still honoured by TorchTPU
+
+import torch
+import torch_xla.core.xla_model as xm
+
+if os.environ.get("PJRT_DEVICE") == "TPU":
+    print("running on TPU")
+
+device = xm.xla_device()
+x = torch.randn(4, 4, device=device)
+print(x.sum().item())

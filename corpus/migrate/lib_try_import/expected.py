@@ -1,0 +1,29 @@
+"""Device helpers for a library that runs on CPU, CUDA or TPU."""
+import torch
+import torch.distributed as dist
+
+try:
+    import torch_tpu  # noqa: F401
+
+    _HAS_XLA = True
+except ImportError:
+    xm = None
+    _HAS_XLA = False
+
+
+def get_device():
+    if _HAS_XLA:
+        return torch.device("tpu")
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def world_size():
+    if _HAS_XLA:
+        return dist.get_world_size()
+    return 1
+
+
+def step_barrier():
+    """Flush pending device work (TPU only)."""

@@ -1,0 +1,43 @@
+"""Evaluation helpers that aggregate metrics across TPU cores."""
+import numpy as np
+import torch
+import torch_xla.core.xla_model as xm
+import torch.distributed as dist
+
+
+def reduce_mean(t):
+    # sum over replicas, then divide by the replica count
+    return xm.all_reduce(xm.REDUCE_SUM, t, scale=1.0 / dist.get_world_size())
+
+
+def evaluate(model, loader, device):
+    model.eval()
+    correct = torch.zeros((), device=device)
+    seen = torch.zeros((), device=device)
+    with torch.no_grad():
+        for data, target in loader:
+            pred = model(data).argmax(dim=1)
+            correct += (pred == target).sum()
+            seen += target.numel()
+    correct = xm.all_reduce(xm.REDUCE_SUM, correct)
+    seen = xm.all_reduce("sum", seen)
+    accuracy = (correct / seen).item()
+    # gather python floats from every core and average them on the host
+    mean_acc = xm.mesh_reduce("eval_acc", accuracy, np.mean)
+    if dist.get_rank() == 0:
+        print(f"accuracy={mean_acc:.4f}")
+    return mean_acc
+
+
+def gather_predictions(preds):
+    all_preds = torch.tpu.ops.all_gather_dim(preds, 0)
+    max_loss = xm.all_reduce(xm.REDUCE_MAX, preds.float().max())
+    dist.barrier()
+    return all_preds, max_loss
+
+
+def log_once(msg):
+    if dist.get_rank() == 0:
+        print(msg)
+    if dist.get_node_local_rank(fallback_rank=0) == 0:
+        print("local leader:", msg)

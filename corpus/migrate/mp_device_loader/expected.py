@@ -1,0 +1,33 @@
+import torch
+import torch.nn as nn
+import torch_xla.distributed.parallel_loader as pl
+import torch_xla.distributed.xla_multiprocessing as xmp
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+import torch.distributed as dist
+
+
+def build_loader(batch_size):
+    ds = TensorDataset(torch.randn(4096, 64), torch.randn(4096, 1))
+    sampler = DistributedSampler(ds, num_replicas=dist.get_world_size(), rank=dist.get_rank())
+    return DataLoader(ds, batch_size=batch_size, sampler=sampler, drop_last=True)
+
+
+def train_fn(rank):
+    device = torch.device("tpu")
+    model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 1)).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    train_loader = pl.MpDeviceLoader(build_loader(32), device)
+
+    for epoch in range(5):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        if dist.get_rank() == 0:
+            print("epoch", epoch, "loss", loss.item())
+
+
+if __name__ == "__main__":
+    xmp.spawn(train_fn, args=())

@@ -1,0 +1,24 @@
+# %% [markdown]
+# # Quick TPU sanity check (exported from Colab)
+# Run each cell in order.
+
+# %%
+import os
+
+# %%
+import torch
+import torch_xla
+import torch_xla.runtime as xr
+
+print(torch.__version__, torch_xla.__version__)
+print("devices:", xr.global_runtime_device_count(), torch.accelerator.current_accelerator().type)
+
+# %%
+dev = torch.device("tpu")
+a = torch.randn(2048, 2048, device=dev)
+b = torch.randn(2048, 2048, device=dev)
+c = a @ b
+c.shape
+
+# %%
+print(c[0, :4].cpu())

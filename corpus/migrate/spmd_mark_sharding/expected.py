@@ -1,0 +1,24 @@
+"""2D data/model parallel linear layer with PyTorch/XLA SPMD."""
+import numpy as np
+import torch
+import torch_xla.distributed.spmd as xs
+import torch_xla.runtime as xr
+
+xr.use_spmd()
+
+num_devices = xr.global_runtime_device_count()
+mesh_shape = (num_devices // 2, 2)
+device_ids = np.array(range(num_devices))
+mesh = xs.Mesh(device_ids, mesh_shape, ("data", "model"))
+xs.set_global_mesh(mesh)
+
+device = torch.device("tpu")
+weight = torch.randn(1024, 4096, device=device)
+xs.mark_sharding(weight, mesh, (None, "model"))
+
+for step in range(10):
+    batch = torch.randn(256, 1024).to(device)
+    xs.mark_sharding(batch, mesh, ("data", None))
+    out = batch @ weight
+    loss = out.float().pow(2).mean()
+    print(step, loss.item())

@@ -1,0 +1,33 @@
+# Distributed training with the torch_xla.launch entry point (2.5+).
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch_xla
+import torch_xla.runtime as xr
+import torch_xla.distributed.xla_backend  # registers the "xla" process-group backend
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def _worker(index, lr):
+    dist.init_process_group("xla", init_method="xla://")
+    device = torch_xla.device()
+    rank = xr.global_ordinal()
+    world = xr.world_size()
+    print(f"rank {rank}/{world} local={xr.local_ordinal()} on {device}")
+
+    model = nn.Linear(128, 128).to(device)
+    ddp_model = DDP(model, gradient_as_bucket_view=True)
+    opt = torch.optim.SGD(ddp_model.parameters(), lr=lr)
+
+    for _ in range(10):
+        opt.zero_grad()
+        out = ddp_model(torch.randn(16, 128, device=device))
+        out.sum().backward()
+        opt.step()
+        torch_xla.sync()
+
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    torch_xla.launch(_worker, args=(0.01,))

@@ -1,0 +1,11 @@
+﻿# -*- coding: utf-8 -*-
+# Entraînement sur TPU — script avec BOM
+import torch
+import torch.distributed as dist
+
+appareil = torch.device("tpu")  # « le TPU »
+modèle = torch.nn.Linear(16, 16).to(appareil)
+sortie = modèle(torch.randn(4, 16, device=appareil))
+print("résultat :", sortie.sum().item())
+if not dist.is_initialized() or dist.get_rank() == 0:
+    print("terminé ✓")
