@@ -43,7 +43,7 @@ def main(argv=None) -> int:
                    help="only these libraries (default: all)")
     t.add_argument("--only", nargs="+", help="ids (transformers/llama) or bare names")
     t.add_argument("--force", action="store_true", help="re-trace ids that already have a result")
-    t.add_argument("--retry-failed", action="store_true", help="re-trace ids whose last result was a failure")
+    t.add_argument("--retry-failed", action="store_true", help="re-trace ids whose last result was partial or a failure")
     t.add_argument("--log-dir", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out", "logs"))
     args = ap.parse_args(argv)
 
@@ -69,7 +69,7 @@ def main(argv=None) -> int:
             e = entries.get(x.id)
             if e is None:
                 return False
-            if e["status"] in output.GOOD or e["status"] == "no_model_class":
+            if e["status"] == "ok" or e["status"] == "no_model_class":
                 return True
             return not args.retry_failed
         todo = [x for x in todo if not skip(x)]

@@ -143,7 +143,7 @@ def add_image_inputs(model, cfg, kw):
 
 
 # --------------------------------------------------------------------------- tracing
-ATTEMPTS = (("tiny", "cpu"), ("layers", "cpu"), ("tiny", "fake"), ("layers", "fake"), ("tiny", "meta"))
+ATTEMPTS = (("tiny", "cpu"), ("layers", "fake"), ("tiny", "fake"), ("tiny", "meta"))
 
 
 def _short(e: BaseException) -> str:
@@ -201,14 +201,12 @@ def trace(model_type: str, deadline: float) -> dict:
     for variant, env_kind in ATTEMPTS:
         if time.time() > deadline - 3:
             break
-        if best and best["status"] == "partial":
-            break
         res = _attempt(model_type, class_list, variant, env_kind)
         if first_reason is None and res.get("reason"):
             first_reason = res["reason"]
-        if res["status"] == "ok":
+        if res["status"] == "ok" or (res["status"] == "partial" and res["severity"] <= 1):
             return res
-        if res["status"] == "partial" and (best is None or len(res["stats"]) > len(best["stats"])):
+        if res["status"] == "partial" and (best is None or (res["severity"], -len(res["stats"])) < (best["severity"], -len(best["stats"]))):
             best = res
     if best:
         return best
@@ -229,6 +227,7 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
     acc: dict = {}
     notes, failures, classes = [], [], []
     data_dep = set()
+    hard_failures = 0  # classes that failed at init or inference
     for kind, cls_name in class_list:
         try:
             cls = _resolve(cls_name)
@@ -244,8 +243,11 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
                 notes.append(f"{cls_name}: image fed" if used_image else f"{cls_name}: text only ({image_err or 'no image path'})")
         except PhaseError as e:
             failures.append(f"{cls_name}: {e.phase} failed: {_short(e.err)}")
+            if e.phase == "inference":
+                hard_failures += 1
         except Exception as e:  # noqa: BLE001
             failures.append(f"{cls_name}: init: {_short(e)}")
+            hard_failures += 1
         if recorder.stats:
             classes.append(cls_name)
             recorder.merge_into(acc)
@@ -257,4 +259,6 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
         "status": status, "method": method, "classes": classes, "notes": notes + failures,
         "stats": acc, "data_dependent": sorted(data_dep),
         "reason": failures[0] if failures else "",
+        # 0 ok, 1 only training phases failed, 2 some class failed at inference, 3 all did
+        "severity": 0 if not failures else (1 if hard_failures == 0 else (3 if hard_failures >= len(class_list) else 2)),
     }

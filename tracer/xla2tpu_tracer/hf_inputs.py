@@ -54,6 +54,16 @@ def special_token_ids(cfg) -> set[int]:
     return ids
 
 
+def has_image_token(cfg) -> bool:
+    for c in (cfg, _text_cfg(cfg)):
+        if c is None:
+            continue
+        for k in ("image_token_id", "image_token_index", "img_token_id", "image_pad_token_id"):
+            if isinstance(getattr(c, k, None), int):
+                return True
+    return False
+
+
 def vocab_size(cfg) -> int:
     v = _cfg_get(cfg, "vocab_size", "text_vocab_size", "n_vocab", default=None)
     return int(v) if isinstance(v, int) and v > 0 else 100
@@ -132,6 +142,9 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
         kw[main] = video_values(cfg)
     elif main == "input_features":
         kw["input_features"] = audio_features(cfg)
+    elif main == "input_values" and getattr(cfg, "num_mel_bins", None) and getattr(cfg, "max_length", None):
+        # AST-style spectrogram patches: (batch, frames, mel)
+        kw["input_values"] = torch.randn(BATCH, int(cfg.max_length), int(cfg.num_mel_bins))
     elif main in ("input_values", "audio_values", "waveform"):
         kw[main] = audio_values(cfg)
     elif main == "inputs_embeds":
@@ -144,9 +157,17 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
     else:
         raise NoInputBuilder(f"no input builder for main_input_name='{main}'")
 
-    if main != "input_ids" and "input_ids" in params and params["input_ids"].default is inspect.Parameter.empty:
+    has_text = getattr(cfg, "text_config", None) is not None
+    if main != "input_ids" and "input_ids" in params and (
+            params["input_ids"].default is inspect.Parameter.empty or has_text):
         ids = text_ids(cfg)
         kw["input_ids"] = ids
+        if "attention_mask" in params:
+            kw["attention_mask"] = torch.ones_like(ids)
+    # Second modality of two-tower / fusion models (CLIP-like): an image next to text.
+    if "pixel_values" in params and "pixel_values" not in kw and not has_image_token(cfg) and (
+            _vision_cfg(cfg) is not cfg or getattr(cfg, "image_size", None)):
+        kw["pixel_values"] = pixel_values(cfg)
     if "bbox" in params and "input_ids" in kw:
         b = torch.randint(0, 500, (BATCH, SEQ, 2))
         kw["bbox"] = torch.cat([b, b + 10], dim=-1)

@@ -66,10 +66,21 @@ def run(targets, trace_fn, out_dir, versions, jobs=2, timeout=60.0, rss_mb=6000,
     t_start = time.time()
     timings = open(timings_path, "a", encoding="utf-8")
 
+    def _on_term(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, _on_term)
+
     def finish(target, res, elapsed, peak):
         nonlocal done
         done += 1
         status = res.get("status", "error")
+        prev = entries.get(target.id)
+        if prev and prev["status"] in output.GOOD and status not in output.GOOD:
+            # A retry that did worse (e.g. a timeout under load) keeps the earlier result.
+            print(f"[{done}/{total}] {target.id}: retry gave {status} ({res.get('reason', '')[:80]}), "
+                  f"keeping {prev['status']}", flush=True)
+            return
         if status in output.GOOD and res.get("ops"):
             prof = output.make_profile(target, res, versions)
             output.write_json(output.profile_path(out_dir, target.id), prof)
@@ -98,6 +109,7 @@ def run(targets, trace_fn, out_dir, versions, jobs=2, timeout=60.0, rss_mb=6000,
                 sys.stdout.flush()
                 pid = os.fork()
                 if pid == 0:
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
                     _child(target, trace_fn, timeout, result_path, log_path)
                 running[pid] = (target, time.time(), result_path, 0.0)
             time.sleep(0.1)

@@ -12,9 +12,15 @@ def preload(libs) -> None:
         for mt in hf.model_types():
             hf.classes_for(mt)
     if "diffusers" in libs:
-        import diffusers  # noqa: F401
+        import diffusers
+
+        from . import diffusers_models
+
+        for name in diffusers_models.COMPONENTS:
+            getattr(diffusers, name)
     if "timm" in libs:
         import timm  # noqa: F401
+        import timm.models  # noqa: F401
 
 
 def names(lib: str) -> list[str]:

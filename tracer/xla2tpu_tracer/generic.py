@@ -1,0 +1,43 @@
+"""Shared attempt loop for libraries whose models are built from an explicit recipe
+(diffusers components, timm families): cpu -> fake -> meta."""
+
+from __future__ import annotations
+
+import time
+
+from .phases import PhaseError, make_env, run_phases
+from .recorder import OpRecorder
+
+
+def _short(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {msg[0] if msg else ''}"[:300]
+
+
+def trace_recipe(build, make_call, deadline, variant="tiny", envs=("cpu", "fake", "meta"), class_name=None):
+    """``build()`` -> model (called inside the env); ``make_call(model)`` -> call(m, training)."""
+    first_reason = None
+    for env_kind in envs:
+        if time.time() > deadline - 3:
+            break
+        method = f"{variant}/{env_kind}"
+        env = make_env(env_kind)
+        rec = OpRecorder()
+        notes, failure = [], None
+        try:
+            with env():
+                model = build()
+                notes += run_phases(model, make_call(model), rec, env)
+        except PhaseError as e:
+            failure = f"{e.phase} failed: {_short(e.err)}"
+        except Exception as e:  # noqa: BLE001
+            failure = f"init: {_short(e)}"
+        if failure and first_reason is None:
+            first_reason = failure
+        if rec.stats and (failure is None or not failure.startswith("inference")):
+            return {
+                "status": "partial" if failure else "ok", "method": method,
+                "classes": [class_name] if class_name else [], "notes": notes + ([failure] if failure else []),
+                "stats": rec.stats, "data_dependent": sorted(rec.data_dependent), "reason": failure or "",
+            }
+    return {"status": "error", "method": f"{variant}/{envs[0]}", "reason": first_reason or "no attempt ran"}
