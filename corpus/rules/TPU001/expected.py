@@ -1,0 +1,6 @@
+# TPU001 xla-import: imports removed once nothing uses them
+import torch
+import torch_xla.debug.metrics as met  # still used below: must stay
+
+device = torch.device("tpu")
+print(met.metrics_report())

@@ -1,0 +1,7 @@
+# TPU101 xla-device
+import torch
+import torch_xla.core.xla_model as xm
+
+a = torch.device("tpu")
+b = torch.device("tpu")
+c = xm.xla_device(n=3)  # another device index: reported, not converted

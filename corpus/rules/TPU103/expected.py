@@ -1,0 +1,7 @@
+# TPU103 device-kind
+import torch
+
+kind = torch.accelerator.current_accelerator().type
+hw = torch.accelerator.current_accelerator().type
+if torch.accelerator.current_accelerator().type == "tpu":
+    print("tpu")

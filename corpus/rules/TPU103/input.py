@@ -1,0 +1,8 @@
+# TPU103 device-kind
+import torch_xla.core.xla_model as xm
+import torch_xla.runtime as xr
+
+kind = xr.device_type()
+hw = xm.xla_device_hw(xm.xla_device())
+if xr.device_type() == "TPU":
+    print("tpu")

@@ -1,0 +1,5 @@
+# TPU112 wait-device-ops
+import torch_xla.core.xla_model as xm
+
+xm.wait_device_ops()
+xm.wait_device_ops(devices=["xla:0"])  # explicit device list: reported

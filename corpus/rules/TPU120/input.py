@@ -1,0 +1,14 @@
+# TPU120 xla-compile
+import torch
+import torch_xla
+
+
+def f(x):
+    return torch.sin(x) + 1
+
+
+g = torch_xla.compile(f)
+h = torch_xla.compile(f, full_graph=True)
+
+with torch_xla.compile():  # context-manager form: reported
+    y = f(torch.ones(2))

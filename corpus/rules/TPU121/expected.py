@@ -1,0 +1,8 @@
+# TPU121 openxla-backend
+import torch
+
+m = torch.nn.Linear(2, 2)
+a = torch.compile(m, backend="tpu")
+b = torch.compile(m, backend="tpu")
+c = torch.compile(m, backend="inductor")  # not XLA: untouched
+d = torch.compile(m)  # untouched

@@ -1,0 +1,8 @@
+# TPU204 is-master-ordinal
+import torch.distributed as dist
+
+if dist.get_node_local_rank(fallback_rank=0) == 0:
+    print("local master")
+if dist.get_rank() == 0:
+    print("global master")
+flag = not (dist.get_rank() == 0)

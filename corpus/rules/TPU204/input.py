@@ -1,0 +1,8 @@
+# TPU204 is-master-ordinal
+import torch_xla.core.xla_model as xm
+
+if xm.is_master_ordinal():
+    print("local master")
+if xm.is_master_ordinal(local=False):
+    print("global master")
+flag = not xm.is_master_ordinal(local=False)

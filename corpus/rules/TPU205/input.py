@@ -1,0 +1,9 @@
+# TPU205 master-print
+import sys
+
+import torch_xla.core.xla_model as xm
+
+xm.master_print("hello")
+xm.master_print("to stderr", fd=sys.stderr, flush=True)
+for i in range(2): xm.master_print(i)  # compound statement on one line
+xm.master_print("loss", 0.5, sep=": ")  # not in master_print's signature: reported

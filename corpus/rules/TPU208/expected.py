@@ -1,0 +1,8 @@
+# TPU208 all-gather
+import torch
+import torch_xla.core.xla_model as xm
+
+x = torch.ones(2, 3)
+a = torch.tpu.ops.all_gather_dim(x, 0)
+b = torch.tpu.ops.all_gather_dim(x, 1)
+c = xm.all_gather(x, dim=0, groups=[[0, 1], [2, 3]])  # groups: reported

@@ -1,0 +1,9 @@
+# TPU209 reduce-constant
+import torch
+import torch.distributed as dist
+import torch_xla.core.xla_model as xm
+
+t = torch.ones(2)
+dist.all_reduce(t, op=xm.REDUCE_SUM)
+dist.all_reduce(t, op=xm.REDUCE_MAX)
+t2 = xm.all_reduce(xm.REDUCE_MIN, t)  # inside xm.all_reduce: left for TPU207

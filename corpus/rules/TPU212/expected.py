@@ -1,0 +1,20 @@
+# TPU212 spawn
+import torch_xla.distributed.xla_multiprocessing as xmp
+import torch
+import torch.multiprocessing as mp
+
+
+def fn(index, cfg):
+    print(index, cfg)
+
+
+def gn(index):
+    print(index)
+
+
+if __name__ == "__main__":
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=4)
+    mp.spawn(fn, args=({"a": 1},), nprocs=4)
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=8)
+    mp.spawn(gn, args=(), nprocs=8, start_method="fork")
+    xmp.spawn(gn, args=())  # no nprocs: reported

@@ -1,0 +1,12 @@
+# TPU301 xla-autocast
+import torch
+
+device = torch.device("tpu")
+with torch.autocast("tpu", dtype=torch.bfloat16):
+    pass
+with torch.autocast("tpu", dtype=torch.bfloat16):
+    pass
+with torch.autocast("tpu", dtype=torch.float16):  # fp16 on TPU: carried over as written
+    pass
+with torch.autocast("tpu", dtype=torch.bfloat16):
+    pass

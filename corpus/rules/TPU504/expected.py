@@ -1,0 +1,4 @@
+# TPU504 xla-spmd-env: reported only
+import os
+
+os.environ["XLA_USE_SPMD"] = "1"

@@ -1,0 +1,5 @@
+# TPU506 xrt-env: reported only
+import os
+
+os.environ["XRT_TPU_CONFIG"] = "localservice;0;localhost:51011"
+os.environ["TPU_NUM_DEVICES"] = "8"

@@ -1,0 +1,4 @@
+# TPU601 use-fsdp-v2
+from optimum.tpu import fsdp_v2
+
+cfg = fsdp_v2.get_fsdp_config("LlamaDecoderLayer")  # reported (TPU602 family)

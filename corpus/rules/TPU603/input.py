@@ -1,0 +1,6 @@
+# TPU603 optimum-auto-model
+from optimum.tpu import AutoModelForCausalLM
+from optimum.tpu.modeling import AutoModelForCausalLM as OptimumAuto
+
+model = AutoModelForCausalLM.from_pretrained("google/gemma-2b")
+model2 = OptimumAuto.from_pretrained("google/gemma-2b", batch_size=4, sequence_length=256)  # TPU-only kwargs: reported

@@ -1,0 +1,5 @@
+# TPU702 torchtpu-api-module
+import torch
+
+device = torch.device("tpu")
+x = torch.ones(2, device=device)

@@ -1,0 +1,5 @@
+# TPU705 backends-tpu
+import torch
+
+torch.tpu.allow_excess_precision = True
+flag = torch.tpu.allow_excess_precision

@@ -1,0 +1,5 @@
+# TPU705 backends-tpu
+import torch
+
+torch.backends.tpu.allow_excess_precision = True
+flag = torch.backends.tpu.allow_excess_precision
