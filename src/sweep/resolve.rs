@@ -212,7 +212,8 @@ pub fn timm_families(arch: &str) -> Vec<String> {
         }
     };
     for name in [arch, arch.strip_prefix("tf_").unwrap_or(arch)] {
-        let parts: Vec<&str> = name.split('_').collect();
+        // Hub ids outside the `timm/` org often use dashes (`resnet18-random-classifier`).
+        let parts: Vec<&str> = name.split(['_', '-']).collect();
         for n in (1..=parts.len()).rev() {
             let prefix = parts[..n].join("_");
             push(&prefix);

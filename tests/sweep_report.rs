@@ -1,0 +1,280 @@
+//! The sweep core on hand-made profiles and the real TorchTPU / torch_xla registries:
+//! resolution, verdicts, totals, blockers, the greedy plan, the comparison and the renderers.
+mod sweep_support;
+
+use std::path::Path;
+
+use sweep_support::fixtures;
+use xla2tpu::ops::{Profiles, Registry};
+use xla2tpu::sweep::models::{self, ModelList, ModelRecord};
+use xla2tpu::sweep::report::{self, Format, Report};
+use xla2tpu::sweep::resolve::{Resolution, Resolver};
+use xla2tpu::sweep::verdict::Verdict;
+use xla2tpu::sweep::{Options, sweep};
+
+fn profiles() -> Profiles {
+    Profiles::from_dir(&fixtures().join("profiles")).unwrap()
+}
+
+fn fixture_list() -> ModelList {
+    models::load_file(&fixtures().join("models.json")).unwrap().top(100)
+}
+
+fn run(compare: bool) -> Report {
+    let tpu = Registry::builtin("torchtpu-0.2.0").unwrap();
+    let xla = Registry::builtin("torch_xla-2.9").unwrap();
+    sweep(&fixture_list(), &profiles(), &tpu, compare.then_some(&xla), &Options::default())
+}
+
+fn model<'a>(r: &'a Report, id: &str) -> &'a xla2tpu::sweep::ModelRow {
+    r.models.iter().find(|m| m.id == id).unwrap_or_else(|| panic!("{id} not in the report"))
+}
+
+fn resolve(m: &ModelRecord, listing: &[ModelRecord]) -> Resolution {
+    let p = profiles();
+    Resolver::new(&p, listing).resolve(m).resolution
+}
+
+fn rec(id: &str) -> ModelRecord {
+    ModelRecord { id: id.into(), tags: Some(vec!["safetensors".into()]), ..Default::default() }
+}
+
+#[test]
+fn resolution_rules() {
+    let typed = |mt: &str| ModelRecord { model_type: Some(mt.into()), library_name: Some("transformers".into()), ..rec("a/b") };
+    assert_eq!(resolve(&typed("llama"), &[]), Resolution::Profiles(vec!["transformers/llama".into()]));
+    match resolve(&typed("qwen3_5"), &[]) {
+        Resolution::Unknown { cause, reason } => {
+            assert_eq!(cause, "tracer failed");
+            assert!(reason.contains("tracer failed") && reason.contains("ValueError"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    match resolve(&typed("mamba9"), &[]) {
+        Resolution::Unknown { reason, .. } => assert_eq!(reason, "no profile for model_type mamba9"),
+        other => panic!("{other:?}"),
+    }
+
+    // sentence-transformers: the underlying model type.
+    let st = ModelRecord { library_name: Some("sentence-transformers".into()), ..typed("bert") };
+    assert_eq!(resolve(&st, &[]), Resolution::Profiles(vec!["transformers/bert".into()]));
+
+    // custom code without a profile is unknown, never run.
+    let custom = ModelRecord { tags: Some(vec!["custom_code".into(), "safetensors".into()]), ..typed("acme") };
+    assert!(matches!(resolve(&custom, &[]), Resolution::Unknown { cause: "custom code", .. }));
+    let custom_untyped = ModelRecord { tags: Some(vec!["custom_code".into()]), ..rec("x/y") };
+    assert!(matches!(resolve(&custom_untyped, &[]), Resolution::Unknown { cause: "custom code", .. }));
+
+    // diffusers: pipeline → components; the CLIP text encoder falls back to full CLIP.
+    let sd = ModelRecord { library_name: Some("diffusers".into()), diffusers_class: Some("StableDiffusionPipeline".into()), ..rec("s/d") };
+    assert_eq!(
+        resolve(&sd, &[]),
+        Resolution::Profiles(vec!["diffusers/UNet2DConditionModel".into(), "diffusers/AutoencoderKL".into(), "transformers/clip".into()])
+    );
+    let vae = ModelRecord { diffusers_class: Some("AutoencoderKL".into()), ..rec("m/vae") };
+    assert_eq!(resolve(&vae, &[]), Resolution::Profiles(vec!["diffusers/AutoencoderKL".into()]));
+    let odd = ModelRecord { diffusers_class: Some("WeirdPipeline".into()), ..rec("w/p") };
+    assert!(matches!(resolve(&odd, &[]), Resolution::Unknown { cause: "diffusers", .. }));
+
+    // timm: family from the id.
+    let timm = |id: &str| ModelRecord { library_name: Some("timm".into()), ..rec(id) };
+    assert_eq!(resolve(&timm("timm/resnet50.a1_in1k"), &[]), Resolution::Profiles(vec!["timm/resnet".into()]));
+    assert_eq!(resolve(&timm("timm/vit_base_patch16_224.augreg"), &[]), Resolution::Profiles(vec!["timm/vit".into()]));
+    match resolve(&timm("timm/convnext_tiny.in12k"), &[]) {
+        Resolution::Unknown { reason, .. } => assert_eq!(reason, "no profile for timm family convnext"),
+        other => panic!("{other:?}"),
+    }
+
+    // PEFT: the base model's type when the base is in the listing.
+    let base = typed("llama");
+    let base = ModelRecord { id: "meta/base".into(), ..base };
+    let adapter = ModelRecord {
+        library_name: Some("peft".into()),
+        tags: Some(vec!["peft".into(), "base_model:adapter:meta/base".into()]),
+        ..rec("me/lora")
+    };
+    let listing = vec![base.clone(), adapter.clone()];
+    assert_eq!(resolve(&adapter, &listing), Resolution::Profiles(vec!["transformers/llama".into()]));
+    assert!(matches!(resolve(&adapter, &[]), Resolution::Unknown { cause: "PEFT adapter", .. }));
+    let via_config = ModelRecord { adapter_base: Some("meta/base".into()), library_name: Some("peft".into()), ..rec("me/lora2") };
+    assert_eq!(resolve(&via_config, &listing), Resolution::Profiles(vec!["transformers/llama".into()]));
+}
+
+#[test]
+fn not_pytorch_checkpoints() {
+    let na = |m: &ModelRecord| matches!(resolve(m, &[]), Resolution::NotApplicable(_));
+    let with_tags = |tags: &[&str]| ModelRecord {
+        model_type: Some("llama".into()),
+        tags: Some(tags.iter().map(|t| t.to_string()).collect()),
+        ..rec("a/b")
+    };
+    assert!(na(&with_tags(&["transformers", "gguf"])), "GGUF only");
+    assert!(!na(&with_tags(&["transformers", "gguf", "safetensors"])), "GGUF beside safetensors is still PyTorch");
+    assert!(na(&ModelRecord { library_name: Some("mlx".into()), ..rec("a/b") }));
+    assert!(na(&ModelRecord { library_name: Some("keras".into()), ..rec("a/b") }));
+    // Without tags (the llmfit snapshot) the id decides.
+    let bare = |id: &str| ModelRecord { id: id.into(), model_type: Some("qwen3".into()), ..Default::default() };
+    assert!(na(&bare("unsloth/Qwen3-4B-GGUF")));
+    assert!(na(&bare("mlx-community/Qwen3-4B-4bit")));
+    assert!(na(&bare("lmstudio-community/Qwen3.5-9B-MLX-4bit")));
+    assert!(!na(&bare("Qwen/Qwen3-4B")));
+    assert!(!na(&bare("someone/mlxnet-7b")), "a token, not a substring");
+}
+
+#[test]
+fn verdicts_and_totals_on_fixtures() {
+    let r = run(false);
+    let v = |id: &str| model(&r, id).result.verdict;
+    assert_eq!(v("meta-llama/Llama-3.2-1B"), Verdict::Pass, "SDPA maps to TorchTPU's overrideable kernel");
+    assert_eq!(v("stabilityai/stable-diffusion-2-1"), Verdict::Pass);
+    assert_eq!(v("timm/resnet50.a1_in1k"), Verdict::Pass);
+    assert_eq!(v("someone/llama-lora"), Verdict::Pass);
+    assert_eq!(v("google-bert/bert-base-uncased"), Verdict::Fail);
+    assert_eq!(v("Qwen/Qwen3.5-4B"), Verdict::Unknown);
+    assert_eq!(v("bartowski/gemma-2-27b-it-GGUF"), Verdict::NotApplicable);
+    assert_eq!(v("mlx-community/Qwen3-4B-4bit"), Verdict::NotApplicable);
+
+    let bert = model(&r, "google-bert/bert-base-uncased");
+    assert_eq!(bert.result.missing, ["aten::_weight_norm_interface_backward"]);
+    assert!(bert.result.inference_ok, "a backward-only gap leaves inference covered");
+    let gpt2 = model(&r, "openai-community/gpt2");
+    assert_eq!(gpt2.result.missing, ["aten::_aminmax", "aten::_conv_depthwise2d"]);
+    assert_eq!(model(&r, "someone/llama-lora").note.as_deref(), Some("PEFT adapter on meta-llama/Llama-3.2-1B"));
+
+    let t = &r.totals;
+    assert_eq!((t.pass.models, t.fail.models, t.unknown.models, t.not_applicable.models), (6, 7, 5, 2));
+    assert_eq!(t.total.models, 20);
+    // Every number is a sum over the rows.
+    for verdict in Verdict::ALL {
+        let rows: Vec<_> = r.models.iter().filter(|m| m.result.verdict == verdict).collect();
+        assert_eq!(t.get(verdict).models, rows.len());
+        assert_eq!(t.get(verdict).downloads, rows.iter().map(|m| m.downloads).sum::<u64>());
+    }
+    let pytorch = t.total.downloads - t.not_applicable.downloads;
+    assert!((t.pass_rate.by_downloads - 100.0 * t.pass.downloads as f64 / pytorch as f64).abs() < 1e-9);
+    assert_eq!(model(&r, "zero/downloads").downloads, 0);
+    assert!(r.source.notes.iter().any(|n| n.contains("downloads = 0")));
+}
+
+#[test]
+fn blockers_and_greedy_plan() {
+    let r = run(false);
+    let b = |op: &str| r.blockers.iter().find(|b| b.op == op).unwrap();
+    // _aminmax: gpt2 (700), qwen3 (600), <script> (gpt2, 130).
+    assert_eq!((b("aten::_aminmax").blocks.models, b("aten::_aminmax").blocks.downloads), (3, 1430));
+    assert_eq!((b("aten::_aminmax").alone.models, b("aten::_aminmax").alone.downloads), (1, 600));
+    assert_eq!(r.blockers[0].op, "aten::_aminmax", "ranked by downloads blocked");
+    assert_eq!(b("aten::_aminmax").examples[0], "openai-community/gpt2");
+
+    // Step 1 flips the most downloads: bert (900) + MiniLM (150) via the backward op.
+    let steps = &r.plan.steps;
+    assert_eq!(steps[0].op, "aten::_weight_norm_interface_backward");
+    assert_eq!((steps[0].flipped.models, steps[0].flipped.downloads), (2, 1050));
+    assert_eq!(steps.last().unwrap().rate.by_count, 100.0 * 13.0 / 18.0, "all fails flip once every op is in");
+    assert!(steps.windows(2).all(|w| w[0].rate.by_downloads <= w[1].rate.by_downloads));
+    assert_eq!(steps.iter().map(|s| s.flipped.models).sum::<usize>(), r.totals.fail.models);
+}
+
+#[test]
+fn compare_with_torch_xla() {
+    let r = run(true);
+    let c = r.comparison.as_ref().unwrap();
+    assert_eq!(c.backend.name, "torch_xla-2.9");
+    let llama = c.differences.iter().find(|d| d.id == "meta-llama/Llama-3.2-1B").unwrap();
+    assert_eq!((llama.verdict, llama.compare_verdict), (Verdict::Pass, Verdict::Fail));
+    assert_eq!(llama.missing_only_there, ["aten::_add_relu.Tensor"]);
+    let qwen2 = c.differences.iter().find(|d| d.id == "Qwen/Qwen2.5-7B").unwrap();
+    assert_eq!(qwen2.missing_only_here, ["aten::_linalg_eigh.eigenvalues"]);
+    assert!(r.profiles["transformers/llama"].compare.is_some());
+}
+
+#[test]
+fn json_report_traces_numbers_to_profiles_and_registry() {
+    let r = run(false);
+    let json: serde_json::Value = serde_json::from_str(&report::render(&r, Format::Json)).unwrap();
+    assert_eq!(json["backend"]["name"], "torchtpu-0.2.0");
+    assert!(json["backend"]["provenance"].as_str().unwrap().contains("torch-tpu 0.2.0"));
+    assert!(json["caveat"].as_str().unwrap().contains("necessary, not sufficient"));
+    let llama = &json["profiles"]["transformers/llama"];
+    assert_eq!(llama["versions"]["torch"], "2.15.0");
+    assert_eq!(llama["evaluation"]["pass"], true);
+    let gpt2 = json["models"].as_array().unwrap().iter().find(|m| m["id"] == "openai-community/gpt2").unwrap();
+    assert_eq!(gpt2["verdict"], "fail");
+    assert_eq!(gpt2["profiles"][0], "transformers/gpt2");
+    let missing = &json["profiles"]["transformers/gpt2"]["evaluation"]["missing"];
+    assert_eq!(missing.as_array().unwrap().len(), 2);
+    assert!(missing[0]["reason"].as_str().unwrap().contains("TorchTPU"));
+}
+
+#[test]
+fn renderers_escape_hostile_ids() {
+    let r = run(true);
+    let html = report::render(&r, Format::Html);
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!html.contains("<script>"), "no script element at all");
+    assert!(no_external_refs(&html));
+    assert!(html.contains("<svg") && html.contains("Top blockers"));
+    assert!(html.contains("necessary, not sufficient"));
+
+    let md = report::render(&r, Format::Md);
+    assert!(md.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(md.contains("../../etc/passwd"));
+
+    let csv = report::render(&r, Format::Csv);
+    let mut rdr = csv::Reader::from_reader(csv.as_bytes());
+    let headers = rdr.headers().unwrap().clone();
+    assert_eq!(&headers[0], "rank");
+    assert!(headers.iter().any(|h| h == "verdict_torch_xla-2.9"));
+    let rows: Vec<_> = rdr.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 20);
+    assert!(rows.iter().any(|row| &row[1] == "<script>alert(1)</script>"), "CSV keeps data verbatim");
+
+    let text = report::render(&r, Format::Text);
+    assert!(text.contains("pass rate") && text.contains("fix order") && text.contains("necessary, not sufficient"));
+}
+
+/// Links may appear as text (attributions), never as resources the page loads.
+fn no_external_refs(html: &str) -> bool {
+    !["src=\"http", "href=\"http", "url(http", "@import"].iter().any(|p| html.contains(p))
+}
+
+#[test]
+fn csv_and_json_lines_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv_path = dir.path().join("m.csv");
+    std::fs::write(&csv_path, "model_id,downloads,model_type,library_name,pipeline_tag\nmeta-llama/x,10,llama,transformers,text-generation\nb/y,20,,,\n").unwrap();
+    let list = models::load_file(&csv_path).unwrap().top(10);
+    assert_eq!(list.models[0].id, "b/y");
+    assert_eq!(list.models[1].model_type.as_deref(), Some("llama"));
+
+    let jsonl = dir.path().join("m.jsonl");
+    std::fs::write(&jsonl, "{\"modelId\": \"gpt2\", \"downloads\": 3, \"config\": {\"model_type\": \"gpt2\"}}\n\n{\"id\": \"b/c\"}\n").unwrap();
+    assert_eq!(models::load_file(&jsonl).unwrap().models.len(), 2);
+
+    let bad = |name: &str, text: &str, needle: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let err = format!("{:#}", models::load_file(&p).unwrap_err());
+        assert!(err.contains(name) && err.contains(needle), "{err}");
+    };
+    bad("bad.jsonl", "{\"id\": \"a\"}\n{\"id\": \n", ":2:");
+    bad("bad.json", "[{\"id\": \"a\"},\n {\"id\": ]", "line 2 column");
+    bad("bad.csv", "model_id,downloads\na,1\nb,lots\n", "line 3");
+    bad("cols.csv", "name,count\na,1\n", "no model_id column");
+    bad("ragged.csv", "model_id,downloads\na,1,2\n", "line 2");
+    bad("noid.json", "[{\"downloads\": 1}]", "entry 1");
+}
+
+#[test]
+fn embedded_snapshot_runs_offline() {
+    let list = models::embedded().top(5000);
+    let tpu = Registry::builtin("torchtpu-0.2.0").unwrap();
+    let r = sweep(&list, Profiles::embedded(), &tpu, None, &Options::default());
+    assert_eq!(r.totals.total.models, 5000);
+    assert!(r.source.attribution.contains("llmfit-core 1.1.18") && r.source.attribution.contains("MIT"));
+    assert!(r.source.captured.as_deref().unwrap().contains("2026-10-12"));
+    // GGUF/MLX repos are recognised from their ids.
+    assert!(r.totals.not_applicable.models > 300);
+    assert!(r.models.iter().any(|m| m.id == "unsloth/Qwen3-4B-GGUF" && m.result.verdict == Verdict::NotApplicable));
+    assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/models/README.md").is_file());
+}
