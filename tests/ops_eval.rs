@@ -313,3 +313,15 @@ fn evaluation_is_cheap() {
     // Generous bound: debug build on a shared 2-core machine (release is ~20x faster).
     assert!(per < std::time::Duration::from_millis(10), "{per:?} per evaluation");
 }
+
+#[test]
+fn embedded_corpus_parses_and_bert_passes_on_torchtpu_if_present() {
+    let p = Profiles::embedded();
+    assert!(p.load_errors().is_empty(), "{:?}", p.load_errors());
+    let Some(bert) = p.get("transformers/bert") else {
+        eprintln!("SKIP: transformers/bert not embedded yet (corpus/ops is filled by the tracer)");
+        return;
+    };
+    let e = evaluate(&Registry::builtin("torchtpu-0.2.0").unwrap(), bert);
+    assert!(e.pass, "{e:#?}");
+}
