@@ -211,6 +211,16 @@ def _shrink_widths_inner(cfg) -> None:
             explicit_hd = _get(cfg, "head_dim")
             head_dim = explicit_hd if isinstance(explicit_hd, int) and explicit_hd > 0 else (
                 hidden // heads if hidden % heads == 0 else None)
+            if not head_dim:
+                # inconsistent defaults (hidden not divisible by heads): pick heads that divide
+                new_heads = next(h for h in (MAX_HEADS, 2, 1) if hidden % h == 0)
+                for k in HEAD_KEYS:
+                    if _get(cfg, k) == heads:
+                        _set(cfg, k, new_heads)
+                for k in KV_KEYS:
+                    kv = _get(cfg, k)
+                    if isinstance(kv, int) and kv > 0:
+                        _set(cfg, k, new_heads if kv >= heads else 1)
             if head_dim:
                 new_heads = MAX_HEADS
                 for k in HEAD_KEYS:
@@ -243,6 +253,15 @@ def _shrink_widths_inner(cfg) -> None:
                                                        "window_block_indexes", "global_attn_indexes"))
     if isinstance(img, int) and isinstance(patch, int) and patch > 0 and not windowed and img > 8 * patch:
         _set(cfg, "image_size", 8 * patch if 8 * patch >= 32 else img)
+    elif isinstance(img, int) and img > 256 and not isinstance(patch, int):
+        # convolutional towers (efficientnet in align): resolution does not change the op set
+        _set(cfg, "image_size", 128)
+    # time series: these must be set for the model to build
+    if _get(cfg, "lags_sequence") is not None:
+        if _get(cfg, "prediction_length") is None:
+            _set(cfg, "prediction_length", 4)
+        if not _get(cfg, "num_time_features"):
+            _set(cfg, "num_time_features", 1)
 
 
 def _walk(cfg, fn, seen) -> None:

@@ -219,6 +219,9 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
     method = f"{variant}/{env_kind}"
     try:
         cfg = AutoConfig.for_model(model_type)
+        if getattr(cfg, "lags_sequence", None) is not None and getattr(cfg, "prediction_length", 1) is None:
+            # time-series configs derive feature_size at init: pass the lengths up front
+            cfg = AutoConfig.for_model(model_type, prediction_length=4, context_length=8, num_time_features=1)
         cfg = configs.shrink(cfg, variant)
         configs.fix_vocab(cfg, hf_inputs.special_token_ids(cfg))
     except Exception as e:  # noqa: BLE001

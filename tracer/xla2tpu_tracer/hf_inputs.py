@@ -150,6 +150,8 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
     elif main == "inputs_embeds":
         hidden = _cfg_get(cfg, "hidden_size", "d_model", default=64)
         kw["inputs_embeds"] = torch.randn(BATCH, SEQ, int(hidden))
+    elif main == "past_values" and getattr(cfg, "lags_sequence", None) is not None:
+        kw.update(time_series_inputs(cfg, params))
     elif main == "past_values":
         ctx = _cfg_get(cfg, "context_length", default=32)
         ch = _cfg_get(cfg, "num_input_channels", "input_size", default=1)
@@ -157,6 +159,14 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
     else:
         raise NoInputBuilder(f"no input builder for main_input_name='{main}'")
 
+    if main == "input_features":
+        feats = kw["input_features"]
+        frames = feats.shape[-1] if getattr(cfg, "max_source_positions", None) and feats.dim() == 3 and feats.shape[-1] > feats.shape[1] else feats.shape[1]
+        for name in ("input_features_mask", "feature_attention_mask", "input_features_attention_mask", "attention_mask"):
+            if name in params and params[name].default is not inspect.Parameter.empty or name in (
+                    "input_features_mask", "feature_attention_mask"):
+                if name in params:
+                    kw[name] = torch.ones(BATCH, frames, dtype=torch.long)
     has_text = getattr(cfg, "text_config", None) is not None
     if main != "input_ids" and "input_ids" in params and (
             params["input_ids"].default is inspect.Parameter.empty or has_text):
@@ -178,6 +188,33 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
         labels = make_labels(cfg, head_kind, kw)
         if labels is not None:
             kw["labels"] = labels
+    return kw
+
+
+def time_series_inputs(cfg, params):
+    """autoformer / informer / time_series_transformer style inputs."""
+    ctx = int(getattr(cfg, "context_length", None) or getattr(cfg, "prediction_length", 4) or 4)
+    pred = int(getattr(cfg, "prediction_length", None) or 4)
+    past = ctx + max(getattr(cfg, "lags_sequence", [1]) or [1])
+    n_feat = int(getattr(cfg, "num_time_features", 0) or 0)
+    size = int(getattr(cfg, "input_size", 1) or 1)
+    shape = (BATCH, past) if size == 1 else (BATCH, past, size)
+    kw = {
+        "past_values": torch.randn(*shape),
+        "past_time_features": torch.randn(BATCH, past, n_feat),
+        "past_observed_mask": torch.ones(*shape),
+    }
+    fshape = (BATCH, pred) if size == 1 else (BATCH, pred, size)
+    if "future_values" in params:
+        kw["future_values"] = torch.randn(*fshape)
+    if "future_time_features" in params:
+        kw["future_time_features"] = torch.randn(BATCH, pred, n_feat)
+    n_cat = int(getattr(cfg, "num_static_categorical_features", 0) or 0)
+    if n_cat and "static_categorical_features" in params:
+        kw["static_categorical_features"] = torch.zeros(BATCH, n_cat, dtype=torch.long)
+    n_real = int(getattr(cfg, "num_static_real_features", 0) or 0)
+    if n_real and "static_real_features" in params:
+        kw["static_real_features"] = torch.randn(BATCH, n_real)
     return kw
 
 

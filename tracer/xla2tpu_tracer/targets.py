@@ -5,7 +5,28 @@ from __future__ import annotations
 
 def preload(libs) -> None:
     """Import heavy libraries once in the parent, before forking workers."""
-    import transformers  # noqa: F401
+    import importlib
+
+    import torch._dynamo  # noqa: F401
+    import torch._subclasses.fake_tensor  # noqa: F401
+    import transformers
+
+    # Shared infrastructure (modeling_utils, masking, generation, torch.distributed.tensor,
+    # ...) costs ~6 s to import; load it once here instead of in every worker.
+    for mod in ("transformers.modeling_utils", "transformers.activations", "transformers.masking_utils",
+                "transformers.generation", "transformers.modeling_outputs", "transformers.cache_utils",
+                "torch.distributed.tensor"):
+        try:
+            importlib.import_module(mod)
+        except Exception:  # noqa: BLE001
+            pass
+    for cls in ("LlamaForCausalLM", "BertModel", "CLIPModel", "WhisperForConditionalGeneration",
+                "T5ForConditionalGeneration", "ViTForImageClassification", "Wav2Vec2ForCTC",
+                "Qwen2VLForConditionalGeneration", "LlavaForConditionalGeneration", "MixtralForCausalLM"):
+        try:
+            getattr(transformers, cls)
+        except Exception:  # noqa: BLE001
+            pass
     if "transformers" in libs:
         from . import hf
 
