@@ -1,0 +1,185 @@
+//! `xla2tpu sweep` end to end through the real binary: the offline default, files, formats,
+//! exit codes, and `--hub` against a local server on 127.0.0.1 (via HF_ENDPOINT).
+mod sweep_support;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use sweep_support::{Reply, Server, entries, fixtures, page_of};
+
+/// The binary with a clean Hub environment: no token, no offline switch, fast retries, and a
+/// cache inside `tmp`.
+fn sweep(tmp: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("xla2tpu").unwrap();
+    cmd.arg("sweep")
+        .env_remove("HF_TOKEN")
+        .env_remove("HF_HUB_OFFLINE")
+        .env_remove("HF_ENDPOINT")
+        .env("XLA2TPU_CACHE_DIR", tmp.join("cache"))
+        .env("XLA2TPU_HUB_BACKOFF_MS", "10")
+        .env("XLA2TPU_HUB_TIMEOUT_MS", "5000")
+        .timeout(std::time::Duration::from_secs(120));
+    cmd
+}
+
+fn with_fixtures(cmd: &mut Command) -> &mut Command {
+    cmd.arg("--models").arg(fixtures().join("models.json")).arg("--profiles").arg(fixtures().join("profiles"))
+}
+
+#[test]
+fn offline_default_top_5000() {
+    let tmp = tempfile::tempdir().unwrap();
+    sweep(tmp.path())
+        .args(["--top", "5000"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("xla2tpu sweep: 5,000 models"))
+        .stdout(predicate::str::contains("llmfit-core 1.1.18"))
+        .stdout(predicate::str::contains("2026-10-12"))
+        .stdout(predicate::str::contains("n/a"))
+        .stdout(predicate::str::contains("necessary, not sufficient"));
+    assert!(!tmp.path().join("cache").exists(), "the offline default touches no cache");
+}
+
+#[test]
+fn json_output_file_and_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("report.json");
+    sweep(tmp.path())
+        .args(["--top", "300", "--format", "json", "--output"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pass rate"))
+        .stderr(predicate::str::contains("wrote"));
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(json["totals"]["total"]["models"], 300);
+    assert_eq!(json["models"].as_array().unwrap().len(), 300);
+    assert_eq!(json["source"]["kind"], "embedded");
+}
+
+#[test]
+fn html_report_on_fixtures_with_compare() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("report.html");
+    with_fixtures(&mut sweep(tmp.path()))
+        .args(["--compare", "torch_xla-2.9", "--format", "html", "-o"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("compared with torch_xla-2.9"));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!doctype html>"));
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !html.contains("<script>"));
+    assert!(html.contains("Compared with torch_xla-2.9"));
+}
+
+#[test]
+fn every_format_renders_to_stdout() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (format, needle) in [("md", "## Top blockers"), ("csv", "rank,model_id,downloads,verdict"), ("json", "\"totals\""), ("text", "fix order")] {
+        with_fixtures(&mut sweep(tmp.path())).args(["--format", format]).assert().success().stdout(predicate::str::contains(needle));
+    }
+}
+
+#[test]
+fn fail_under_sets_the_exit_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The fixtures pass 6 of 18 PyTorch checkpoints: 33.3%.
+    with_fixtures(&mut sweep(tmp.path()))
+        .args(["--fail-under", "50"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("below --fail-under 50"));
+    with_fixtures(&mut sweep(tmp.path())).args(["--fail-under", "30"]).assert().code(0);
+}
+
+#[test]
+fn errors_exit_2_with_a_clear_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("bad.csv");
+    std::fs::write(&bad, "model_id,downloads\na,many\n").unwrap();
+    sweep(tmp.path()).arg("--models").arg(&bad).assert().code(2).stderr(predicate::str::contains("bad.csv: line 2"));
+    sweep(tmp.path()).args(["--backend", "nope-1.0"]).assert().code(2).stderr(predicate::str::contains("unknown backend"));
+    sweep(tmp.path()).arg("--refresh").assert().code(2);
+    sweep(tmp.path()).args(["--models", "x.json", "--hub"]).assert().code(2);
+}
+
+#[test]
+fn hub_live_then_cached_then_offline() {
+    let server = Server::start(|base, target, _| match page_of(base, target, 60, 25) {
+        // A hostile id on the first page.
+        Reply::Page { body, next } if !target.contains("cursor=") => {
+            let mut page: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
+            page[1]["id"] = "../../etc/passwd".into();
+            page[2]["id"] = "<script>alert(1)</script>".into();
+            Reply::Page { body: serde_json::to_string(&page).unwrap(), next }
+        }
+        other => other,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = out_dir.join("hub.html");
+    sweep(tmp.path())
+        .env("HF_ENDPOINT", server.url())
+        .args(["--hub", "--top", "60", "--format", "html", "--output"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("xla2tpu sweep: 60 models"))
+        .stdout(predicate::str::contains(server.url()));
+    assert_eq!(server.hits(), 3);
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !html.contains("<script>"));
+    assert!(html.contains("../../etc/passwd"));
+
+    // Nothing written outside the cache and the output.
+    let mut written: Vec<String> = walk(tmp.path()).into_iter().map(|p| p.strip_prefix(tmp.path()).unwrap().display().to_string()).collect();
+    written.sort();
+    assert_eq!(written.len(), 4, "{written:?}");
+    assert_eq!(written.last().unwrap(), "out/hub.html");
+    assert!(written[..3].iter().all(|p| p.starts_with("cache/hub/page-")), "{written:?}");
+
+    // A re-run costs no requests; HF_HUB_OFFLINE works from the cache.
+    sweep(tmp.path()).env("HF_ENDPOINT", server.url()).args(["--hub", "--top", "60"]).assert().success();
+    sweep(tmp.path()).env("HF_ENDPOINT", server.url()).env("HF_HUB_OFFLINE", "1").args(["--hub", "--top", "60"]).assert().success();
+    assert_eq!(server.hits(), 3);
+    sweep(tmp.path())
+        .env("HF_ENDPOINT", server.url())
+        .env("HF_HUB_OFFLINE", "1")
+        .args(["--hub", "--refresh", "--top", "60"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("HF_HUB_OFFLINE"));
+}
+
+#[test]
+fn hub_failure_names_url_and_status() {
+    let server = Server::start(|_, target, _| {
+        if target.contains("cursor=") {
+            Reply::Status { code: 503, retry_after: None }
+        } else {
+            Reply::Page { body: serde_json::to_string(&entries(0..5)).unwrap(), next: Some("/api/models?cursor=1".into()) }
+        }
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    sweep(tmp.path())
+        .env("HF_ENDPOINT", server.url())
+        .args(["--hub", "--top", "50"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("{}/api/models?cursor=1", server.url())))
+        .stderr(predicate::str::contains("503"));
+    assert_eq!(server.hits(), 1 + 5, "one page, then five tries of the failing one");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = entry.path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}
