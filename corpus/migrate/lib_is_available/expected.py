@@ -19,5 +19,4 @@ class DenoisePipeline:
         for t in self.scheduler.timesteps:
             noise_pred = self.unet(latents, t).sample
             latents = self.scheduler.step(noise_pred, t, latents).prev_sample
-
         return latents

@@ -1,0 +1,41 @@
+# Utility module in the style of accelerate/lightning: every torch_xla use is behind a flag.
+import importlib.util
+import os
+
+import torch
+import torch.distributed as dist
+
+_torch_xla_available = importlib.util.find_spec("torch_xla") is not None
+
+if _torch_xla_available:
+    import torch_xla.core.xla_model as xm
+
+
+def is_tpu_available() -> bool:
+    return _torch_xla_available
+
+
+def wait_for_everyone():
+    if is_tpu_available():
+        dist.barrier()
+    elif torch.distributed.is_initialized():
+        torch.distributed.barrier()
+
+
+def num_processes() -> int:
+    if is_tpu_available():
+        return dist.get_world_size()
+    return int(os.environ.get("WORLD_SIZE", 1))
+
+
+def reduce_sum(tensor):
+    if is_tpu_available():
+        return xm.all_reduce("sum", tensor)
+    torch.distributed.all_reduce(tensor)
+    return tensor
+
+
+def send_to_device(tensor):
+    if is_tpu_available():
+        return tensor.to(torch.device("tpu"))
+    return tensor.to("cuda" if torch.cuda.is_available() else "cpu")

@@ -1,0 +1,19 @@
+"""Ported from PyTorch/XLA: we used to call xm.mark_step() and torch_xla.sync() here.
+
+Example of the old code, kept for reference:
+
+    import torch_xla.core.xla_model as xm
+    device = xm.xla_device()
+    xm.mark_step()
+"""
+import torch
+
+# xm.optimizer_step(optimizer) was replaced by optimizer.step() under DDP
+# device = torch.device("xla")
+
+
+def step(model, optimizer, x):
+    loss = model(x).sum()  # no xm.mark_step() needed any more
+    loss.backward()
+    optimizer.step()
+    return loss

@@ -1,0 +1,35 @@
+# Serve a Gemma model with optimum-tpu: static KV cache, manual prefill + decode loop.
+import os
+
+import torch
+from transformers import AutoTokenizer, StaticCache
+import transformers
+
+MODEL_ID = os.environ.get("MODEL_ID", "google/gemma-2b")
+
+tokenizer = AutoTokenizer.from_pretrained(MODEL_ID)
+model = transformers.AutoModelForCausalLM.from_pretrained(MODEL_ID).to("tpu").eval()
+device = model.device
+
+prompts = ["Here's a recipe for banana bread:", "The three laws of robotics are"]
+inputs = tokenizer(prompts, return_tensors="pt", padding=True).to(device)
+batch_size, seq_len = inputs.input_ids.shape
+max_cache_len = seq_len + 64
+
+cache = StaticCache(config=model.config, max_batch_size=batch_size, max_cache_len=max_cache_len, device=device, dtype=model.dtype)
+cache_position = torch.arange(seq_len, device=device)
+
+with torch.no_grad():
+    logits = model(**inputs, cache_position=cache_position, past_key_values=cache, return_dict=False, use_cache=True)[0]
+    next_token = torch.argmax(logits[:, -1], dim=-1)[:, None]
+    generated = [next_token]
+    pos = torch.tensor([seq_len], device=device)
+    for _ in range(63):
+        logits = model(next_token, position_ids=pos.expand(batch_size, 1), cache_position=pos, past_key_values=cache, return_dict=False, use_cache=True)[0]
+        next_token = torch.argmax(logits[:, -1], dim=-1)[:, None]
+        generated.append(next_token)
+        pos += 1
+
+out = torch.cat(generated, dim=-1).cpu()
+for p, g in zip(prompts, tokenizer.batch_decode(out, skip_special_tokens=True)):
+    print(p, g)

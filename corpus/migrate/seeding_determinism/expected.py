@@ -1,0 +1,24 @@
+import random
+
+import numpy as np
+import torch
+
+
+def set_seed(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.manual_seed(seed)
+
+
+def set_seed_new_api(seed: int) -> None:
+    torch.manual_seed(seed)
+
+
+if __name__ == "__main__":
+    set_seed(0)
+    dev = torch.device("tpu")
+    a = torch.rand(3, device=dev)
+    set_seed_new_api(0)
+    b = torch.rand(3, device=dev)
+    print(torch.allclose(a.cpu(), b.cpu()))

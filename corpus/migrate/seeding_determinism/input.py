@@ -1,0 +1,26 @@
+import random
+
+import numpy as np
+import torch
+import torch_xla
+import torch_xla.core.xla_model as xm
+
+
+def set_seed(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    xm.set_rng_state(seed)
+
+
+def set_seed_new_api(seed: int) -> None:
+    torch_xla.manual_seed(seed)
+
+
+if __name__ == "__main__":
+    set_seed(0)
+    dev = xm.xla_device()
+    a = torch.rand(3, device=dev)
+    set_seed_new_api(0)
+    b = torch.rand(3, device=dev)
+    print(torch.allclose(a.cpu(), b.cpu()))
