@@ -5,3 +5,4 @@ kind = torch.accelerator.current_accelerator().type
 hw = torch.accelerator.current_accelerator().type
 if torch.accelerator.current_accelerator().type == "tpu":
     print("tpu")
+acc = torch.accelerator.current_accelerator()  # already portable: untouched

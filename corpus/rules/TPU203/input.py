@@ -4,3 +4,4 @@ import torch_xla.runtime as xr
 
 a = xm.get_local_ordinal()
 b = xr.local_ordinal()
+c = int(__import__("os").environ.get("LOCAL_RANK", 0))  # already portable: untouched

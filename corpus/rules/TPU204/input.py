@@ -6,3 +6,12 @@ if xm.is_master_ordinal():
 if xm.is_master_ordinal(local=False):
     print("global master")
 flag = not xm.is_master_ordinal(local=False)
+
+
+class Node:
+    def is_master_ordinal(self):
+        return True
+
+
+if Node().is_master_ordinal():  # not torch_xla: untouched
+    print("node")

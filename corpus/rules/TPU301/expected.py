@@ -10,3 +10,5 @@ with torch.autocast("tpu", dtype=torch.float16):  # fp16 on TPU: carried over as
     pass
 with torch.autocast("tpu", dtype=torch.bfloat16):
     pass
+with torch.autocast("cuda", dtype=torch.float16):  # CUDA autocast: untouched
+    pass

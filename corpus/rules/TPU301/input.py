@@ -13,3 +13,5 @@ with autocast(device, dtype=torch.float16):  # fp16 on TPU: carried over as writ
     pass
 with torch.autocast("xla", dtype=torch.bfloat16):
     pass
+with torch.autocast("cuda", dtype=torch.float16):  # CUDA autocast: untouched
+    pass

@@ -7,3 +7,4 @@ params = [torch.nn.Parameter(torch.ones(2))]
 a = syncfree.AdamW(params, lr=1e-3)
 b = sf.SGD(params, lr=0.1, momentum=0.9)
 c = syncfree.Adam(params)
+d = torch.optim.AdamW(params)  # already torch.optim: untouched

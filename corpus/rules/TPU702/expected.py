@@ -3,3 +3,4 @@ import torch
 
 device = torch.device("tpu")
 x = torch.ones(2, device=device)
+y = torch.ones(2, device="tpu")  # already TorchTPU: untouched

@@ -4,3 +4,4 @@ from torch_tpu import api
 
 device = api.tpu_device()
 x = torch.ones(2, device=device)
+y = torch.ones(2, device="tpu")  # already TorchTPU: untouched

@@ -3,3 +3,4 @@ import torch
 
 torch.tpu.allow_excess_precision = True
 flag = torch.tpu.allow_excess_precision
+already = torch.tpu.allow_excess_precision  # already TorchTPU: untouched
