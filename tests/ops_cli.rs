@@ -76,6 +76,13 @@ fn check_hub_id_guesses_model_type_from_the_repo_name() {
 }
 
 #[test]
+fn check_hub_id_cuts_at_underscores_and_dots_too() {
+    // `train_bad` is a profile name; the longest matching prefix wins over `train`.
+    let out = stdout_of(ops_fixture(&["check", "org/Train_Bad.v2-7b", "--backend", &mini_backend()]), 1);
+    assert!(out.contains("model type 'train_bad' guessed"), "{out}");
+}
+
+#[test]
 fn check_unknown_hub_id_asks_for_sweep_resolution() {
     ops_fixture(&["check", "someorg/mystery-7b"])
         .assert()

@@ -126,15 +126,17 @@ fn resolve<'p>(profiles: &'p Profiles, query: &str) -> anyhow::Result<Resolved<'
             if failure.reason.is_empty() { String::new() } else { format!(": {}", failure.reason) },
         );
     }
-    // A Hub id: without config.json its model_type is unknown; accept the longest dash-separated
-    // prefix of the repo name that is a known profile name (`bert-base-uncased` → `bert`).
-    if let Some((_, repo)) = query.split_once('/') {
-        let parts: Vec<&str> = repo.split('-').collect();
-        for n in (1..=parts.len()).rev() {
-            let candidate = parts[..n].join("-");
-            if let Some(profile) = profiles.find(&candidate) {
-                return Ok(Resolved { profile, guessed_from: Some(query.to_string()) });
-            }
+    // A Hub id: without config.json its model_type is unknown; accept the longest prefix of the
+    // repo name, cut at a `-`, `_` or `.`, that is a known profile name
+    // (`bert-base-uncased` → `bert`, `Llama-2-7b-hf` → `llama`).
+    // The `timm` org publishes timm models: try `<org>/<prefix>` as a profile id first.
+    if let Some((org, repo)) = query.split_once('/') {
+        let cuts = repo.char_indices().filter(|(_, c)| matches!(c, '-' | '_' | '.')).map(|(i, _)| i);
+        let mut prefixes: Vec<&str> = cuts.map(|i| &repo[..i]).collect();
+        prefixes.push(repo);
+        let found = prefixes.iter().rev().find_map(|p| profiles.get(&format!("{org}/{p}")).or_else(|| profiles.find(p)));
+        if let Some(profile) = found {
+            return Ok(Resolved { profile, guessed_from: Some(query.to_string()) });
         }
         bail!(
             "no profile matches {query:?}: as a Hub id its model_type is only known from its config.json, which \
