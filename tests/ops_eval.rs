@@ -72,6 +72,13 @@ fn unknown_format_is_rejected() {
 }
 
 #[test]
+fn format_line_is_required() {
+    let tsv = TSV.replace("# format: xla2tpu-backend/1\n", "");
+    let err = Registry::parse("x", &tsv, NeutralMap::default()).unwrap_err();
+    assert!(err.to_string().contains("missing `# format: xla2tpu-backend/1`"), "{err}");
+}
+
+#[test]
 fn backend_kernel_is_supported() {
     let e = eval(json!([{"op": "aten::relu"}]));
     assert!(e.pass && e.inference_ok && e.notes.is_empty(), "{e:#?}");

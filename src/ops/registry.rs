@@ -120,6 +120,7 @@ impl Registry {
         let mut provenance = Vec::new();
         let mut ops = HashMap::new();
         let mut seen_header = false;
+        let mut seen_format = false;
         for (lineno, line) in tsv.lines().enumerate() {
             if let Some(comment) = line.strip_prefix('#') {
                 let comment = comment.trim();
@@ -127,6 +128,7 @@ impl Registry {
                     if format.trim() != FORMAT {
                         bail!("unsupported backend format {:?} (this build reads {FORMAT})", format.trim());
                     }
+                    seen_format = true;
                 } else if let Some(backend) = comment.strip_prefix("backend:") {
                     name = backend.trim().to_string();
                 } else if let Some(text) = comment.strip_prefix("fallback:") {
@@ -140,6 +142,9 @@ impl Registry {
                 continue;
             }
             if !seen_header {
+                if !seen_format {
+                    bail!("missing `# format: {FORMAT}` line before the column header");
+                }
                 if !line.starts_with("op\tclass") {
                     bail!("line {}: expected the column header `op\\tclass\\teffective\\tstructured_delegate`", lineno + 1);
                 }
