@@ -125,6 +125,12 @@ impl<'a> Checker<'a> {
                     if let Some(default) = p.default() {
                         self.visit_expr(default);
                     }
+                    if let Some(annotation) = p.annotation() {
+                        self.visit_annotation(annotation);
+                    }
+                }
+                if let Some(returns) = &def.returns {
+                    self.visit_annotation(returns);
                 }
                 self.in_scope_of(def.range.start(), |c| c.visit_block(&def.body, owner));
             }
@@ -426,16 +432,41 @@ impl<'a> Checker<'a> {
                 if self.operand.last() == Some(&true) && !is_atomic(&text) {
                     text = format!("({text})");
                 }
-                Ok(fix(vec![Edit::replace(site.expr.range(), text)], vec![], cx.imports))
+                let (text, lossless) = self.carry_comments(site.expr.range(), text);
+                let mut fix = fix(vec![Edit::replace(site.expr.range(), text)], vec![], cx.imports);
+                if !lossless {
+                    fix.safety = crate::rules::Safety::Unsafe;
+                }
+                Ok(fix)
             }
             FixAction::Statement(t) => {
                 let (_, stmt) = self.expression_statement(site.expr).ok_or("its result is used as a value")?;
+                let line_start = crate::source::line_start(self.text, stmt.start().into());
+                if !self.text[line_start..usize::from(stmt.start())].trim().is_empty() {
+                    return Err("the statement shares its line with other code".into());
+                }
                 let text = t.expand(&mut cx)?;
                 cx.check_consumed(spec, t)?;
                 let indent = indentation_at(self.text, stmt.start().into());
                 let newline = newline_of(self.text);
-                let text = text.replace('\n', &format!("{newline}{indent}"));
-                Ok(fix(vec![Edit::replace(stmt.range(), text)], vec![], cx.imports))
+                // Templates indent with four spaces; follow the file where it uses tabs.
+                let unit = if indent.starts_with('\t') { "\t" } else { "    " };
+                let text = text
+                    .split('\n')
+                    .enumerate()
+                    .map(|(i, line)| {
+                        let depth = (line.len() - line.trim_start_matches(' ').len()) / 4;
+                        let body = &line[depth * 4..];
+                        if i == 0 { body.to_string() } else { format!("{indent}{}{body}", unit.repeat(depth)) }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(newline);
+                let (text, lossless) = self.carry_comments(stmt.range(), text);
+                let mut fix = fix(vec![Edit::replace(stmt.range(), text)], vec![], cx.imports);
+                if !lossless {
+                    fix.safety = crate::rules::Safety::Unsafe;
+                }
+                Ok(fix)
             }
             FixAction::Delete => {
                 let (sref, _) = self
@@ -467,6 +498,28 @@ impl<'a> Checker<'a> {
                 }
                 Ok(fix(edits, vec![], cx.imports))
             }
+        }
+    }
+
+    /// Comments inside a replaced span would be lost: move them after the
+    /// replacement when it ends its line. Returns false if they cannot be kept.
+    fn carry_comments(&self, range: TextRange, replacement: String) -> (String, bool) {
+        let comments: Vec<&str> = self
+            .parsed_tokens
+            .tokens()
+            .iter()
+            .filter(|t| t.kind() == TokenKind::Comment && range.contains_range(t.range()))
+            .map(|t| self.src(t.range()))
+            .collect();
+        if comments.is_empty() {
+            return (replacement, true);
+        }
+        let end = usize::from(range.end());
+        let rest = &self.text[end..crate::source::line_end_inclusive(self.text, end)];
+        if rest.trim().is_empty() {
+            (format!("{replacement}  {}", comments.join("  ")), true)
+        } else {
+            (replacement, false)
         }
     }
 
@@ -648,6 +701,23 @@ impl<'a> Checker<'a> {
 }
 
 impl<'a> Visitor<'a> for Checker<'a> {
+    fn visit_annotation(&mut self, expr: &'a Expr) {
+        // A string annotation (`"pl.MpDeviceLoader"`) still uses its imports.
+        if let Expr::StringLiteral(lit) = expr {
+            if let Ok(parsed) = ruff_python_parser::parse_expression(lit.value.to_str()) {
+                let mut names = NameCollector::default();
+                names.visit_expr(parsed.expr());
+                for name in names.0 {
+                    if let crate::semantic::Resolution::Import { also, .. } = self.sem.resolve(&name, self.scope, lit.range.start()) {
+                        self.used.extend(also);
+                    }
+                }
+            }
+            return;
+        }
+        self.visit_expr(expr);
+    }
+
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         // Only reached for statements nested in expressions' walk (none in
         // practice); blocks go through `visit_block`.
@@ -687,6 +757,19 @@ impl<'a> Visitor<'a> for Checker<'a> {
             }
             _ => self.walk_with_operand(expr),
         }
+    }
+}
+
+/// Names used in an expression parsed from a string annotation.
+#[derive(Default)]
+struct NameCollector(Vec<String>);
+
+impl<'b> Visitor<'b> for NameCollector {
+    fn visit_expr(&mut self, expr: &'b Expr) {
+        if let Expr::Name(n) = expr {
+            self.0.push(n.id.to_string());
+        }
+        visitor::walk_expr(self, expr);
     }
 }
 

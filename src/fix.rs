@@ -132,20 +132,56 @@ pub fn plan_deletions(text: &str, blocks: &[Block], deletes: &BTreeSet<StmtRef>)
         }
     };
     let mut edits = Vec::new();
+    let mut removed: Vec<TextRange> = Vec::new();
     for d in &deleted {
         if owner_deleted(d.block) {
             continue;
         }
         let block = &blocks[d.block];
         let range = block.stmts[d.index];
-        let keeps_pass = emptied.contains(&d.block) && d.index == 0;
-        if keeps_pass {
+        if emptied.contains(&d.block) && d.index == 0 {
             edits.push(Edit::replace(range, "pass"));
         } else {
-            edits.push(delete_statement(text, block, d.index));
+            match delete_statement(text, block, d.index) {
+                Ok(r) => removed.push(r),
+                Err(pass) => edits.push(pass),
+            }
         }
     }
+    // Deletions may touch or overlap once blank lines are included: merge them.
+    removed.sort_by_key(|r| r.start());
+    let mut merged: Vec<TextRange> = Vec::new();
+    for r in removed {
+        match merged.last_mut() {
+            Some(last) if r.start() <= last.end() => *last = last.cover(r),
+            _ => merged.push(r),
+        }
+    }
+    edits.extend(merged.into_iter().map(|r| Edit::delete(after_header(text, r))));
     edits
+}
+
+/// A deletion that starts a block (right after `try:`, `if …:`) also takes
+/// the blank lines after it, so the body does not open with a blank line.
+fn after_header(text: &str, r: TextRange) -> TextRange {
+    let start = usize::from(r.start());
+    let prev_line = &text[line_start(text, start.saturating_sub(1))..start];
+    let opens_block = start > 0 && prev_line.split('#').next().unwrap_or_default().trim_end().ends_with(':');
+    if !opens_block {
+        return r;
+    }
+    let mut end = usize::from(r.end());
+    while end < text.len() {
+        let le = line_end_inclusive(text, end);
+        if !text[end..le].trim().is_empty() {
+            break;
+        }
+        end = le;
+    }
+    if end >= text.len() {
+        return r; // nothing follows: keep the file's ending as it was
+    }
+    TextRange::new(r.start(), TextSize::try_from(end).unwrap_or(r.end()))
 }
 
 /// The full lines a statement occupies, if nothing else shares them.
@@ -163,24 +199,68 @@ fn whole_lines(text: &str, range: TextRange) -> Option<TextRange> {
     Some(TextRange::new(TextSize::try_from(ls).ok()?, TextSize::try_from(le).ok()?))
 }
 
-fn delete_statement(text: &str, block: &Block, index: usize) -> Edit {
+/// The range to delete for one statement, or (for a statement sharing its
+/// line with code we cannot split) a `pass` replacement.
+fn delete_statement(text: &str, block: &Block, index: usize) -> Result<TextRange, Edit> {
     let range = block.stmts[index];
     if let Some(lines) = whole_lines(text, range) {
-        return Edit::delete(lines);
+        return Ok(with_blank_lines(text, block, index, lines));
     }
     // `a; b; c` on one line: take the statement with one separator.
     if let Some(next) = block.stmts.get(index + 1) {
         if text[usize::from(range.end())..usize::from(next.start())].trim() == ";" {
-            return Edit::delete(TextRange::new(range.start(), next.start()));
+            return Ok(TextRange::new(range.start(), next.start()));
         }
     }
     if index > 0 {
         let prev = block.stmts[index - 1];
         if text[usize::from(prev.end())..usize::from(range.start())].trim() == ";" {
-            return Edit::delete(TextRange::new(prev.end(), range.end()));
+            return Ok(TextRange::new(prev.end(), range.end()));
         }
     }
-    Edit::replace(range, "pass")
+    Err(Edit::replace(range, "pass"))
+}
+
+/// Blank lines that would be left dangling by deleting `lines`: after the
+/// first statement of a block (before the next one), and before the last one.
+fn with_blank_lines(text: &str, block: &Block, index: usize, lines: TextRange) -> TextRange {
+    let (start, end) = (usize::from(lines.start()), usize::from(lines.end()));
+    let blank_run_after = {
+        let mut e = end;
+        while e < text.len() {
+            let le = line_end_inclusive(text, e);
+            if !text[e..le].trim().is_empty() {
+                break;
+            }
+            e = le;
+        }
+        e
+    };
+    let blank_run_before = {
+        let mut s = start;
+        while s > 0 {
+            let ls = line_start(text, s - 1);
+            if !text[ls..s].trim().is_empty() {
+                break;
+            }
+            s = ls;
+        }
+        s
+    };
+    let is_last = index + 1 == block.stmts.len();
+    let (new_start, new_end) = if index == 0 && !is_last {
+        (start, blank_run_after)
+    } else if is_last && index > 0 {
+        (blank_run_before, end)
+    } else if blank_run_before < start && blank_run_after > end {
+        (start, blank_run_after)
+    } else {
+        (start, end)
+    };
+    TextRange::new(
+        TextSize::try_from(new_start).unwrap_or(lines.start()),
+        TextSize::try_from(new_end).unwrap_or(lines.end()),
+    )
 }
 
 /// Apply sorted, non-overlapping edits.

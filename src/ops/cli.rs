@@ -1,7 +1,7 @@
 //! `xla2tpu ops …`: check a model type against a backend, diff backends, show an op, and the two
 //! commands that shell out to Python (`dump-backend`, `trace`, in `tools.rs`).
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
@@ -94,12 +94,6 @@ pub fn run(args: OpsArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A builtin backend name, or a path to a TSV.
-fn load_backend(spec: &str) -> anyhow::Result<Registry> {
-    let path = Path::new(spec);
-    if spec.ends_with(".tsv") || path.is_file() { Registry::from_path(path) } else { Registry::builtin(spec) }
-}
-
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
@@ -173,7 +167,7 @@ struct BackendInfo<'a> {
 }
 
 fn check(profiles: &Profiles, args: &CheckArgs) -> anyhow::Result<ExitCode> {
-    let registry = load_backend(&args.backend)?;
+    let registry = Registry::load(&args.backend)?;
     let resolved = resolve(profiles, &args.model)?;
     let p = resolved.profile;
     let report = CheckReport {
@@ -256,7 +250,7 @@ struct DiffReport {
 }
 
 fn diff(profiles: &Profiles, args: &DiffArgs) -> anyhow::Result<ExitCode> {
-    let (from, to) = (load_backend(&args.from)?, load_backend(&args.to)?);
+    let (from, to) = (Registry::load(&args.from)?, Registry::load(&args.to)?);
     let mut r = DiffReport { from: from.name().into(), to: to.name().into(), ..Default::default() };
     for profile in profiles.iter() {
         let (a, b) = (evaluate(&from, profile), evaluate(&to, profile));

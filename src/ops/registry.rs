@@ -85,6 +85,15 @@ impl Registry {
         Registry::parse(name, tsv, neutral).with_context(|| format!("builtin backend {name}"))
     }
 
+    /// `--backend` values: a builtin name, or a path to a backend TSV.
+    pub fn load(spec: &str) -> anyhow::Result<Registry> {
+        if Registry::builtin_names().contains(&spec) || !Path::new(spec).exists() {
+            Registry::builtin(spec)
+        } else {
+            Registry::from_path(Path::new(spec))
+        }
+    }
+
     /// Names of the embedded backends, i.e. every `rules/backends/*.tsv`, sorted.
     pub fn builtin_names() -> &'static [&'static str] {
         static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();

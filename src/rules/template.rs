@@ -325,10 +325,12 @@ fn split_top_level(text: &str) -> Vec<&str> {
 }
 
 /// Does an argument's source text satisfy a `when` entry? String literals
-/// compare by value, so `'xla'` matches `"xla"`.
+/// compare by value, so `'xla'` matches `"xla"`; `~` means "not passed" and
+/// `"*"` means "passed, whatever the value".
 pub fn arg_matches(actual: Option<&str>, accepted: &[Option<String>]) -> bool {
     accepted.iter().any(|a| match (actual, a) {
         (None, None) => true,
+        (Some(_), Some(expected)) if expected == "*" => true,
         (Some(actual), Some(expected)) => {
             actual == expected || string_value(actual).is_some_and(|v| Some(v) == string_value(expected).or(Some(expected)))
         }

@@ -67,7 +67,7 @@ impl ModelList {
     pub fn top(mut self, n: usize) -> ModelList {
         let mut seen = HashSet::new();
         self.models.retain(|m| seen.insert(m.id.clone()));
-        self.models.sort_by(|a, b| b.downloads.cmp(&a.downloads));
+        self.models.sort_by_key(|m| std::cmp::Reverse(m.downloads));
         self.models.truncate(n);
         let zero = self.models.iter().filter(|m| m.downloads == 0).count();
         if zero > 0 {
