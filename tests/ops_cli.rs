@@ -166,6 +166,49 @@ fn dump_backend_reports_a_missing_interpreter() {
     assert!(!dir.path().join("x.tsv").exists(), "no file written on failure");
 }
 
+/// A stand-in interpreter: a shell script that ignores its arguments and prints `body`.
+#[cfg(unix)]
+fn fake_python(dir: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("python");
+    std::fs::write(&path, format!("#!/bin/sh\ncat <<'EOF'\n{body}EOF\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[cfg(unix)]
+#[test]
+fn dump_backend_writes_what_the_script_prints_once_it_parses() {
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = std::fs::read_to_string(fixtures().join("backends/mini-1.tsv")).unwrap();
+    let python = fake_python(dir.path(), &tsv);
+    let out = dir.path().join("new-backend.tsv");
+    ops_fixture(&["dump-backend", "--python"])
+        .arg(&python)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("(13 ops, 4 with a backend kernel)"));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), tsv);
+}
+
+#[cfg(unix)]
+#[test]
+fn dump_backend_rejects_output_that_is_not_a_backend_tsv() {
+    let dir = tempfile::tempdir().unwrap();
+    let python = fake_python(dir.path(), "Traceback: something went wrong\n");
+    let out = dir.path().join("x.tsv");
+    ops_fixture(&["dump-backend", "--python"])
+        .arg(&python)
+        .arg("--output")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not parse"));
+    assert!(!out.exists());
+}
+
 #[test]
 fn trace_without_venv_points_to_setup_script() {
     let repo = tempfile::tempdir().unwrap();
