@@ -214,8 +214,14 @@ impl<'a> Checker<'a> {
                     let spelled = self.src(call.func.range()).to_string();
                     self.report(Site { rule, target, expr, call: Some(call), spelled });
                     self.visit_owned_arguments(call);
-                    return;
+                } else {
+                    // e.g. `torch.compile(backend="inductor")`: not ours, and not a bare reference either.
+                    self.check_device_arguments(call, Some(q));
+                    self.operand.push(false);
+                    self.visit_arguments(&call.arguments);
+                    self.operand.pop();
                 }
+                return;
             }
         }
         self.check_device_arguments(call, q.as_ref());
@@ -733,6 +739,19 @@ impl<'a> Visitor<'a> for Checker<'a> {
             Expr::Attribute(attr) if attr.ctx == ExprContext::Load => {
                 if !self.visit_reference(expr) {
                     self.walk_with_operand(expr);
+                }
+            }
+            Expr::Attribute(attr) if attr.ctx == ExprContext::Store => {
+                // `torch.backends.tpu.flag = True`: reference rules apply to targets too.
+                match self.sem.qualified_name(expr, self.scope) {
+                    Some(q) if self.rules.lookup(MatchKind::Reference, &q.name).is_some() => {
+                        self.mark_used(&q);
+                        let (rule, target) = self.rules.lookup(MatchKind::Reference, &q.name).unwrap_or_default();
+                        let spelled = self.src(expr.range()).to_string();
+                        self.report(Site { rule, target, expr, call: None, spelled });
+                    }
+                    Some(q) => self.mark_used(&q),
+                    None => self.walk_with_operand(expr),
                 }
             }
             Expr::Subscript(sub) => {

@@ -220,6 +220,10 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
             }
         }
         if m.output == l.source.text {
+            if args.write && l.input == Input::Stdin {
+                // As a filter, `--write -` always prints the (unchanged) source.
+                stdout.write_all(&l.source.encode(&m.output))?;
+            }
             continue;
         }
         changed += 1;

@@ -180,6 +180,7 @@ fn stdin_in_both_modes() {
         .success()
         .stdout(predicate::str::contains("--- a/<stdin>"));
     bin().args(["migrate", "--write", "-"]).write_stdin(TRAIN).assert().success().stdout(TRAIN_FIXED);
+    bin().args(["migrate", "--write", "-"]).write_stdin(TRAIN_FIXED).assert().success().stdout(TRAIN_FIXED);
     bin().args(["check", "-", "--output-format", "concise"]).write_stdin(TRAIN).assert().code(1).stdout(predicate::str::contains("<stdin>:9:5: TPU110"));
 }
 

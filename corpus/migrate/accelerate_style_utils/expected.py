@@ -24,7 +24,7 @@ def wait_for_everyone():
 
 def num_processes() -> int:
     if is_tpu_available():
-        return dist.get_world_size()
+        return dist.get_world_size() if dist.is_initialized() else 1
     return int(os.environ.get("WORLD_SIZE", 1))
 
 

@@ -3,8 +3,6 @@ import torch
 import torch.distributed as dist
 
 try:
-    import torch_tpu  # noqa: F401
-
     _HAS_XLA = True
 except ImportError:
     xm = None
@@ -21,7 +19,7 @@ def get_device():
 
 def world_size():
     if _HAS_XLA:
-        return dist.get_world_size()
+        return dist.get_world_size() if dist.is_initialized() else 1
     return 1
 
 

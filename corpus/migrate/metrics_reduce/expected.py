@@ -7,7 +7,7 @@ import torch.distributed as dist
 
 def reduce_mean(t):
     # sum over replicas, then divide by the replica count
-    return xm.all_reduce(xm.REDUCE_SUM, t, scale=1.0 / dist.get_world_size())
+    return xm.all_reduce(xm.REDUCE_SUM, t, scale=1.0 / (dist.get_world_size() if dist.is_initialized() else 1))
 
 
 def evaluate(model, loader, device):
@@ -24,7 +24,7 @@ def evaluate(model, loader, device):
     accuracy = (correct / seen).item()
     # gather python floats from every core and average them on the host
     mean_acc = xm.mesh_reduce("eval_acc", accuracy, np.mean)
-    if dist.get_rank() == 0:
+    if not dist.is_initialized() or dist.get_rank() == 0:
         print(f"accuracy={mean_acc:.4f}")
     return mean_acc
 
@@ -37,7 +37,7 @@ def gather_predictions(preds):
 
 
 def log_once(msg):
-    if dist.get_rank() == 0:
+    if not dist.is_initialized() or dist.get_rank() == 0:
         print(msg)
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         print("local leader:", msg)

@@ -9,7 +9,7 @@ import torch.distributed as dist
 
 def build_loader(batch_size):
     ds = TensorDataset(torch.randn(4096, 64), torch.randn(4096, 1))
-    sampler = DistributedSampler(ds, num_replicas=dist.get_world_size(), rank=dist.get_rank())
+    sampler = DistributedSampler(ds, num_replicas=dist.get_world_size() if dist.is_initialized() else 1, rank=dist.get_rank() if dist.is_initialized() else 0)
     return DataLoader(ds, batch_size=batch_size, sampler=sampler, drop_last=True)
 
 
@@ -25,7 +25,7 @@ def train_fn(rank):
             loss = nn.functional.mse_loss(model(x), y)
             loss.backward()
             optimizer.step()
-        if dist.get_rank() == 0:
+        if not dist.is_initialized() or dist.get_rank() == 0:
             print("epoch", epoch, "loss", loss.item())
 
 

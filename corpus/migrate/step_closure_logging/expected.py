@@ -6,7 +6,7 @@ import torch.distributed as dist
 
 
 def _log(step, loss, tracker_rate):
-    print(f"[{dist.get_rank()}] step={step} loss={loss.item():.5f} rate={tracker_rate:.1f}/s {time.asctime()}")
+    print(f"[{dist.get_rank() if dist.is_initialized() else 0}] step={step} loss={loss.item():.5f} rate={tracker_rate:.1f}/s {time.asctime()}")
 
 
 def train_loop(model, loader, optimizer, log_every=10):

@@ -19,5 +19,5 @@ class Trainer:
 		for b in batches:
 			loss = self.step(b)
 			if dist.get_node_local_rank(fallback_rank=0) == 0:
-				if dist.get_rank() == 0:
+				if not dist.is_initialized() or dist.get_rank() == 0:
 					print(loss.item())

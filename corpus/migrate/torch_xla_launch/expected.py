@@ -9,8 +9,8 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 def _worker(index, lr):
     dist.init_process_group("tpu_dist")
     device = torch.device("tpu")
-    rank = dist.get_rank()
-    world = dist.get_world_size()
+    rank = dist.get_rank() if dist.is_initialized() else 0
+    world = dist.get_world_size() if dist.is_initialized() else 1
     print(f"rank {rank}/{world} local={dist.get_node_local_rank(fallback_rank=0)} on {device}")
 
     model = nn.Linear(128, 128).to(device)

@@ -43,15 +43,15 @@ def _mp_fn(index, flags):
     dataset = TensorDataset(torch.randn(2048, 1, 28, 28), torch.randint(0, 10, (2048,)))
     sampler = DistributedSampler(
         dataset,
-        num_replicas=dist.get_world_size(),
-        rank=dist.get_rank(),
+        num_replicas=dist.get_world_size() if dist.is_initialized() else 1,
+        rank=dist.get_rank() if dist.is_initialized() else 0,
         shuffle=True,
     )
     loader = DataLoader(dataset, batch_size=flags["batch_size"], sampler=sampler, num_workers=2)
 
     device = torch.device("tpu")
     model = Net().to(device)
-    optimizer = optim.SGD(model.parameters(), lr=flags["lr"] * dist.get_world_size(), momentum=0.5)
+    optimizer = optim.SGD(model.parameters(), lr=flags["lr"] * (dist.get_world_size() if dist.is_initialized() else 1), momentum=0.5)
 
     for epoch in range(flags["num_epochs"]):
         para_loader = pl.ParallelLoader(loader, [device])
@@ -62,7 +62,7 @@ def _mp_fn(index, flags):
             loss.backward()
             optimizer.step()
             if step % 10 == 0:
-                if dist.get_rank() == 0:
+                if not dist.is_initialized() or dist.get_rank() == 0:
                     print(f"[{epoch}] step {step} loss={loss.item():.4f}")
         dist.barrier()
 

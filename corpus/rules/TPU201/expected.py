@@ -3,7 +3,7 @@ import torch_xla.core.xla_model as xm
 import torch_xla.runtime as xr
 import torch.distributed as dist
 
-a = dist.get_world_size()
-b = dist.get_world_size()
-c = dist.get_world_size() if hasattr(xm, "xla_device_world_size") else 1
+a = dist.get_world_size() if dist.is_initialized() else 1
+b = dist.get_world_size() if dist.is_initialized() else 1
+c = dist.get_world_size() if dist.is_initialized() else 1 if hasattr(xm, "xla_device_world_size") else 1
 get_ws = xr.world_size  # referenced, not called: reported

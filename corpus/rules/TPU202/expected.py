@@ -1,9 +1,9 @@
 # TPU202 ordinal
 import torch.distributed as dist
 
-a = dist.get_rank()
-b = dist.get_rank()
-c = dist.get_rank()  # defval is ignored under PJRT: dropped
+a = dist.get_rank() if dist.is_initialized() else 0
+b = dist.get_rank() if dist.is_initialized() else 0
+c = dist.get_rank() if dist.is_initialized() else 0  # defval is ignored under PJRT: dropped
 
 
 class Worker:

@@ -3,9 +3,9 @@ import torch.distributed as dist
 
 if dist.get_node_local_rank(fallback_rank=0) == 0:
     print("local master")
-if dist.get_rank() == 0:
+if not dist.is_initialized() or dist.get_rank() == 0:
     print("global master")
-flag = not (dist.get_rank() == 0)
+flag = not (not dist.is_initialized() or dist.get_rank() == 0)
 
 
 class Node:

@@ -4,7 +4,7 @@ import sys
 import torch_xla.core.xla_model as xm
 import torch.distributed as dist
 
-if dist.get_rank() == 0:
+if not dist.is_initialized() or dist.get_rank() == 0:
     print("hello")
 xm.master_print("to stderr", fd=sys.stderr, flush=True)
 for i in range(2): xm.master_print(i)  # compound statement on one line
