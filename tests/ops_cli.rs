@@ -100,6 +100,15 @@ fn check_failed_trace_explains_why_there_is_no_profile() {
 }
 
 #[test]
+fn check_hub_id_of_a_failed_type_explains_the_failure() {
+    ops_fixture(&["check", "org/crashy-13b"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("org/crashy-13b looks like model type 'crashy'")
+            .and(predicate::str::contains("killed: RSS > 6000 MB")));
+}
+
+#[test]
 fn check_unknown_backend_lists_builtins() {
     ops_fixture(&["check", "good", "--backend", "nope-1.0"])
         .assert()

@@ -9,7 +9,7 @@ use clap::{Subcommand, ValueEnum};
 use serde::Serialize;
 
 use super::tools::{DumpArgs, TraceArgs};
-use super::{DEFAULT_BACKEND, Evaluation, Profile, Profiles, Registry, Support, evaluate, op_support};
+use super::{DEFAULT_BACKEND, Evaluation, IndexEntry, Profile, Profiles, Registry, Support, evaluate, op_support};
 
 #[derive(Debug, clap::Args)]
 pub struct OpsArgs {
@@ -111,14 +111,17 @@ fn resolve<'p>(profiles: &'p Profiles, query: &str) -> anyhow::Result<Resolved<'
     if let Some(profile) = profiles.find(query) {
         return Ok(Resolved { profile, guessed_from: None });
     }
-    if let Some(failure) = profiles.find_failure(query) {
-        bail!(
+    let no_profile = |failure: &IndexEntry| {
+        anyhow::anyhow!(
             "{} has no profile: tracing ended with status '{}'{}{}",
             failure.id,
             failure.status,
             if failure.method.is_empty() { String::new() } else { format!(" ({})", failure.method) },
             if failure.reason.is_empty() { String::new() } else { format!(": {}", failure.reason) },
-        );
+        )
+    };
+    if let Some(failure) = profiles.find_failure(query) {
+        return Err(no_profile(failure));
     }
     // A Hub id: without config.json its model_type is unknown; accept the longest prefix of the
     // repo name, cut at a `-`, `_` or `.`, that is a known profile name
@@ -131,6 +134,9 @@ fn resolve<'p>(profiles: &'p Profiles, query: &str) -> anyhow::Result<Resolved<'
         let found = prefixes.iter().rev().find_map(|p| profiles.get(&format!("{org}/{p}")).or_else(|| profiles.find(p)));
         if let Some(profile) = found {
             return Ok(Resolved { profile, guessed_from: Some(query.to_string()) });
+        }
+        if let Some(failure) = prefixes.iter().rev().find_map(|p| profiles.find_failure(p)) {
+            return Err(no_profile(failure).context(format!("{query} looks like model type '{}'", failure.name)));
         }
         bail!(
             "no profile matches {query:?}: as a Hub id its model_type is only known from its config.json, which \
