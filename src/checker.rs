@@ -31,6 +31,9 @@ pub struct CheckResult {
     pub blocks: Vec<Block>,
 }
 
+/// What a removed torch_xla import in a guarded `try:` becomes.
+const PROBE: &str = "import torch_tpu  # noqa: F401  (TorchTPU probe; was a torch_xla import)";
+
 /// Environment accessors whose first argument names a variable.
 const ENV_CALLS: &[&str] = &["os.environ.get", "os.environ.setdefault", "os.environ.pop", "os.getenv", "os.putenv", "os.unsetenv"];
 
@@ -50,6 +53,13 @@ pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> Ch
         owned: HashSet::new(),
         import_sites: Vec::new(),
         diagnostics: Vec::new(),
+        guarded_try_bodies: HashSet::new(),
+        functions: module
+            .body
+            .iter()
+            .filter_map(|s| s.as_function_def_stmt())
+            .map(|f| (f.name.id.as_str(), f))
+            .collect(),
     };
     checker.visit_block(&module.body, None);
     checker.report_imports();
@@ -75,6 +85,11 @@ struct Checker<'a> {
     owned: HashSet<TextSize>,
     import_sites: Vec<(StmtRef, &'a Stmt)>,
     diagnostics: Vec<Diagnostic>,
+    /// Bodies of `try:` blocks whose `except ImportError` does real work (sets
+    /// a flag…): removing their imports must keep the probe meaningful.
+    guarded_try_bodies: HashSet<usize>,
+    /// Module-level functions, for launcher fixes that edit the worker.
+    functions: std::collections::HashMap<&'a str, &'a ast::StmtFunctionDef>,
 }
 
 /// Where a match sits, for building its fix.
@@ -154,6 +169,9 @@ impl<'a> Checker<'a> {
             }
             Stmt::Try(try_stmt) => {
                 let droppable = try_only_guards_imports(try_stmt);
+                if !droppable && catches_import_error(try_stmt) {
+                    self.guarded_try_bodies.insert(self.blocks.len());
+                }
                 self.visit_block(&try_stmt.body, Some((sref, droppable)));
                 for handler in &try_stmt.handlers {
                     let ast::ExceptHandler::ExceptHandler(h) = handler;
@@ -429,6 +447,61 @@ impl<'a> Checker<'a> {
         if !spec.when.is_empty() && !self.when_holds(&spec.when, bound) {
             return Err(describe_when(&spec.when));
         }
+        if !spec.requires_use.is_empty()
+            && !self.sem.bindings.iter().any(|b| b.qualified().is_some_and(|q| spec.requires_use.iter().any(|r| r == q)))
+        {
+            return Err(format!("the file does not use {}", spec.requires_use.join(" or ")));
+        }
+        let mut fix = self.try_action(site, rule, spec, bound)?;
+        if let Some(prelude) = &spec.worker_prelude {
+            if let Some((edit, imports)) = self.worker_prelude(site, rule, spec, prelude, bound) {
+                fix.edits.push(edit);
+                fix.imports.extend(imports);
+            }
+        }
+        Ok(fix)
+    }
+
+    /// Insert the prelude at the top of the worker function a launcher call names.
+    fn worker_prelude(
+        &self,
+        site: &Site<'a>,
+        rule: &Rule,
+        spec: &crate::rules::FixSpec,
+        prelude: &crate::rules::WorkerPrelude,
+        bound: &Bound<'a>,
+    ) -> Option<(Edit, Vec<ImportRequest>)> {
+        let Expr::Name(worker) = bound.values.get(&prelude.param)? else { return None };
+        let def = self.functions.get(worker.id.as_str())?;
+        if self.src(def.range).contains(prelude.unless.as_str()) {
+            return None;
+        }
+        let rank = def.parameters.posonlyargs.iter().chain(def.parameters.args.iter()).next()?.name().id.to_string();
+        let first = match def.body.as_slice() {
+            [Stmt::Expr(doc), next, ..] if doc.value.is_string_literal_expr() => next,
+            [first, ..] => first,
+            [] => return None,
+        };
+        let at = crate::source::line_start(self.text, first.start().into());
+        if !self.text[at..usize::from(first.start())].trim().is_empty() {
+            return None; // `def f(r): body` on one line
+        }
+        let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
+        cx.rank = Some(rank);
+        let text = prelude.statement.expand(&mut cx).ok()?;
+        let _ = spec;
+        let indent = indentation_at(self.text, first.start().into());
+        let edit = Edit::insert(TextSize::try_from(at).ok()?, format!("{indent}{text}{}", newline_of(self.text)));
+        Some((edit, cx.imports))
+    }
+
+    fn try_action(
+        &self,
+        site: &Site<'a>,
+        rule: &Rule,
+        spec: &crate::rules::FixSpec,
+        bound: &Bound<'a>,
+    ) -> Result<Fix, String> {
         let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
         let fix = |edits, deletes, imports| Fix { safety: spec.safety, edits, deletes, imports };
         match &spec.action {
@@ -492,7 +565,7 @@ impl<'a> Checker<'a> {
                 for (param, template) in set {
                     let value = template.expand(&mut cx)?;
                     match bound.values.get(param) {
-                        Some(arg) => edits.push(Edit::replace(arg.range(), value)),
+                        Some(arg) => edits.push(Edit::replace(arg.range(), same_quotes(self.src(arg.range()), value))),
                         None => edits.push(self.append_keyword(call, param, &value)),
                     }
                 }
@@ -643,6 +716,7 @@ impl<'a> Checker<'a> {
     fn report_imports(&mut self) {
         let Some(rule) = self.rules.builtin(Builtin::Import) else { return };
         let modules = self.rule(rule).modules.clone();
+        let probes = self.probe_sites(&modules);
         for (sref, stmt) in std::mem::take(&mut self.import_sites) {
             let aliases: Vec<(&ast::Alias, String)> = match stmt {
                 Stmt::Import(i) => i.names.iter().map(|a| (a, a.name.id.to_string())).collect(),
@@ -676,7 +750,9 @@ impl<'a> Checker<'a> {
             };
             let fix = match spec {
                 Some(spec) if !unused.is_empty() && !star => {
-                    let (edits, deletes) = if unused.len() == aliases.len() {
+                    let (edits, deletes) = if unused.len() == aliases.len() && probes.contains(&sref) {
+                        (vec![Edit::replace(stmt.range(), PROBE)], vec![])
+                    } else if unused.len() == aliases.len() {
                         (vec![], vec![sref])
                     } else {
                         (vec![self.keep_aliases(&aliases, &unused)], vec![])
@@ -687,6 +763,30 @@ impl<'a> Checker<'a> {
             };
             self.diagnostics.push(Diagnostic { rule, range: stmt.range(), message, note, fix });
         }
+    }
+
+    /// In each guarded `try:` body, the first torch_xla import becomes a
+    /// TorchTPU probe, so `except ImportError` still fires where TorchTPU is absent.
+    fn probe_sites(&self, modules: &[String]) -> HashSet<StmtRef> {
+        let mut probes = HashSet::new();
+        let mut seen_blocks = HashSet::new();
+        for (sref, stmt) in &self.import_sites {
+            if !self.guarded_try_bodies.contains(&sref.block) || seen_blocks.contains(&sref.block) {
+                continue;
+            }
+            let names: Vec<String> = match stmt {
+                Stmt::Import(i) => i.names.iter().map(|a| a.name.id.to_string()).collect(),
+                Stmt::ImportFrom(i) => vec![i.module.as_ref().map(|m| m.id.to_string()).unwrap_or_default()],
+                _ => continue,
+            };
+            if names.iter().any(|n| n == "torch_tpu") {
+                seen_blocks.insert(sref.block); // already probes TorchTPU
+            } else if names.iter().all(|n| in_modules(n, modules)) {
+                seen_blocks.insert(sref.block);
+                probes.insert(*sref);
+            }
+        }
+        probes
     }
 
     /// Rewrite an import's name list without the removed aliases.
@@ -800,11 +900,12 @@ struct ExpandCx<'c, 'a> {
     bound: &'c Bound<'a>,
     used_params: HashSet<String>,
     imports: Vec<ImportRequest>,
+    rank: Option<String>,
 }
 
 impl<'c, 'a> ExpandCx<'c, 'a> {
     fn new(checker: &'c Checker<'a>, site: &'c Site<'a>, signature: Option<&'c Signature>, bound: &'c Bound<'a>) -> Self {
-        ExpandCx { checker, site, signature, bound, used_params: HashSet::new(), imports: Vec::new() }
+        ExpandCx { checker, site, signature, bound, used_params: HashSet::new(), imports: Vec::new(), rank: None }
     }
 
     /// Every argument the call passes must be carried over, conditioned on, or explicitly droppable.
@@ -861,7 +962,9 @@ impl ExpandContext for ExpandCx<'_, '_> {
         if module.contains('.') && alias.is_none() {
             return Err(format!("no import of `{module}` to refer to"));
         }
-        if sem.all_names.contains(name) {
+        // A name that is used but never bound (`torch.x` relying on a star import) may be imported.
+        let bound_somewhere = sem.bindings.iter().any(|b| b.name == name);
+        if sem.all_names.contains(name) && (bound_somewhere || name != module) {
             return Err(format!("cannot add `import {module}`: the name `{name}` already means something else in this file"));
         }
         self.imports.push(ImportRequest { module: module.to_string(), alias: alias.map(str::to_string) });
@@ -870,6 +973,10 @@ impl ExpandContext for ExpandCx<'_, '_> {
 
     fn target(&self) -> Option<&str> {
         self.site.target
+    }
+
+    fn rank(&self) -> Option<String> {
+        self.rank.clone()
     }
 
     fn all_args(&self) -> String {
@@ -896,6 +1003,32 @@ fn describe_when(when: &crate::rules::When) -> String {
         })
         .collect();
     format!("only converted when {}", parts.join(" and "))
+}
+
+/// Keep the file's quote style when a string argument is replaced by another.
+fn same_quotes(original: &str, new: String) -> String {
+    let simple = |s: &str, q: char| s.len() >= 2 && s.starts_with(q) && s.ends_with(q) && !s[1..s.len() - 1].contains(['\'', '"', '\\']);
+    if simple(original, '\'') && simple(&new, '"') {
+        format!("'{}'", &new[1..new.len() - 1])
+    } else {
+        new
+    }
+}
+
+/// `except ImportError` (or broader) handlers: the `try` probes for a module.
+fn catches_import_error(t: &ast::StmtTry) -> bool {
+    let catches = |e: &Expr| match e {
+        Expr::Name(n) => matches!(n.id.as_str(), "ImportError" | "ModuleNotFoundError" | "Exception" | "BaseException"),
+        _ => false,
+    };
+    t.handlers.iter().any(|h| {
+        let ast::ExceptHandler::ExceptHandler(h) = h;
+        match h.type_.as_deref() {
+            None => true,
+            Some(Expr::Tuple(t)) => t.elts.iter().any(catches),
+            Some(e) => catches(e),
+        }
+    })
 }
 
 fn in_modules(name: &str, modules: &[String]) -> bool {

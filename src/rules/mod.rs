@@ -130,6 +130,29 @@ struct RawFix {
     args: Option<RawArgsFix>,
     #[serde(default)]
     note: Option<String>,
+    #[serde(default)]
+    requires_use: Vec<String>,
+    #[serde(default)]
+    worker_prelude: Option<RawPrelude>,
+}
+
+/// A statement to put at the top of the worker function a launcher call names.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrelude {
+    /// The parameter holding the worker function (e.g. `fn`).
+    param: String,
+    /// The statement; `{$rank}` is the worker's first parameter.
+    statement: String,
+    /// Skip when the worker already contains this text.
+    unless: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct WorkerPrelude {
+    pub param: String,
+    pub statement: Template,
+    pub unless: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -163,6 +186,9 @@ pub struct FixSpec {
     pub drop: Vec<String>,
     pub action: FixAction,
     pub note: Option<String>,
+    /// Only offer the fix when the file imports one of these names (e.g. DDP).
+    pub requires_use: Vec<String>,
+    pub worker_prelude: Option<WorkerPrelude>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -347,8 +373,15 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
     if let FixAction::Replace(t) | FixAction::Statement(t) = &action {
         named.extend(t.params());
     }
+    if let Some(p) = &f.worker_prelude {
+        named.push(p.param.as_str());
+    }
     if let Some(unknown) = named.iter().find(|p| signature.is_none_or(|s| !s.has(p))) {
         bail!("fix refers to parameter `{unknown}`, which is not in the rule's signature");
     }
-    Ok(FixSpec { safety: f.safety, when: f.when, drop: f.drop, action, note: f.note })
+    let worker_prelude = f
+        .worker_prelude
+        .map(|p| Ok::<_, anyhow::Error>(WorkerPrelude { param: p.param, statement: Template::parse(&p.statement)?, unless: p.unless }))
+        .transpose()?;
+    Ok(FixSpec { safety: f.safety, when: f.when, drop: f.drop, action, note: f.note, requires_use: f.requires_use, worker_prelude })
 }

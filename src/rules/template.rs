@@ -14,6 +14,7 @@
 //! | `{@module.path}`   | a name bound to that module (an import is added if needed)    |
 //! | `{$target}`        | the rule's per-name target (`match.call` given as a map)      |
 //! | `{$args}`          | the call's original argument list, verbatim                   |
+//! | `{$rank}`          | (worker preludes) the worker function's first parameter       |
 //! | `{{` / `}}`        | literal braces                                                |
 //!
 //! An argument the call passes but the template does not carry over makes the
@@ -172,6 +173,7 @@ enum Piece {
     Module(String),
     Target,
     Args,
+    Rank,
 }
 
 /// A parsed replacement template.
@@ -258,6 +260,7 @@ impl Template {
                 Piece::Module(module) => out.push_str(&cx.module(module)?),
                 Piece::Target => out.push_str(cx.target().ok_or("rule has no target for this name")?),
                 Piece::Args => out.push_str(&cx.all_args()),
+                Piece::Rank => out.push_str(&cx.rank().ok_or("`{$rank}` is only available in a worker prelude")?),
             }
         }
         Ok(out)
@@ -273,6 +276,10 @@ pub trait ExpandContext {
     fn module(&mut self, module: &str) -> Result<String, String>;
     fn target(&self) -> Option<&str>;
     fn all_args(&self) -> String;
+    /// The worker function's first parameter (for `worker_prelude`).
+    fn rank(&self) -> Option<String> {
+        None
+    }
 }
 
 fn parse_placeholder(inner: &str) -> Option<Piece> {
@@ -289,6 +296,7 @@ fn parse_placeholder(inner: &str) -> Option<Piece> {
     match inner {
         "$target" => return Some(Piece::Target),
         "$args" => return Some(Piece::Args),
+        "$rank" => return Some(Piece::Rank),
         _ => {}
     }
     if let Some((param, spec)) = inner.split_once(':') {

@@ -21,7 +21,7 @@ compiled = torch.compile(model, backend="tpu")
 compiled_eval = torch.compile(model, backend="tpu", fullgraph=True)
 
 
-@torch.compile(backend="tpu")
+@torch.compile(backend='tpu')
 def gelu_fused(x):
     return 0.5 * x * (1 + torch.tanh(0.79788456 * (x + 0.044715 * x ** 3)))
 

@@ -4,6 +4,7 @@ import torch.multiprocessing as mp
 
 
 def _run(index):
+    dist.init_process_group("tpu_dist", rank=index, world_size=8)
     device = torch.device("tpu")
     x = torch.randn(3, 3).to(device)
     y = x @ x.T

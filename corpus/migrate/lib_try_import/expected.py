@@ -3,6 +3,8 @@ import torch
 import torch.distributed as dist
 
 try:
+    import torch_tpu  # noqa: F401  (TorchTPU probe; was a torch_xla import)
+
     _HAS_XLA = True
 except ImportError:
     xm = None

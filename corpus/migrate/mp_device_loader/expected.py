@@ -1,5 +1,6 @@
 import torch
 import torch.nn as nn
+import torch_xla.core.xla_model as xm
 import torch_xla.distributed.parallel_loader as pl
 import torch_xla.distributed.xla_multiprocessing as xmp
 from torch.utils.data import DataLoader, TensorDataset
@@ -24,7 +25,7 @@ def train_fn(rank):
             optimizer.zero_grad()
             loss = nn.functional.mse_loss(model(x), y)
             loss.backward()
-            optimizer.step()
+            xm.optimizer_step(optimizer)
         if not dist.is_initialized() or dist.get_rank() == 0:
             print("epoch", epoch, "loss", loss.item())
 

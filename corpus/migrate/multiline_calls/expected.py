@@ -8,6 +8,7 @@ def worker(
     index,
     config,
 ):
+    dist.init_process_group("tpu_dist", rank=index, world_size=8)
     device = torch.device("tpu")
     loss = torch.tensor(1.0, device=device)
     loss = xm.all_reduce(

@@ -1,4 +1,5 @@
 import torch
+import torch_xla.core.xla_model as xm
 import torch.distributed as dist
 
 
@@ -12,7 +13,7 @@ class Trainer:
 		self.opt.zero_grad()
 		loss = self.model(x.to(self.device)).sum()
 		loss.backward()
-		self.opt.step()
+		xm.optimizer_step(self.opt, barrier=True)
 		return loss
 
 	def fit(self, batches):

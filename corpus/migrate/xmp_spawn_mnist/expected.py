@@ -60,7 +60,7 @@ def _mp_fn(index, flags):
             optimizer.zero_grad()
             loss = F.nll_loss(model(data), target)
             loss.backward()
-            optimizer.step()
+            xm.optimizer_step(optimizer)
             if step % 10 == 0:
                 if not dist.is_initialized() or dist.get_rank() == 0:
                     print(f"[{epoch}] step {step} loss={loss.item():.4f}")

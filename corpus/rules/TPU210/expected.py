@@ -1,8 +1,9 @@
 # TPU210 optimizer-step
 import torch
 import torch_xla.core.xla_model as xm
+from torch.nn.parallel import DistributedDataParallel as DDP
 
-model = torch.nn.Linear(2, 2)
+model = DDP(torch.nn.Linear(2, 2))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 opt.step()
 opt.step()

@@ -1,14 +1,17 @@
 # TPU212 spawn
 import torch_xla.distributed.xla_multiprocessing as xmp
 import torch
+import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
 def fn(index, cfg):
+    dist.init_process_group("tpu_dist", rank=index, world_size=4)
     print(index, cfg)
 
 
 def gn(index):
+    dist.init_process_group("tpu_dist", rank=index, world_size=8)
     print(index)
 
 
