@@ -997,7 +997,11 @@ fn describe_when(when: &crate::rules::When) -> String {
         .map(|(p, accepted)| {
             let values: Vec<String> = accepted
                 .iter()
-                .map(|a| a.as_ref().map_or("omitted".to_string(), |v| format!("`{v}`")))
+                .map(|a| match a.as_deref() {
+                    None => "omitted".to_string(),
+                    Some("*") => "passed".to_string(),
+                    Some(v) => format!("`{v}`"),
+                })
                 .collect();
             format!("`{p}` is {}", values.join(" or "))
         })

@@ -11,8 +11,8 @@ from torch.utils.data.distributed import DistributedSampler
 
 import torch_xla.core.xla_model as xm
 import torch_xla.distributed.parallel_loader as pl
-import torch_xla.distributed.xla_multiprocessing as xmp
 import torch.distributed as dist
+import torch.multiprocessing as mp
 
 FLAGS = {
     "batch_size": 128,
@@ -71,4 +71,5 @@ def _mp_fn(index, flags):
 
 
 if __name__ == "__main__":
-    xmp.spawn(_mp_fn, args=(FLAGS,), nprocs=FLAGS["num_cores"], start_method="fork")
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=FLAGS["num_cores"])
+    mp.spawn(_mp_fn, args=(FLAGS,), nprocs=FLAGS["num_cores"], start_method="fork")
