@@ -31,6 +31,33 @@ def _targets(libs):
     return out
 
 
+def _merge(out: str, src: str | None) -> int:
+    import glob
+    import json
+
+    with open(os.path.join(out, "index.json"), encoding="utf-8") as f:
+        index = json.load(f)
+    entries = {e["id"]: e for e in index["entries"]}
+    versions = index["versions"]
+    if src:
+        with open(os.path.join(src, "index.json"), encoding="utf-8") as f:
+            other = json.load(f)
+        for e in other["entries"]:
+            entries[e["id"]] = e
+            path = output.profile_path(src, e["id"])
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as f:
+                    output.write_json(output.profile_path(out, e["id"]), json.load(f))
+        versions = {**versions, **other["versions"]}
+    for path in glob.glob(os.path.join(out, "*", "*.json")):
+        with open(path, encoding="utf-8") as f:
+            prof = json.load(f)
+        output.write_json(path, output.normalize_profile(prof))
+    totals = output.write_index(out, entries, versions)
+    print(totals)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m xla2tpu_tracer")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -45,7 +72,14 @@ def main(argv=None) -> int:
     t.add_argument("--force", action="store_true", help="re-trace ids that already have a result")
     t.add_argument("--retry-failed", action="store_true", help="re-trace ids whose last result was partial or a failure")
     t.add_argument("--log-dir", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out", "logs"))
+    m = sub.add_parser("merge", help="merge another output dir's profiles and index entries into --out")
+    m.add_argument("--out", default="corpus/ops")
+    m.add_argument("src")
+    r = sub.add_parser("reindex", help="re-normalize every profile and rewrite index totals")
+    r.add_argument("--out", default="corpus/ops")
     args = ap.parse_args(argv)
+    if args.cmd in ("merge", "reindex"):
+        return _merge(args.out, getattr(args, "src", None))
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -118,8 +118,12 @@ def _shrink_layers(cfg) -> None:
     for key in ("mlp_only_layers",):
         if isinstance(_get(cfg, key), (list, tuple)):
             _set(cfg, key, [])
+    stage_lens = {len(x) for k in ("depths", "hidden_sizes", "embed_dims", "stage_names", "out_features")
+                  if isinstance((x := _get(cfg, k)), (list, tuple))}
     for key in LAYER_KEYS:
         v = _get(cfg, key)
+        if isinstance(v, int) and v in stage_lens:
+            continue  # a stage count aliased to a layer count (convnext num_stages)
         if isinstance(v, int) and not isinstance(v, bool) and v > 0:
             if key == "num_hidden_layers" and n_target is not None:
                 _set(cfg, key, n_target)
@@ -127,6 +131,9 @@ def _shrink_layers(cfg) -> None:
                 _set(cfg, key, min(v, need))
         elif isinstance(v, (list, tuple)) and v and all(isinstance(x, int) for x in v) and key == "depth":
             pass
+    depths = _get(cfg, "depths")
+    if isinstance(depths, (list, tuple)) and depths and all(isinstance(d, int) for d in depths):
+        _set(cfg, "depths", [min(d, 2) for d in depths])
     n = _get(cfg, "num_hidden_layers")
     if isinstance(n, int):
         for key in ("attn_layer_indices", "moe_layers", "sparse_layers", "global_attn_layers",
@@ -135,6 +142,44 @@ def _shrink_layers(cfg) -> None:
             if isinstance(v, (list, tuple)) and v and all(isinstance(x, int) for x in v):
                 kept = [x for x in v if x < n] or [n - 1]
                 _set(cfg, key, kept)
+
+
+def _fill_none(cfg) -> None:
+    """Defaults left as None that the model needs (checkpoints always set them)."""
+    attrs = vars(cfg)
+    if "vocab_size" in attrs and attrs["vocab_size"] is None:
+        _set(cfg, "vocab_size", 128)
+        if "pad_token_id" in attrs and attrs["pad_token_id"] is None:
+            _set(cfg, "pad_token_id", 1)  # esm: position ids are derived from padding
+    has_moe = any(isinstance(attrs.get(k), int) for k in EXPERT_KEYS)
+    for k in EXPERT_KEYS:
+        if k in attrs and attrs[k] is None:
+            _set(cfg, k, MAX_EXPERTS)
+            has_moe = True
+    if has_moe:
+        for k in TOPK_KEYS:
+            if k in attrs and attrs[k] is None:
+                _set(cfg, k, 2)
+        for k in SHARED_EXPERT_KEYS:
+            if k in attrs and attrs[k] is None:
+                _set(cfg, k, 1)
+        if "moe_intermediate_size" in attrs and attrs["moe_intermediate_size"] is None:
+            _set(cfg, "moe_intermediate_size", _get(cfg, "intermediate_size"))
+
+
+def _clamp_out_indices(cfg, old_n) -> None:
+    """Backbone/neck layer indices (dpt backbone_out_indices) must exist after the shrink."""
+    n = _get(cfg, "num_hidden_layers")
+    if not isinstance(n, int) or not isinstance(old_n, int) or n >= old_n:
+        return
+    for key in ("backbone_out_indices", "out_indices", "intermediate_layers_indices", "vision_feature_layers"):
+        v = _get(cfg, key)
+        if isinstance(v, (list, tuple)) and v and all(isinstance(i, int) for i in v):
+            _set(cfg, key, [i if i < 0 else min(i, n) for i in v])
+    for key in ("vision_feature_layer",):
+        v = _get(cfg, key)
+        if isinstance(v, int) and v >= n:
+            _set(cfg, key, -1)
 
 
 def _shrink_experts(cfg) -> None:
@@ -282,7 +327,10 @@ def shrink(cfg, variant: str):
     changed: dict = {}
 
     def apply(c):
+        _fill_none(c)
+        old_n = _get(c, "num_hidden_layers")
         _shrink_layers(c)
+        _clamp_out_indices(c, old_n)
         _shrink_experts(c)
         if variant == "tiny":
             _shrink_widths(c, changed)

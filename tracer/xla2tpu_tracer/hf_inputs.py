@@ -184,6 +184,7 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
     if getattr(cfg, "is_encoder_decoder", False) and "decoder_input_ids" in params:
         dcfg = getattr(cfg, "decoder", None) or cfg
         kw["decoder_input_ids"] = text_ids(dcfg, length=8)
+    fill_required(params, cfg, kw)
     if with_labels and "labels" in params:
         labels = make_labels(cfg, head_kind, kw)
         if labels is not None:
@@ -216,6 +217,42 @@ def time_series_inputs(cfg, params):
     if n_real and "static_real_features" in params:
         kw["static_real_features"] = torch.randn(BATCH, n_real)
     return kw
+
+
+def qwen_style_pixels(cfg, batch=BATCH):
+    """(pixel_values, grid_thw): flattened patches + a (t, h, w) grid per image."""
+    v = _vision_cfg(cfg)
+    ps = getattr(v, "patch_size", 14) or 14
+    tps = getattr(v, "temporal_patch_size", 2) or 2
+    ch = getattr(v, "in_channels", None) or getattr(v, "in_chans", None) or getattr(v, "num_channels", 3) or 3
+    merge = getattr(v, "spatial_merge_size", 2) or 2
+    side = 2 * merge
+    grid = torch.tensor([[1, side, side]] * batch)
+    return torch.randn(batch * side * side, ch * tps * ps * ps), grid
+
+
+def fill_required(params, cfg, kw):
+    """Required forward arguments that the main-input builders did not cover."""
+    required = [n for n, p in params.items() if p.default is inspect.Parameter.empty
+                and p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)]
+    for name in required:
+        if name in kw or name == "self":
+            continue
+        if name in ("grid_thw", "image_grid_thw"):
+            pv, grid = qwen_style_pixels(cfg)
+            kw[name] = grid
+            if "pixel_values" in kw or "hidden_states" in params:
+                kw["pixel_values" if "pixel_values" in params else "hidden_states"] = pv
+        elif name == "attention_mask":
+            ref = kw.get("input_ids")
+            kw[name] = torch.ones_like(ref) if ref is not None else torch.ones(BATCH, SEQ, dtype=torch.long)
+        elif name == "input_ids":
+            kw[name] = text_ids(cfg)
+        elif name == "pixel_values":
+            kw[name] = pixel_values(cfg)
+        elif name in ("image_sizes",):
+            h, w = image_size(cfg)
+            kw[name] = torch.tensor([[h, w]] * BATCH)
 
 
 def make_labels(cfg, head_kind, kw):

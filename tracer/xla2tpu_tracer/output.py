@@ -37,12 +37,34 @@ def make_profile(target, result: dict, versions: dict) -> dict:
         "classes": sorted(result.get("classes", [])),
         "status": result["status"],
         "method": result.get("method", ""),
-        "versions": dict(sorted(versions.items())),
-        "notes": sorted(result.get("notes", [])),
+        "versions": profile_versions(versions, target.library),
+        "notes": sorted(set(result.get("notes", []))),
         "ops": sorted(result["ops"], key=lambda o: o["op"]),
         "host_syncs": sorted(result.get("host_syncs", [])),
         "dynamic_shape_ops": sorted(result.get("dynamic_shape_ops", [])),
     }
+
+
+def profile_versions(versions: dict, library: str) -> dict:
+    keep = ("python", "torch", "tracer", library)
+    return {k: versions[k] for k in sorted(versions) if k in keep}
+
+
+def normalize_profile(prof: dict) -> dict:
+    """Re-sort an existing profile (stable output after a schema-neutral code change)."""
+    prof = dict(prof)
+    prof["versions"] = profile_versions(prof.get("versions", {}), prof["library"])
+    for key in ("classes", "notes", "host_syncs", "dynamic_shape_ops"):
+        prof[key] = sorted(set(prof.get(key, [])))
+    ops = []
+    for o in sorted(prof["ops"], key=lambda o: o["op"]):
+        o = dict(o)
+        for key in ("dtypes", "phases", "inner"):
+            if key in o:
+                o[key] = sorted(set(o[key]))
+        ops.append(o)
+    prof["ops"] = ops
+    return prof
 
 
 def index_entry(target, status: str, method: str, reason: str) -> dict:
