@@ -77,7 +77,14 @@ def main(argv=None) -> int:
     m.add_argument("src")
     r = sub.add_parser("reindex", help="re-normalize every profile and rewrite index totals")
     r.add_argument("--out", default="corpus/ops")
+    su = sub.add_parser("summary", help="print coverage, failure buckets and op counts (markdown)")
+    su.add_argument("--out", default="corpus/ops")
     args = ap.parse_args(argv)
+    if args.cmd == "summary":
+        from .summary import summary
+
+        print(summary(args.out), end="")
+        return 0
     if args.cmd in ("merge", "reindex"):
         return _merge(args.out, getattr(args, "src", None))
 

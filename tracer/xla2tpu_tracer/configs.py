@@ -320,6 +320,7 @@ def _walk(cfg, fn, seen) -> None:
 
 def shrink(cfg, variant: str):
     """A shrunk deep copy of ``cfg``; variant is 'tiny', 'layers' or 'default'."""
+    original = cfg
     cfg = copy.deepcopy(cfg)
     if variant == "default":
         return cfg
@@ -341,6 +342,12 @@ def shrink(cfg, variant: str):
                 _set(c, k, 4096)
 
     _walk(cfg, apply, set())
+    if variant == "tiny":
+        shrink_vocab(cfg)
+        vis = _get(cfg, "vision_config")
+        if _get(cfg, "mm_tokens_per_image") is not None and vis is not None:
+            # gemma3: the image is pooled to a fixed token count; keep the resolution
+            _set(vis, "image_size", _get(original.vision_config, "image_size"))
     _align_vision_to_text(cfg)
     if changed:
         _walk(cfg, lambda c: _propagate_widths(c, changed), set())
@@ -361,6 +368,46 @@ def fix_vocab(cfg, special_ids) -> None:
             _set(c, "vocab_size", need)
 
     _walk(cfg, grow, set())
+
+
+BIG_VOCAB = 100_000
+SMALL_VOCAB = 8192
+
+
+def _token_id_attrs(c):
+    for k, v in list(vars(c).items()):
+        if ("token_id" in k or "token_index" in k) and not k.startswith("_"):
+            yield k, v
+
+
+def shrink_vocab(cfg) -> None:
+    """Vocabularies over BIG_VOCAB (gemma 262k, qwen 152k; gemma-3n/4 also per-layer
+    embeddings) dominate memory without changing the op set: cut them to SMALL_VOCAB and
+    move special token ids that fall outside into the top of the new range, consistently
+    across sub-configs (top-level image_token_id and text_config's stay equal)."""
+    cfgs = []
+    _walk(cfg, cfgs.append, set())
+    if not any(isinstance(_get(c, "vocab_size"), int) and _get(c, "vocab_size") > BIG_VOCAB for c in cfgs):
+        return
+    ids = set()
+    for c in cfgs:
+        for _, v in _token_id_attrs(c):
+            if isinstance(v, int) and not isinstance(v, bool):
+                ids.add(v)
+            elif isinstance(v, (list, tuple)):
+                ids.update(x for x in v if isinstance(x, int))
+    high = sorted(i for i in ids if i >= SMALL_VOCAB - 512)
+    remap = {old: SMALL_VOCAB - 1 - n for n, old in enumerate(high)}
+    for c in cfgs:
+        for key in ("vocab_size", "vocab_size_per_layer_input"):
+            v = _get(c, key)
+            if isinstance(v, int) and v > BIG_VOCAB:
+                _set(c, key, SMALL_VOCAB)
+        for k, v in _token_id_attrs(c):
+            if isinstance(v, int) and v in remap:
+                _set(c, k, remap[v])
+            elif isinstance(v, (list, tuple)) and any(x in remap for x in v if isinstance(x, int)):
+                _set(c, k, type(v)(remap.get(x, x) for x in v))
 
 
 def n_params(model) -> int:
