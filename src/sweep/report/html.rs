@@ -21,7 +21,8 @@ th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid var(--line);ve
 th{background:#f5f6f8;position:sticky;top:0}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code,.op{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.84rem}
-.id{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.84rem;word-break:break-all}
+.id,.arch{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.84rem}
+.id{overflow-wrap:anywhere;min-width:15rem}.arch{white-space:nowrap}
 .v{display:inline-block;padding:0 .45rem;border-radius:4px;color:#fff;font-size:.8rem;font-weight:600}
 .v-pass{background:var(--pass)}.v-fail{background:var(--fail)}.v-unknown{background:var(--unknown)}.v-na{background:var(--na)}
 .legend span{margin-right:1.2rem;font-size:.88rem}.legend i{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;vertical-align:-1px}
@@ -131,12 +132,17 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "</table>");
     }
 
-    let _ = writeln!(o, "<h2>By architecture</h2><table><tr><th>architecture</th><th class=n>models</th><th class=n>downloads</th><th class=n>pass</th><th class=n>fail</th><th class=n>unknown</th><th class=n>n/a</th><th>missing ops / reason</th></tr>");
-    for a in &r.architectures {
+    const ARCH_HEAD: &str = "<table><tr><th>architecture</th><th class=n>models</th><th class=n>downloads</th><th class=n>pass</th><th class=n>fail</th><th class=n>unknown</th><th class=n>n/a</th><th>missing ops / reason</th></tr>";
+    const ARCH_SHOWN: usize = 40;
+    let _ = writeln!(o, "<h2>By architecture</h2>{ARCH_HEAD}");
+    for (i, a) in r.architectures.iter().enumerate() {
+        if i == ARCH_SHOWN {
+            let _ = writeln!(o, "</table><details><summary>{} more architectures</summary>{ARCH_HEAD}", r.architectures.len() - ARCH_SHOWN);
+        }
         let why = if a.missing.is_empty() { a.reason.clone().unwrap_or_default() } else { a.missing.join(", ") };
         let _ = writeln!(
             o,
-            "<tr><td class=id>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td></tr>",
+            "<tr><td class=arch>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td></tr>",
             e(&a.arch),
             thousands(a.total.models),
             human(a.total.downloads),
@@ -147,7 +153,7 @@ pub fn render(r: &Report) -> String {
             e(&why)
         );
     }
-    let _ = writeln!(o, "</table>");
+    let _ = writeln!(o, "</table>{}", if r.architectures.len() > ARCH_SHOWN { "</details>" } else { "" });
 
     if !r.reasons.is_empty() {
         let _ = writeln!(o, "<h2>Why unknown or n/a</h2><table><tr><th>verdict</th><th>reason</th><th class=n>models</th><th class=n>downloads</th></tr>");

@@ -104,6 +104,12 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<()> {
     };
     let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write in {}", dir.display()))?;
     tmp.write_all(contents.as_bytes())?;
+    // Temporary files are created 0600; a report (or a cached public listing) is not secret.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     tmp.persist(path).map_err(|e| e.error).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }

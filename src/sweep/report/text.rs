@@ -80,6 +80,30 @@ pub fn render(r: &Report) -> String {
             pct(last.by_count)
         );
     }
+    if !r.architectures.is_empty() {
+        let _ = writeln!(o, "\ntop architectures by downloads");
+        for a in r.architectures.iter().take(TOP) {
+            let mix: Vec<String> = [("pass", a.pass), ("fail", a.fail), ("unknown", a.unknown), ("n/a", a.not_applicable)]
+                .into_iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(label, n)| format!("{n} {label}"))
+                .collect();
+            let why = match (a.missing.len(), &a.reason) {
+                (0, Some(reason)) => reason.clone(),
+                (0, None) => String::new(),
+                (n, _) if n <= 3 => format!("missing {}", a.missing.join(" ")),
+                (n, _) => format!("missing {} and {} more", a.missing[..3].join(" "), n - 3),
+            };
+            let line = format!(
+                "  {:<36} {:>6} models {:>9}  {:<24} {why}",
+                printable(&a.arch),
+                thousands(a.total.models),
+                human(a.total.downloads),
+                mix.join(", ")
+            );
+            let _ = writeln!(o, "{}", line.trim_end());
+        }
+    }
     let unknown: Vec<_> = r.reasons.iter().filter(|x| x.verdict == Verdict::Unknown).take(TOP).collect();
     if !unknown.is_empty() {
         let _ = writeln!(o, "\nwhy unknown (top {})", unknown.len());
