@@ -222,11 +222,10 @@ impl<'a> Checker<'a> {
         let q = self.sem.qualified_name(&call.func, self.scope);
         if let Some(q) = &q {
             self.mark_used(q);
-            if ENV_CALLS.contains(&q.name.as_str()) {
-                if let Some(first) = call.arguments.args.first() {
+            if ENV_CALLS.contains(&q.name.as_str())
+                && let Some(first) = call.arguments.args.first() {
                     self.check_env(expr, first);
                 }
-            }
             if let Some((rule, target)) = self.rules.lookup(MatchKind::Call, &q.name) {
                 if self.match_condition_holds(rule, call) {
                     let spelled = self.src(call.func.range()).to_string();
@@ -293,12 +292,11 @@ impl<'a> Checker<'a> {
                 note: Some("referenced without being called here (passed or stored as a value): rewrite the use by hand".into()),
                 fix: None,
             });
-        } else if let Some(rule) = self.rules.builtin(Builtin::Unmapped) {
-            if in_modules(&q.name, &self.rule(rule).modules) {
+        } else if let Some(rule) = self.rules.builtin(Builtin::Unmapped)
+            && in_modules(&q.name, &self.rule(rule).modules) {
                 let message = self.rule(rule).message.replace("{name}", &spelled).replace("{qualified}", &q.name);
                 self.diagnostics.push(Diagnostic { rule, range: expr.range(), message, note: None, fix: None });
             }
-        }
         true
     }
 
@@ -336,11 +334,10 @@ impl<'a> Checker<'a> {
         let is_device_ctor =
             q.is_some_and(|q| matches!(q.name.as_str(), "torch.device" | "torch.autocast" | "torch.amp.autocast"));
         let is_to = matches!(&*call.func, Expr::Attribute(a) if a.attr.id.as_str() == "to");
-        if is_device_ctor || is_to {
-            if let Some(first) = call.arguments.args.first() {
+        if (is_device_ctor || is_to)
+            && let Some(first) = call.arguments.args.first() {
                 self.check_device_literal(first);
             }
-        }
         for kw in call.arguments.keywords.iter() {
             if kw.arg.as_ref().is_some_and(|a| matches!(a.id.as_str(), "device" | "map_location" | "device_type")) {
                 self.check_device_literal(&kw.value);
@@ -448,17 +445,16 @@ impl<'a> Checker<'a> {
             return Err(describe_when(&spec.when));
         }
         if !spec.requires_use.is_empty()
-            && !self.sem.bindings.iter().any(|b| b.qualified().is_some_and(|q| spec.requires_use.iter().any(|r| r == q)))
+            && !spec.requires_use.iter().any(|r| self.sem.imports_name(r))
         {
             return Err(format!("the file does not use {}", spec.requires_use.join(" or ")));
         }
         let mut fix = self.try_action(site, rule, spec, bound)?;
-        if let Some(prelude) = &spec.worker_prelude {
-            if let Some((edit, imports)) = self.worker_prelude(site, rule, spec, prelude, bound) {
+        if let Some(prelude) = &spec.worker_prelude
+            && let Some((edit, imports)) = self.worker_prelude(site, rule, spec, prelude, bound) {
                 fix.edits.push(edit);
                 fix.imports.extend(imports);
             }
-        }
         Ok(fix)
     }
 
@@ -580,14 +576,21 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The tokens lying entirely inside `range` (binary search: tokens are sorted).
+    fn tokens_within(&self, range: TextRange) -> &'a [ruff_python_ast::token::Token] {
+        let tokens: &[ruff_python_ast::token::Token] = self.parsed_tokens.tokens();
+        let from = tokens.partition_point(|t| t.start() < range.start());
+        let to = tokens.partition_point(|t| t.end() <= range.end()).max(from);
+        &tokens[from..to]
+    }
+
     /// Comments inside a replaced span would be lost: move them after the
     /// replacement when it ends its line. Returns false if they cannot be kept.
     fn carry_comments(&self, range: TextRange, replacement: String) -> (String, bool) {
         let comments: Vec<&str> = self
-            .parsed_tokens
-            .tokens()
+            .tokens_within(range)
             .iter()
-            .filter(|t| t.kind() == TokenKind::Comment && range.contains_range(t.range()))
+            .filter(|t| t.kind() == TokenKind::Comment)
             .map(|t| self.src(t.range()))
             .collect();
         if comments.is_empty() {
@@ -682,9 +685,8 @@ impl<'a> Checker<'a> {
             return Ok(self.text[TextRange::new(first.start(), last.end())].to_string());
         }
         let span = TextRange::new(TextSize::try_from(body_line_start).map_err(|e| e.to_string())?, with.end());
-        let multiline_string = self.parsed_tokens.tokens().iter().any(|t| {
-            span.contains_range(t.range())
-                && matches!(t.kind(), TokenKind::String | TokenKind::FStringMiddle | TokenKind::TStringMiddle)
+        let multiline_string = self.tokens_within(span).iter().any(|t| {
+            matches!(t.kind(), TokenKind::String | TokenKind::FStringMiddle | TokenKind::TStringMiddle)
                 && self.text[t.range()].contains('\n')
         });
         if multiline_string {
@@ -730,7 +732,7 @@ impl<'a> Checker<'a> {
             if xla.is_empty() {
                 continue;
             }
-            let binding_of = |alias: &ast::Alias| self.sem.imports_in(stmt.range()).find(|(_, b)| b.range == alias.range).map(|(id, _)| id);
+            let binding_of = |alias: &ast::Alias| self.sem.binding_at(alias.range.start());
             let star = xla.iter().any(|(a, _)| a.name.id.as_str() == "*");
             let unused: Vec<&ast::Alias> = xla
                 .iter()
@@ -963,7 +965,7 @@ impl ExpandContext for ExpandCx<'_, '_> {
             return Err(format!("no import of `{module}` to refer to"));
         }
         // A name that is used but never bound (`torch.x` relying on a star import) may be imported.
-        let bound_somewhere = sem.bindings.iter().any(|b| b.name == name);
+        let bound_somewhere = sem.is_bound_anywhere(name);
         if sem.all_names.contains(name) && (bound_somewhere || name != module) {
             return Err(format!("cannot add `import {module}`: the name `{name}` already means something else in this file"));
         }

@@ -207,11 +207,10 @@ fn delete_statement(text: &str, block: &Block, index: usize) -> Result<TextRange
         return Ok(with_blank_lines(text, block, index, lines));
     }
     // `a; b; c` on one line: take the statement with one separator.
-    if let Some(next) = block.stmts.get(index + 1) {
-        if text[usize::from(range.end())..usize::from(next.start())].trim() == ";" {
+    if let Some(next) = block.stmts.get(index + 1)
+        && text[usize::from(range.end())..usize::from(next.start())].trim() == ";" {
             return Ok(TextRange::new(range.start(), next.start()));
         }
-    }
     if index > 0 {
         let prev = block.stmts[index - 1];
         if text[usize::from(prev.end())..usize::from(range.start())].trim() == ";" {

@@ -97,6 +97,10 @@ pub struct Semantic {
     scope_of_node: HashMap<TextSize, ScopeId>,
     /// Every identifier that appears anywhere, so new import aliases never clash.
     pub all_names: HashSet<String>,
+    /// Indexes, so per-match lookups stay O(1) on large files.
+    by_start: HashMap<TextSize, BindingId>,
+    names_of_module: HashMap<String, Vec<String>>,
+    bound_names: HashSet<String>,
 }
 
 impl Semantic {
@@ -195,26 +199,25 @@ impl Semantic {
 
     /// A name that refers to exactly `module` at `offset` in `scope`, if one exists.
     pub fn name_for_module(&self, module: &str, scope: ScopeId, offset: TextSize) -> Option<String> {
-        let mut names: Vec<&str> = self
-            .bindings
-            .iter()
-            .filter(|b| b.qualified() == Some(module))
-            .map(|b| b.name.as_str())
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        names.into_iter().find(|name| match self.resolve(name, scope, offset) {
+        self.names_of_module.get(module)?.iter().find(|name| match self.resolve(name, scope, offset) {
             Resolution::Import { binding, .. } => self.bindings[binding].qualified() == Some(module),
             _ => false,
-        }).map(str::to_string)
+        }).cloned()
     }
 
-    /// Import bindings made by the statement at `stmt`, in source order.
-    pub fn imports_in(&self, stmt: TextRange) -> impl Iterator<Item = (BindingId, &Binding)> {
-        self.bindings
-            .iter()
-            .enumerate()
-            .filter(move |(_, b)| b.qualified().is_some() && stmt.contains_range(b.range))
+    /// The binding created by the import alias (or target) starting at `start`.
+    pub fn binding_at(&self, start: TextSize) -> Option<BindingId> {
+        self.by_start.get(&start).copied()
+    }
+
+    /// Whether anything in the file binds `name`.
+    pub fn is_bound_anywhere(&self, name: &str) -> bool {
+        self.bound_names.contains(name)
+    }
+
+    /// Whether the file imports exactly `qualified` (`from m import X` → `m.X`).
+    pub fn imports_name(&self, qualified: &str) -> bool {
+        self.names_of_module.contains_key(qualified)
     }
 }
 
@@ -245,6 +248,15 @@ impl Builder {
     fn bind_in(&mut self, scope: ScopeId, name: &str, kind: BindingKind, range: TextRange) {
         let scope = if self.sem.scopes[scope].globals.contains(name) { 0 } else { scope };
         let id = self.sem.bindings.len();
+        self.sem.by_start.insert(range.start(), id);
+        self.sem.bound_names.insert(name.to_string());
+        if let BindingKind::Import { qualified } = &kind {
+            let names = self.sem.names_of_module.entry(qualified.clone()).or_default();
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+                names.sort();
+            }
+        }
         self.sem.bindings.push(Binding {
             name: name.to_string(),
             kind,

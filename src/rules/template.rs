@@ -20,7 +20,7 @@
 //! An argument the call passes but the template does not carry over makes the
 //! fix unavailable (unless the fix lists it under `drop`): never guess.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use anyhow::bail;
 use ruff_python_ast::{Expr, ExprCall};
@@ -138,15 +138,15 @@ impl Signature {
     }
 }
 
-/// Arguments bound to parameter names.
+/// Arguments bound to parameter names (ordered maps: messages must be deterministic).
 #[derive(Debug, Default)]
 pub struct Bound<'a> {
-    pub values: HashMap<String, &'a Expr>,
-    pub varargs: HashMap<String, Vec<&'a Expr>>,
+    pub values: BTreeMap<String, &'a Expr>,
+    pub varargs: BTreeMap<String, Vec<&'a Expr>>,
     /// Keywords collected by a `**name` parameter.
-    pub kwargs: HashMap<String, Vec<(String, &'a Expr)>>,
+    pub kwargs: BTreeMap<String, Vec<(String, &'a Expr)>>,
     /// For keyword arguments: the range of the whole `name=value`.
-    pub keyword_ranges: HashMap<String, ruff_text_size::TextRange>,
+    pub keyword_ranges: BTreeMap<String, ruff_text_size::TextRange>,
 }
 
 impl Bound<'_> {

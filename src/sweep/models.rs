@@ -72,8 +72,9 @@ impl ModelList {
         let zero = self.models.iter().filter(|m| m.downloads == 0).count();
         if zero > 0 {
             self.source.notes.push(format!(
-                "{zero} of the selected models have downloads = 0 (not fetched by the source); \
-                 they count in the model totals but weigh nothing in the download shares"
+                "{} of the selected models have downloads = 0 (not fetched by the source); \
+                 they count in the model totals but weigh nothing in the download shares",
+                super::report::thousands(zero)
             ));
         }
         self
@@ -99,7 +100,11 @@ pub fn embedded() -> ModelList {
                 "the snapshot has no tags or library_name: GGUF/MLX/ONNX-only repositories are \
                  recognised from their id"
                     .into(),
-                format!("{zero} of its {} rows have downloads = 0 (not fetched by llmfit)", models.len()),
+                format!(
+                    "{} of its {} rows have downloads = 0 (not fetched by llmfit)",
+                    super::report::thousands(zero),
+                    super::report::thousands(models.len())
+                ),
             ],
             rows: models.len(),
         },

@@ -93,7 +93,7 @@ impl<'a> Resolver<'a> {
         }
         match lib {
             "" | "transformers" | "sentence-transformers" => {
-                unknown("no model_type", "the source gives no model_type for this repository".into(), arch)
+                unknown("no model_type", "no model_type in the model list (no config.json, a gated repository, or a source without configs)".into(), arch)
             }
             _ => unknown("library without profiles", format!("library {lib} has no operator profiles yet"), arch),
         }
