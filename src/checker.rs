@@ -135,18 +135,7 @@ impl<'a> Checker<'a> {
         let owner = Some((sref, false));
         match stmt {
             Stmt::FunctionDef(def) => {
-                def.decorator_list.iter().for_each(|d| self.visit_expr(&d.expression));
-                for p in def.parameters.iter() {
-                    if let Some(default) = p.default() {
-                        self.visit_expr(default);
-                    }
-                    if let Some(annotation) = p.annotation() {
-                        self.visit_annotation(annotation);
-                    }
-                }
-                if let Some(returns) = &def.returns {
-                    self.visit_annotation(returns);
-                }
+                crate::semantic::visit_function_header(self, def);
                 self.in_scope_of(def.range.start(), |c| c.visit_block(&def.body, owner));
             }
             Stmt::ClassDef(class) => {

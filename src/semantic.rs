@@ -221,6 +221,25 @@ impl Semantic {
     }
 }
 
+/// Visit what a `def` evaluates in the *enclosing* scope: decorators,
+/// parameter defaults and annotations, the return annotation.
+pub fn visit_function_header<'a, V: Visitor<'a> + ?Sized>(v: &mut V, def: &'a ast::StmtFunctionDef) {
+    for d in &def.decorator_list {
+        v.visit_decorator(d);
+    }
+    for p in def.parameters.iter() {
+        if let Some(default) = p.default() {
+            v.visit_expr(default);
+        }
+        if let Some(annotation) = p.annotation() {
+            v.visit_annotation(annotation);
+        }
+    }
+    if let Some(returns) = &def.returns {
+        v.visit_annotation(returns);
+    }
+}
+
 /// A resolved qualified name, with the bindings it went through.
 #[derive(Debug, Clone)]
 pub struct Qualified {
@@ -369,20 +388,7 @@ impl<'a> Visitor<'a> for Builder {
                 }
             }
             Stmt::FunctionDef(def) => {
-                for d in &def.decorator_list {
-                    self.visit_decorator(d);
-                }
-                for p in def.parameters.iter() {
-                    if let Some(default) = p.default() {
-                        self.visit_expr(default);
-                    }
-                    if let Some(annotation) = p.annotation() {
-                        self.visit_annotation(annotation);
-                    }
-                }
-                if let Some(returns) = &def.returns {
-                    self.visit_annotation(returns);
-                }
+                visit_function_header(self, def);
                 self.bind(&def.name.id, BindingKind::Other, def.name.range);
                 self.in_scope(ScopeKind::Function, def.range.start(), |b| {
                     b.bind_parameters(&def.parameters);
