@@ -159,3 +159,42 @@ fn import_edit(module: &ast::ModModule, text: &str, imports: &BTreeSet<ImportReq
         None => Edit::insert(TextSize::from(0), lines),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(src: &str) -> String {
+        let rules = RuleSet::load(None).expect("rules");
+        migrate(src, &rules, &Selection { unsafe_fixes: true, ..Selection::default() }).output
+    }
+
+    #[test]
+    fn new_imports_go_after_docstring_and_future_imports() {
+        let src = "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport torch_xla.core.xla_model as xm\n\nprint(xm.get_ordinal())\n";
+        assert_eq!(
+            run(src),
+            "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport torch.distributed as dist\n\nprint(dist.get_rank() if dist.is_initialized() else 0)\n"
+        );
+    }
+
+    #[test]
+    fn existing_aliases_are_reused() {
+        let src = "import torch.distributed as d\nimport torch_xla.core.xla_model as xm\nn = xm.xrt_world_size()\n";
+        assert_eq!(run(src), "import torch.distributed as d\nn = d.get_world_size() if d.is_initialized() else 1\n");
+    }
+
+    #[test]
+    fn replacements_are_parenthesised_in_operator_context() {
+        let src = "import torch_xla.core.xla_model as xm\nx = 2 * xm.get_ordinal()\n";
+        assert_eq!(run(src), "import torch.distributed as dist\nx = 2 * (dist.get_rank() if dist.is_initialized() else 0)\n");
+    }
+
+    #[test]
+    fn a_syntax_error_is_reported_and_nothing_changes() {
+        let rules = RuleSet::load(None).expect("rules");
+        let m = migrate("print 'py2'\nimport torch_xla\n", &rules, &Selection::default());
+        assert!(matches!(m.problem, Some(Problem::Syntax(_))));
+        assert_eq!(m.output, "print 'py2'\nimport torch_xla\n");
+    }
+}

@@ -525,3 +525,81 @@ impl<'a> Visitor<'a> for Builder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ruff_python_parser::parse_module;
+
+    /// The qualified name of the expression `probe` at its `n`th occurrence, resolved in its scope.
+    fn resolve_at(src: &str, needle: &str, n: usize) -> Option<String> {
+        let parsed = parse_module(src).expect("parses");
+        let sem = Semantic::build(parsed.syntax());
+        let offset = src.match_indices(needle).nth(n).expect("needle present").0;
+        let at = TextSize::try_from(offset).unwrap();
+        // Innermost scope whose node starts before the needle (functions/lambdas are keyed by start).
+        let scope = sem
+            .scope_of_node
+            .iter()
+            .filter(|(start, _)| **start <= at)
+            .max_by_key(|(start, _)| **start)
+            .map(|(_, s)| *s)
+            .filter(|_| src[..offset].lines().last().is_some_and(|l| l.starts_with(' ')))
+            .unwrap_or(0);
+        let expr = ruff_python_parser::parse_expression(needle).expect("expression");
+        // Re-parse the needle at its position: resolve its root name there.
+        match expr.expr() {
+            Expr::Attribute(a) => {
+                let Expr::Name(root) = &*a.value else { return None };
+                match sem.resolve(&root.id, scope, at) {
+                    Resolution::Import { binding, .. } => Some(format!("{}.{}", sem.bindings[binding].qualified()?, a.attr.id)),
+                    Resolution::Star(q) => Some(format!("{q}.{}", a.attr.id)),
+                    _ => None,
+                }
+            }
+            Expr::Name(n) => match sem.resolve(&n.id, scope, at) {
+                Resolution::Import { binding, .. } => sem.bindings[binding].qualified().map(str::to_string),
+                Resolution::Star(q) => Some(q),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn aliases_resolve_to_qualified_names() {
+        let src = "import torch_xla.core.xla_model as xm\nfrom torch_xla.core import xla_model as xm2\nfrom torch_xla.core.xla_model import mark_step as ms\nxm.mark_step\nxm2.mark_step\nms\n";
+        assert_eq!(resolve_at(src, "xm.mark_step", 0).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
+        assert_eq!(resolve_at(src, "xm2.mark_step", 0).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
+        assert_eq!(resolve_at(src, "ms", 1).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
+    }
+
+    #[test]
+    fn a_parameter_shadows_the_import() {
+        let src = "import torch_xla.core.xla_model as xm\ndef f(xm):\n    xm.mark_step\ndef g():\n    xm.mark_step\n";
+        assert_eq!(resolve_at(src, "xm.mark_step", 0), None);
+        assert_eq!(resolve_at(src, "xm.mark_step", 1).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
+    }
+
+    #[test]
+    fn try_except_fallback_is_an_alternative_not_a_shadow() {
+        let src = "try:\n    import torch_xla.core.xla_model as xm\nexcept ImportError:\n    xm = None\nxm.mark_step\n";
+        assert_eq!(resolve_at(src, "xm.mark_step", 0).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
+        let rebound = "import torch_xla.core.xla_model as xm\nxm = object()\nxm.mark_step\n";
+        assert_eq!(resolve_at(rebound, "xm.mark_step", 0), None);
+    }
+
+    #[test]
+    fn functions_see_module_imports_made_after_them() {
+        let src = "def f():\n    xm.mark_step\nimport torch_xla.core.xla_model as xm\n";
+        assert_eq!(resolve_at(src, "xm.mark_step", 0).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
+        let module_level = "xm.mark_step\nimport torch_xla.core.xla_model as xm\n";
+        assert_eq!(resolve_at(module_level, "xm.mark_step", 0), None);
+    }
+
+    #[test]
+    fn star_imports_supply_unbound_names() {
+        let src = "from torch_xla.core.xla_model import *\nmark_step\n";
+        assert_eq!(resolve_at(src, "mark_step", 0).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
+    }
+}

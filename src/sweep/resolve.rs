@@ -18,6 +18,7 @@ struct Table {
     non_pytorch_id_tokens: Vec<String>,
     diffusers_components: BTreeMap<String, Vec<String>>,
     diffusers_pipelines: BTreeMap<String, Vec<String>>,
+    timm_aliases: BTreeMap<String, String>,
 }
 
 static TABLE: LazyLock<Table> = LazyLock::new(|| {
@@ -149,6 +150,11 @@ impl<'a> Resolver<'a> {
         if let Some(found) = candidates.iter().map(|f| format!("timm/{f}")).find(|id| self.has(id)) {
             return Resolved { resolution: Resolution::Profiles(vec![found.clone()]), arch: found, note: None };
         }
+        let alias = candidates.iter().find_map(|c| TABLE.timm_aliases.get(c).map(|a| (c, format!("timm/{a}"))));
+        if let Some((prefix, id)) = alias.filter(|(_, id)| self.has(id)) {
+            let note = Some(format!("timm {prefix} is part of the {id} family"));
+            return Resolved { resolution: Resolution::Profiles(vec![id.clone()]), arch: id, note };
+        }
         let family = candidates.last().cloned().unwrap_or(arch_name);
         unknown("no profile", format!("no profile for timm family {family}"), format!("timm/{family}"))
     }
@@ -242,6 +248,7 @@ mod tests {
 
     #[test]
     fn table_is_consistent() {
+        assert!(TABLE.timm_aliases.values().all(|family| !TABLE.timm_aliases.contains_key(family)));
         for (pipe, comps) in &TABLE.diffusers_pipelines {
             for c in comps {
                 assert!(TABLE.diffusers_components.contains_key(c), "{pipe}: unknown component {c}");

@@ -95,7 +95,7 @@ pub fn render(r: &Report) -> String {
                 (n, _) => format!("missing {} and {} more", a.missing[..3].join(" "), n - 3),
             };
             let line = format!(
-                "  {:<36} {:>6} models {:>9}  {:<24} {why}",
+                "  {:<44} {:>6} models {:>9}  {:<24} {why}",
                 printable(&a.arch),
                 thousands(a.total.models),
                 human(a.total.downloads),
