@@ -80,6 +80,8 @@ fn resolution_rules() {
     let timm = |id: &str| ModelRecord { library_name: Some("timm".into()), ..rec(id) };
     assert_eq!(resolve(&timm("timm/resnet50.a1_in1k"), &[]), Resolution::Profiles(vec!["timm/resnet".into()]));
     assert_eq!(resolve(&timm("timm/vit_base_patch16_224.augreg"), &[]), Resolution::Profiles(vec!["timm/vit".into()]));
+    assert_eq!(resolve(&timm("timm/wide_resnet50_2.racm_in1k"), &[]), Resolution::Profiles(vec!["timm/resnet".into()]), "alias");
+    assert_eq!(resolve(&timm("dog/resnet18-random-classifier"), &[]), Resolution::Profiles(vec!["timm/resnet".into()]));
     match resolve(&timm("timm/convnext_tiny.in12k"), &[]) {
         Resolution::Unknown { reason, .. } => assert_eq!(reason, "no profile for timm family convnext"),
         other => panic!("{other:?}"),

@@ -281,3 +281,43 @@ pub fn reasons(rows: &[ModelRow]) -> Vec<ReasonRow> {
     out.sort_by(|a, b| (b.tally.downloads, b.tally.models).cmp(&(a.tally.downloads, a.tally.models)).then(a.reason.cmp(&b.reason)));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, downloads: u64, missing: &[&str]) -> ModelRow {
+        ModelRow {
+            rank: 0,
+            id: id.into(),
+            downloads,
+            model_type: None,
+            library: None,
+            pipeline_tag: None,
+            arch: "a".into(),
+            profiles: vec!["p".into()],
+            note: None,
+            result: ModelVerdict {
+                verdict: if missing.is_empty() { Verdict::Pass } else { Verdict::Fail },
+                missing: missing.iter().map(|s| s.to_string()).collect(),
+                reason: None,
+                inference_ok: false,
+            },
+            compare: None,
+        }
+    }
+
+    #[test]
+    fn greedy_moves_on_when_no_single_op_flips_anything() {
+        let rows = [row("pass", 10, &[]), row("two", 50, &["a", "b"]), row("b-only", 5, &["b"]), row("c", 1, &["c", "d"])];
+        let t = totals(rows.iter().map(|r| (&r.result, r.downloads)));
+        let plan = greedy(&rows, &t, 10);
+        let ops: Vec<&str> = plan.steps.iter().map(|s| s.op.as_str()).collect();
+        // b flips 5 at once; then a flips 50; then c/d: nothing flips alone, so the most
+        // blocking (tie → name order) goes first and the other completes the model.
+        assert_eq!(ops, ["b", "a", "c", "d"]);
+        assert_eq!(plan.steps[2].flipped.models, 0);
+        assert_eq!(plan.steps[3].rate.by_count, 100.0);
+        assert_eq!(plan.baseline.by_count, 25.0);
+    }
+}
