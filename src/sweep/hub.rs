@@ -130,7 +130,10 @@ pub fn list_top(opts: &HubOptions, top: usize, progress: &ProgressBar) -> Result
             None => {
                 progress.set_message(format!("fetching page {}", visited.len()));
                 let fetched = fetch(&client, opts, &url, &mut stats)?;
-                cache.put(&fetched.0)?;
+                // An unwritable cache costs the next run requests; it must not lose this one.
+                if let Err(e) = cache.put(&fetched.0) {
+                    eprintln!("warning: page not cached: {e:#}");
+                }
                 stats.pages_fetched += 1;
                 fetched
             }
