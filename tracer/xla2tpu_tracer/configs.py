@@ -167,15 +167,38 @@ def _fill_none(cfg) -> None:
             _set(cfg, "moe_intermediate_size", _get(cfg, "intermediate_size"))
 
 
+def _fill_derived(cfg) -> None:
+    """head_dim / num_key_value_heads left as None mean 'derive from the rest'; some
+    models do not derive them themselves."""
+    attrs = vars(cfg)
+    heads = next((attrs[k] for k in HEAD_KEYS if isinstance(attrs.get(k), int)), None)
+    hidden = attrs.get("hidden_size")
+    if "head_dim" in attrs and attrs["head_dim"] is None and isinstance(heads, int) and isinstance(hidden, int) \
+            and heads and hidden % heads == 0:
+        _set(cfg, "head_dim", hidden // heads)
+    for k in KV_KEYS:
+        if k in attrs and attrs[k] is None and isinstance(heads, int):
+            _set(cfg, k, heads)
+
+
 def _clamp_out_indices(cfg, old_n) -> None:
-    """Backbone/neck layer indices (dpt backbone_out_indices) must exist after the shrink."""
+    """Backbone/neck layer indices (dpt backbone_out_indices) must exist after the shrink;
+    if clamping would merge indices, keep enough layers instead."""
     n = _get(cfg, "num_hidden_layers")
     if not isinstance(n, int) or not isinstance(old_n, int) or n >= old_n:
         return
     for key in ("backbone_out_indices", "out_indices", "intermediate_layers_indices", "vision_feature_layers"):
         v = _get(cfg, key)
         if isinstance(v, (list, tuple)) and v and all(isinstance(i, int) for i in v):
-            _set(cfg, key, [i if i < 0 else min(i, n) for i in v])
+            new = [i if i < 0 else min(i, n) for i in v]
+            if len(set(new)) < len(set(v)):
+                # keep distinct indices: re-space them over a small stack
+                k = len(v)
+                _set(cfg, "num_hidden_layers", min(old_n, max(n, k)))
+                n = _get(cfg, "num_hidden_layers")
+                new = [i if i < 0 else (j + 1 if n >= k else min(i, n)) for j, i in enumerate(v)]
+                new = [min(i, n) for i in new]
+            _set(cfg, key, new)
     for key in ("vision_feature_layer",):
         v = _get(cfg, key)
         if isinstance(v, int) and v >= n:
@@ -342,6 +365,7 @@ def shrink(cfg, variant: str):
                 _set(c, k, 4096)
 
     _walk(cfg, apply, set())
+    _walk(cfg, _fill_derived, set())
     if variant == "tiny":
         shrink_vocab(cfg)
         vis = _get(cfg, "vision_config")

@@ -136,6 +136,9 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
         kw["input_ids"] = ids
         if "attention_mask" in params:
             kw["attention_mask"] = torch.ones_like(ids)
+    elif main == "pixel_values" and head_kind == "keypoint_matching":
+        pv = pixel_values(cfg)
+        kw["pixel_values"] = torch.stack([pv, pv], dim=1)  # (batch, 2 images, C, H, W)
     elif main == "pixel_values":
         kw["pixel_values"] = pixel_values(cfg)
     elif main in ("pixel_values_videos", "video", "videos"):
@@ -147,6 +150,10 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
         kw["input_values"] = torch.randn(BATCH, int(cfg.max_length), int(cfg.num_mel_bins))
     elif main in ("input_values", "audio_values", "waveform"):
         kw[main] = audio_values(cfg)
+        ch = getattr(cfg, "audio_channels", None)
+        if ch is not None or getattr(cfg, "codebook_size", None) is not None:
+            # neural audio codecs (encodec, mimi, dac): (batch, channels, samples)
+            kw[main] = torch.randn(BATCH, int(ch or 1), 7680)
     elif main == "inputs_embeds":
         hidden = _cfg_get(cfg, "hidden_size", "d_model", default=64)
         kw["inputs_embeds"] = torch.randn(BATCH, SEQ, int(hidden))
@@ -185,6 +192,8 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
         dcfg = getattr(cfg, "decoder", None) or cfg
         kw["decoder_input_ids"] = text_ids(dcfg, length=8)
     fill_required(params, cfg, kw)
+    if "mm_token_type_ids" in params and "mm_token_type_ids" not in kw and "input_ids" in kw:
+        kw["mm_token_type_ids"] = torch.zeros_like(kw["input_ids"])
     if with_labels and "labels" in params:
         labels = make_labels(cfg, head_kind, kw)
         if labels is not None:
@@ -243,6 +252,10 @@ def fill_required(params, cfg, kw):
             kw[name] = grid
             if "pixel_values" in kw or "hidden_states" in params:
                 kw["pixel_values" if "pixel_values" in params else "hidden_states"] = pv
+        elif name.endswith("input_ids"):  # qformer_input_ids, decoder_input_ids, ...
+            kw[name] = text_ids(cfg)
+        elif name.endswith("attention_mask") and name != "attention_mask":
+            kw[name] = torch.ones(BATCH, SEQ, dtype=torch.long)
         elif name == "attention_mask":
             ref = kw.get("input_ids")
             kw[name] = torch.ones_like(ref) if ref is not None else torch.ones(BATCH, SEQ, dtype=torch.long)

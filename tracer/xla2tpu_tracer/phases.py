@@ -83,6 +83,9 @@ def run_phases(model, call, recorder: OpRecorder, env=contextlib.nullcontext, tr
         if loss is None:
             raise PhaseError("backward", RuntimeError("no differentiable float output"))
         notes.append("training loss: sum of float outputs")
+    if loss.numel() != 1:
+        loss = loss.float().sum()
+        notes.append("training loss: sum of a non-scalar loss output")
     recorder.phase = "backward"
     try:
         with recorder:
