@@ -2,7 +2,7 @@
 //! comes from data (model ids above all) goes through [`e`].
 use std::fmt::Write;
 
-use super::{Report, first_line, human, pct, source_line, thousands};
+use super::{Report, count, first_line, human, pct, source_line, thousands};
 use crate::sweep::plan::Rate;
 use crate::sweep::verdict::Verdict;
 
@@ -109,8 +109,8 @@ pub fn render(r: &Report) -> String {
         let last = r.plan.steps.last().map_or(r.plan.baseline, |s| s.rate);
         let _ = writeln!(
             o,
-            "<h2>Fix order</h2><p>Implement these {} ops, in this order, and the pass rate goes from <b>{}</b> to <b>{}</b> by downloads ({} to {} by count). Greedy: each step takes the op that flips the most downloads from fail to pass.</p>",
-            r.plan.steps.len(),
+            "<h2>Fix order</h2><p>Implement these {}, in this order, and the pass rate goes from <b>{}</b> to <b>{}</b> by downloads ({} to {} by count). Greedy: each step takes the op that flips the most downloads from fail to pass.</p>",
+            count(r.plan.steps.len(), "op"),
             pct(r.plan.baseline.by_downloads),
             pct(last.by_downloads),
             pct(r.plan.baseline.by_count),

@@ -38,7 +38,7 @@ pub fn render(r: &Report) -> String {
             let ex: Vec<String> = b.examples.iter().map(|e| esc(e)).collect();
             let _ = writeln!(
                 o,
-                "| `{}` | {} | {} | {} models ({}) | {} |",
+                "| `{}` | {} | {} | {} ({}) | {} |",
                 b.op,
                 thousands(b.blocks.models),
                 human(b.blocks.downloads),

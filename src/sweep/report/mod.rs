@@ -138,6 +138,11 @@ pub(crate) fn thousands(n: usize) -> String {
     out
 }
 
+/// `1 model`, `2 models`.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    format!("{} {noun}{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
 pub(crate) fn pct(x: f64) -> String {
     format!("{x:.1}%")
 }

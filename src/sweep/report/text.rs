@@ -1,7 +1,7 @@
 //! The terminal summary: totals, blockers, the fix plan and the caveat, in about a screen.
 use std::fmt::Write;
 
-use super::{Report, first_line, human, pct, plan_rates, source_line, thousands};
+use super::{Report, count, first_line, human, pct, plan_rates, source_line, thousands};
 use crate::sweep::verdict::Verdict;
 
 const TOP: usize = 10;
@@ -66,14 +66,14 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "\nfix order (greedy: each op flips the most downloads from fail to pass)");
         let mut from = r.plan.baseline;
         for s in &r.plan.steps {
-            let _ = writeln!(o, "  {:>2}. {:<52} {}  (+{} models)", s.k, s.op, plan_rates(&from, &s.rate), s.flipped.models);
+            let _ = writeln!(o, "  {:>2}. {:<52} {}  (+{})", s.k, s.op, plan_rates(&from, &s.rate), count(s.flipped.models, "model"));
             from = s.rate;
         }
         let last = r.plan.steps.last().map(|s| s.rate).unwrap_or(r.plan.baseline);
         let _ = writeln!(
             o,
-            "  implement these {} ops and the pass rate goes from {} to {} by downloads ({} to {} by count)",
-            r.plan.steps.len(),
+            "  implement these {} and the pass rate goes from {} to {} by downloads ({} to {} by count)",
+            count(r.plan.steps.len(), "op"),
             pct(r.plan.baseline.by_downloads),
             pct(last.by_downloads),
             pct(r.plan.baseline.by_count),
