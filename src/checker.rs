@@ -31,6 +31,48 @@ pub struct CheckResult {
     pub blocks: Vec<Block>,
 }
 
+/// `# noqa` (all codes) or `# noqa: TPU110, TPU2` (codes or prefixes) on the
+/// first or last line of a finding suppresses it, as in ruff and flake8.
+struct Suppressions {
+    /// (line start offset, codes; empty = all)
+    lines: std::collections::HashMap<usize, Vec<String>>,
+}
+
+impl Suppressions {
+    fn new(text: &str, parsed: &Parsed<ast::ModModule>) -> Suppressions {
+        let mut lines = std::collections::HashMap::new();
+        for t in parsed.tokens().iter().filter(|t| t.kind() == TokenKind::Comment) {
+            let comment = &text[t.range()];
+            let Some(at) = comment.to_ascii_lowercase().find("noqa") else { continue };
+            let rest = comment[at + 4..].trim_start();
+            let line = crate::source::line_start(text, t.start().into());
+            match rest.strip_prefix(':') {
+                // `# noqa: TPU110, F401`: only the listed codes (other tools' codes never match ours).
+                Some(list) => lines.entry(line).or_insert_with(Vec::new).extend(
+                    list.split([',', ' '])
+                        .map(str::trim)
+                        .filter(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_alphanumeric()))
+                        .map(str::to_string),
+                ),
+                // A bare `# noqa` silences everything on the line.
+                None => {
+                    lines.insert(line, vec![String::new()]);
+                }
+            }
+        }
+        Suppressions { lines }
+    }
+
+    fn covers(&self, text: &str, range: TextRange, code: &str) -> bool {
+        [range.start(), range.end()].iter().any(|offset| {
+            let line = crate::source::line_start(text, usize::from(*offset));
+            self.lines
+                .get(&line)
+                .is_some_and(|codes| codes.iter().any(|c| c.is_empty() || code.starts_with(c.as_str())))
+        })
+    }
+}
+
 /// What a removed torch_xla import in a guarded `try:` becomes.
 const PROBE: &str = "import torch_tpu  # noqa: F401  (TorchTPU probe; was a torch_xla import)";
 
@@ -63,7 +105,9 @@ pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> Ch
     };
     checker.visit_block(&module.body, None);
     checker.report_imports();
-    let mut diagnostics = checker.diagnostics;
+    let mut diagnostics = std::mem::take(&mut checker.diagnostics);
+    let suppressed = Suppressions::new(text, parsed);
+    diagnostics.retain(|d| !suppressed.covers(text, d.range, &rules.rules[d.rule].code));
     diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
     CheckResult { diagnostics, blocks: checker.blocks }
 }

@@ -239,3 +239,20 @@ fn rule_explains_itself() {
     bin().args(["rule", "TPU110"]).assert().success().stdout(predicate::str::contains("# TPU110 (mark-step)")).stdout(predicate::str::contains("Fix: safe"));
     bin().args(["rule", "TPU999"]).assert().code(2).stderr(predicate::str::contains("no rule TPU999"));
 }
+
+#[test]
+fn noqa_comments_suppress_findings_and_fixes() {
+    let src = "import torch_xla.core.xla_model as xm\nxm.mark_step()  # noqa: TPU110\nxm.wait_device_ops()  # noqa: F401\nxm.mark_step()  # noqa\n";
+    bin()
+        .args(["check", "--output-format", "concise", "-"])
+        .write_stdin(src)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("TPU112").and(predicate::str::contains("TPU110").not()));
+    bin()
+        .args(["migrate", "--write", "-"])
+        .write_stdin(src)
+        .assert()
+        .success()
+        .stdout("import torch_xla.core.xla_model as xm\nimport torch\nxm.mark_step()  # noqa: TPU110\ntorch.accelerator.synchronize()  # noqa: F401\nxm.mark_step()  # noqa\n");
+}
