@@ -33,10 +33,10 @@ fn main() {
             assert!(out.status.success());
         });
     }
-    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
-        if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM")) {
-            println!("\npeak RSS of this benchmark process: {}", line.trim_start_matches("VmHWM:").trim());
-        }
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status")
+        && let Some(line) = status.lines().find(|l| l.starts_with("VmHWM"))
+    {
+        println!("\npeak RSS of this benchmark process: {}", line.trim_start_matches("VmHWM:").trim());
     }
 }
 

@@ -73,6 +73,9 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         }
         None => Profiles::embedded(),
     };
+    if let Some(first) = profiles.load_errors().first() {
+        eprintln!("warning: {} profile files did not load (first: {first})", profiles.load_errors().len());
+    }
     let top = args.top as usize;
     let list = if args.hub {
         let opts = hub::HubOptions::from_env(args.refresh)?;
