@@ -94,9 +94,17 @@ pub fn run(args: OpsArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
+/// Prints a report as text or JSON. A closed pipe (`| head`) is not an error.
+fn emit(format: Format, value: &impl Serialize, render: impl FnOnce() -> String) -> anyhow::Result<()> {
+    use std::io::Write;
+    let text = match format {
+        Format::Json => serde_json::to_string_pretty(value)? + "\n",
+        Format::Text => render(),
+    };
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 // ---------------------------------------------------------------------------------------- check
@@ -183,10 +191,7 @@ fn check(profiles: &Profiles, args: &CheckArgs) -> anyhow::Result<ExitCode> {
         backend: BackendInfo { name: registry.name(), provenance: registry.provenance() },
         evaluation: evaluate(&registry, p),
     };
-    match args.format {
-        Format::Json => print_json(&report)?,
-        Format::Text => print!("{}", render_check(&report)),
-    }
+    emit(args.format, &report, || render_check(&report))?;
     Ok(if report.evaluation.pass { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -290,10 +295,7 @@ fn diff(profiles: &Profiles, args: &DiffArgs) -> anyhow::Result<ExitCode> {
             _ => {}
         }
     }
-    match args.format {
-        Format::Json => print_json(&r)?,
-        Format::Text => print!("{}", render_diff(&r, args.all)),
-    }
+    emit(args.format, &r, || render_diff(&r, args.all))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -393,10 +395,7 @@ fn show(profiles: &Profiles, args: &ShowArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let report = ShowReport { op, backends, used_by, inner_of };
-    match args.format {
-        Format::Json => print_json(&report)?,
-        Format::Text => print!("{}", render_show(&report)),
-    }
+    emit(args.format, &report, || render_show(&report))?;
     Ok(ExitCode::SUCCESS)
 }
 
