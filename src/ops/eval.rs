@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::neutral::cpu_requirement;
 use super::profile::{OpRecord, Profile};
 use super::registry::{Class, Registry};
 
@@ -60,28 +61,38 @@ impl Support {
 
 /// One op on its own (no profile context, so composite ops count as unverified-supported).
 pub fn op_support(registry: &Registry, op: &str) -> Support {
-    Checker::new(registry, &[]).check(op)
+    Checker::new(registry, &[], false).check(op)
 }
 
 /// Evaluates one profile against one backend.
 pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
-    let mut checker = Checker::new(registry, &profile.ops);
+    let mut checker = Checker::new(registry, &profile.ops, true);
     let mut missing = Vec::new();
     for record in &profile.ops {
         match checker.check(&record.op) {
             Support::Yes => {}
             Support::Noted(note) | Support::Ignored(note) => checker.note(note, Some(&record.op)),
-            Support::No(reason) => {
-                missing.push(MissingOp { op: record.op.clone(), reason, phases: record.phases.clone() })
-            }
+            Support::No(reason) => missing.push(MissingOp {
+                op: record.op.clone(),
+                reason,
+                phases: record.phases.clone(),
+            }),
         }
     }
     missing.sort_by(|a, b| a.op.cmp(&b.op));
-    let inference_ok = missing.iter().all(|m| !m.phases.is_empty() && !m.phases.iter().any(|p| p == "inference"));
+    let inference_ok = missing
+        .iter()
+        .all(|m| !m.phases.is_empty() && !m.phases.iter().any(|p| p == "inference"));
     let mut notes: Vec<String> = checker
         .notes
         .into_iter()
-        .map(|(note, ops)| if ops.is_empty() { note } else { format!("{note}: {}", ops.join(", ")) })
+        .map(|(note, ops)| {
+            if ops.is_empty() {
+                note
+            } else {
+                format!("{note}: {}", ops.join(", "))
+            }
+        })
         .collect();
     notes.extend(profile.notes.iter().map(|n| format!("profile: {n}")));
     Evaluation {
@@ -106,16 +117,26 @@ struct Checker<'a> {
     memo: HashMap<String, Option<Support>>,
     /// Note text -> ops it applies to, so one caveat shared by many ops is one line.
     notes: BTreeMap<String, Vec<String>>,
+    /// Map untagged CPU-specific ops through the tracer's naming table (profile context only:
+    /// a single-op query is about the registry entry itself).
+    cpu_names: bool,
 }
 
 impl<'a> Checker<'a> {
-    fn new(registry: &'a Registry, records: &'a [OpRecord]) -> Self {
+    fn new(registry: &'a Registry, records: &'a [OpRecord], cpu_names: bool) -> Self {
         Checker {
             registry,
-            inner: records.iter().filter_map(|r| Some((r.op.as_str(), r.inner.as_deref()?))).collect(),
-            neutral_of: records.iter().filter_map(|r| Some((r.op.as_str(), r.neutral.as_deref()?))).collect(),
+            inner: records
+                .iter()
+                .filter_map(|r| Some((r.op.as_str(), r.inner.as_deref()?)))
+                .collect(),
+            neutral_of: records
+                .iter()
+                .filter_map(|r| Some((r.op.as_str(), r.neutral.as_deref()?)))
+                .collect(),
             memo: HashMap::new(),
             notes: BTreeMap::new(),
+            cpu_names,
         }
     }
 
@@ -140,6 +161,21 @@ impl<'a> Checker<'a> {
         if let Some(req) = self.neutral_of.get(op).copied() {
             return self.check_neutral(req, op);
         }
+        let verdict = self.lookup(op);
+        // An untagged CPU-specific op (e.g. inside an inner list) that the backend lacks: check
+        // what it stands for instead, when the backend resolves that requirement.
+        if verdict.is_missing() && self.cpu_names {
+            if let Some(req) =
+                cpu_requirement(op).filter(|r| self.registry.neutral.get(r).is_some())
+            {
+                return self.check_neutral(&req, op);
+            }
+        }
+        verdict
+    }
+
+    /// The registry's own verdict on an op (rules 1-6).
+    fn lookup(&mut self, op: &str) -> Support {
         if let Some(forward) = self.registry.neutral.own_backward(op) {
             return Support::Noted(format!(
                 "not called on {}: it differentiates {forward} with its own autograd kernel",
@@ -172,7 +208,9 @@ impl<'a> Checker<'a> {
     /// A composite-explicit op without delegate runs its default kernel, i.e. its inner ops.
     fn check_composite(&mut self, op: &str) -> Support {
         let Some(inner) = self.inner.get(op).copied() else {
-            return Support::Noted("composite default kernel; its inner ops were not recorded (unverified)".into());
+            return Support::Noted(
+                "composite default kernel; its inner ops were not recorded (unverified)".into(),
+            );
         };
         let failing: Vec<String> = inner
             .iter()
@@ -184,7 +222,10 @@ impl<'a> Checker<'a> {
         if failing.is_empty() {
             Support::Yes
         } else {
-            Support::No(format!("its composite kernel calls unsupported ops: {}", failing.join("; ")))
+            Support::No(format!(
+                "its composite kernel calls unsupported ops: {}",
+                failing.join("; ")
+            ))
         }
     }
 
@@ -194,11 +235,13 @@ impl<'a> Checker<'a> {
         let backend = registry.name();
         let Some(resolution) = registry.neutral.get(req) else {
             self.note(format!("no resolution for device-neutral requirement '{req}' on {backend}; checked the recorded op itself"), Some(op));
-            self.neutral_of.remove(op);
-            return self.classify(op);
+            return self.lookup(op);
         };
         let targets = resolution.ops.join(", ");
-        self.note(format!("{op} is the tracing CPU's kernel for '{req}'; on {backend} that is {targets}"), None);
+        self.note(
+            format!("{op} is the tracing CPU's kernel for '{req}'; on {backend} that is {targets}"),
+            None,
+        );
         if let Some(note) = &resolution.note {
             self.note(format!("'{req}': {note}"), None);
         }
@@ -213,7 +256,10 @@ impl<'a> Checker<'a> {
         if failing.is_empty() {
             Support::Yes
         } else {
-            Support::No(format!("device-neutral requirement '{req}' resolves to {targets} here; {}", failing.join("; ")))
+            Support::No(format!(
+                "device-neutral requirement '{req}' resolves to {targets} here; {}",
+                failing.join("; ")
+            ))
         }
     }
 }
@@ -232,10 +278,17 @@ fn warnings(profile: &Profile) -> Vec<String> {
             profile.dynamic_shape_ops.join(", ")
         ));
     }
-    let f64_ops: Vec<&str> =
-        profile.ops.iter().filter(|r| r.dtypes.iter().any(|d| d == "float64")).map(|r| r.op.as_str()).collect();
+    let f64_ops: Vec<&str> = profile
+        .ops
+        .iter()
+        .filter(|r| r.dtypes.iter().any(|d| d == "float64"))
+        .map(|r| r.op.as_str())
+        .collect();
     if !f64_ops.is_empty() {
-        out.push(format!("float64 tensors in {} (TPUs have no native float64; expect emulation or downcasting)", f64_ops.join(", ")));
+        out.push(format!(
+            "float64 tensors in {} (TPUs have no native float64; expect emulation or downcasting)",
+            f64_ops.join(", ")
+        ));
     }
     if !profile.status.is_empty() && profile.status != "ok" {
         out.push(format!(

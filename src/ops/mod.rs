@@ -10,6 +10,6 @@ mod registry;
 mod tools;
 
 pub use eval::{Evaluation, MissingOp, Support, evaluate, op_support};
-pub use neutral::{NeutralMap, Resolution};
+pub use neutral::{NeutralMap, Resolution, cpu_requirement};
 pub use profile::{IndexEntry, OpRecord, Profile, Profiles};
 pub use registry::{Class, DEFAULT_BACKEND, OpEntry, Registry};
