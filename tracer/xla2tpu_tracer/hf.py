@@ -208,6 +208,9 @@ def trace(model_type: str, deadline: float) -> dict:
             return res
         if res["status"] == "partial" and (best is None or (res["severity"], -len(res["stats"])) < (best["severity"], -len(best["stats"]))):
             best = res
+            from .runner import checkpoint
+
+            checkpoint(best)
     if best:
         return best
     return {"status": "error", "reason": first_reason or "no attempt ran", "method": "/".join(ATTEMPTS[0])}

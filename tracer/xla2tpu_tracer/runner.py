@@ -30,7 +30,33 @@ def _rss_mb(pid: int) -> float:
         return 0.0
 
 
+_checkpoint_path = None
+
+
+def _finalize(res: dict) -> dict:
+    res = dict(res)
+    stats = res.pop("stats", None) or {}
+    ops, host, dyn = ops_to_json(stats)
+    dyn = sorted(set(dyn) | set(res.pop("data_dependent", [])))
+    res.update(ops=ops, host_syncs=host, dynamic_shape_ops=dyn)
+    res.pop("severity", None)
+    return res
+
+
+def checkpoint(res: dict) -> None:
+    """Called by a tracer with its best result so far: if a later attempt crashes the
+    worker or runs out of time, the parent still gets this one."""
+    if _checkpoint_path is None or res.get("status") not in output.GOOD:
+        return
+    tmp = _checkpoint_path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(_finalize(res), f)
+    os.replace(tmp, _checkpoint_path)
+
+
 def _child(target, trace_fn, timeout, result_path, log_path):
+    global _checkpoint_path
+    _checkpoint_path = result_path + ".partial"
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
@@ -39,11 +65,7 @@ def _child(target, trace_fn, timeout, result_path, log_path):
         import torch
 
         torch.manual_seed(0)
-        res = trace_fn(target, time.time() + timeout)
-        stats = res.pop("stats", None) or {}
-        ops, host, dyn = ops_to_json(stats)
-        dyn = sorted(set(dyn) | set(res.pop("data_dependent", [])))
-        res.update(ops=ops, host_syncs=host, dynamic_shape_ops=dyn)
+        res = _finalize(trace_fn(target, time.time() + timeout))
     except BaseException as e:  # noqa: BLE001
         traceback.print_exc()
         res = {"status": "error", "reason": f"{type(e).__name__}: {e}"[:300]}
@@ -52,6 +74,20 @@ def _child(target, trace_fn, timeout, result_path, log_path):
         json.dump(res, f)
     sys.stdout.flush()
     os._exit(code)
+
+
+def _salvage(result_path: str, status: str, reason: str) -> dict:
+    """A killed/crashed worker's checkpointed partial result, else the failure."""
+    part = result_path + ".partial"
+    if os.path.exists(part):
+        with open(part) as f:
+            res = json.load(f)
+        os.remove(part)
+        res["status"] = "partial"
+        res["notes"] = list(res.get("notes", [])) + [f"a later attempt ended: {reason}"]
+        res["reason"] = res.get("reason") or reason
+        return res
+    return {"status": status, "reason": reason}
 
 
 def run(targets, trace_fn, out_dir, versions, jobs=2, timeout=60.0, rss_mb=6000, log_dir="tracer/out/logs",
@@ -130,16 +166,19 @@ def run(targets, trace_fn, out_dir, versions, jobs=2, timeout=60.0, rss_mb=6000,
                         os.kill(pid, signal.SIGKILL)
                         os.waitpid(pid, 0)
                         del running[pid]
-                        finish(target, {"status": reason[0], "reason": reason[1]}, elapsed, peak)
+                        finish(target, _salvage(result_path, reason[0], reason[1]), elapsed, peak)
                     continue
                 del running[pid]
                 if os.path.exists(result_path):
                     with open(result_path) as f:
                         res = json.load(f)
                     os.remove(result_path)
+                    if os.path.exists(result_path + ".partial"):
+                        os.remove(result_path + ".partial")
                 else:
                     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-                    res = {"status": "crash", "reason": f"worker died (signal {sig}, exit {os.waitstatus_to_exitcode(status)})"}
+                    res = _salvage(result_path, "crash",
+                                   f"worker died (signal {sig}, exit {os.waitstatus_to_exitcode(status)})")
                 finish(target, res, elapsed, peak)
     finally:
         for pid in running:
