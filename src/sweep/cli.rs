@@ -1,6 +1,6 @@
 //! `xla2tpu sweep`: argument handling around [`crate::sweep::sweep`].
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -63,8 +63,8 @@ pub struct SweepArgs {
 }
 
 pub fn run(args: SweepArgs) -> Result<ExitCode> {
-    let backend = registry(&args.backend)?;
-    let compare = args.compare.as_deref().map(registry).transpose()?;
+    let backend = Registry::load(&args.backend)?;
+    let compare = args.compare.as_deref().map(Registry::load).transpose()?;
     let owned;
     let profiles = match &args.profiles {
         Some(dir) => {
@@ -105,15 +105,6 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A built-in backend name, or else a path to a backend TSV.
-fn registry(spec: &str) -> Result<Registry> {
-    if Registry::builtin_names().contains(&spec) || !Path::new(spec).exists() {
-        Registry::builtin(spec)
-    } else {
-        Registry::from_path(Path::new(spec))
-    }
 }
 
 /// A bar on stderr when it is a terminal; hidden otherwise (CI logs, pipes).
