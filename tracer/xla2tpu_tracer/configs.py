@@ -112,6 +112,10 @@ def _shrink_layers(cfg) -> None:
         v = _get(cfg, key)
         if isinstance(v, int) and 1 < v <= MAX_PATTERN_LAYERS:
             need = max(need, v)
+    if isinstance(_get(cfg, "num_kv_shared_layers"), int) and _get(cfg, "num_kv_shared_layers") > 0:
+        # gemma-3n/4: the last N layers reuse earlier layers' KV; with a 2-layer stack the
+        # producer/consumer layer-type sets no longer match. Shared KV only skips k/v projections.
+        _set(cfg, "num_kv_shared_layers", 0)
     fk = _get(cfg, "first_k_dense_replace")
     if isinstance(fk, int) and fk > 1:
         _set(cfg, "first_k_dense_replace", 1)
