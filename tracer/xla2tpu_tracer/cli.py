@@ -43,6 +43,9 @@ def _merge(out: str, src: str | None) -> int:
         with open(os.path.join(src, "index.json"), encoding="utf-8") as f:
             other = json.load(f)
         for e in other["entries"]:
+            old = entries.get(e["id"])
+            if old and old["status"] in output.GOOD and e["status"] not in output.GOOD:
+                continue  # keep a profile over a later failure
             entries[e["id"]] = e
             path = output.profile_path(src, e["id"])
             if os.path.exists(path):
@@ -72,7 +75,8 @@ def main(argv=None) -> int:
     t.add_argument("--force", action="store_true", help="re-trace ids that already have a result")
     t.add_argument("--retry-failed", action="store_true", help="re-trace ids whose last result was partial or a failure")
     t.add_argument("--log-dir", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out", "logs"))
-    m = sub.add_parser("merge", help="merge another output dir's profiles and index entries into --out")
+    m = sub.add_parser("merge", help="merge another output dir's profiles and index entries into --out "
+                                     "(an existing profile is kept over a failure in SRC)")
     m.add_argument("--out", default="corpus/ops")
     m.add_argument("src")
     r = sub.add_parser("reindex", help="re-normalize every profile and rewrite index totals")
