@@ -163,6 +163,31 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
         ctx = _cfg_get(cfg, "context_length", default=32)
         ch = _cfg_get(cfg, "num_input_channels", "input_size", default=1)
         kw["past_values"] = torch.randn(BATCH, int(ctx), int(ch))
+    elif main == "inputs":  # perceiver
+        kw["inputs"] = text_ids(cfg)
+    elif main == "states":  # decision transformer
+        t = 8
+        kw.update(
+            states=torch.randn(BATCH, t, int(getattr(cfg, "state_dim", 17))),
+            actions=torch.randn(BATCH, t, int(getattr(cfg, "act_dim", 4))),
+            rewards=torch.randn(BATCH, t, 1),
+            returns_to_go=torch.randn(BATCH, t, 1),
+            timesteps=torch.arange(t).unsqueeze(0).repeat(BATCH, 1),
+            attention_mask=torch.ones(BATCH, t, dtype=torch.long),
+        )
+    elif main == "audio_mel":  # gemma-3n audio encoder
+        feat = int(getattr(cfg, "input_feat_size", 128) or 128)
+        kw["audio_mel"] = torch.randn(BATCH, 64, feat)
+        kw["audio_mel_mask"] = torch.zeros(BATCH, 64, dtype=torch.bool)
+    elif main == "flattened_patches":  # pix2struct: (row, col, patch pixels) per patch
+        v = _vision_cfg(cfg)
+        width = int(getattr(v, "patch_embed_hidden_size", 768) or 768)
+        patches = torch.randn(BATCH, 16, 2 + width)
+        patches[:, :, 0] = torch.arange(16).div(4, rounding_mode="floor").float() + 1
+        patches[:, :, 1] = torch.arange(16).remainder(4).float() + 1
+        kw["flattened_patches"] = patches
+        if "attention_mask" in params:
+            kw["attention_mask"] = torch.ones(BATCH, 16)
     else:
         raise NoInputBuilder(f"no input builder for main_input_name='{main}'")
 
