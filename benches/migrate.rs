@@ -13,11 +13,10 @@ fn inputs() -> Vec<String> {
     let mut texts = Vec::new();
     for family in ["migrate", "rules"] {
         for entry in std::fs::read_dir(root.join(family)).into_iter().flatten().flatten() {
-            if let Ok(bytes) = std::fs::read(entry.path().join("input.py")) {
-                if let Ok(text) = String::from_utf8(bytes) {
+            if let Ok(bytes) = std::fs::read(entry.path().join("input.py"))
+                && let Ok(text) = String::from_utf8(bytes) {
                     texts.push(text.trim_start_matches('\u{feff}').to_string());
                 }
-            }
         }
     }
     texts.sort();

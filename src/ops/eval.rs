@@ -164,13 +164,12 @@ impl<'a> Checker<'a> {
         let verdict = self.lookup(op);
         // An untagged CPU-specific op (e.g. inside an inner list) that the backend lacks: check
         // what it stands for instead, when the backend resolves that requirement.
-        if verdict.is_missing() && self.cpu_names {
-            if let Some(req) =
+        if verdict.is_missing() && self.cpu_names
+            && let Some(req) =
                 cpu_requirement(op).filter(|r| self.registry.neutral.get(r).is_some())
             {
                 return self.check_neutral(&req, op);
             }
-        }
         verdict
     }
 
