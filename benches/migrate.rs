@@ -14,9 +14,10 @@ fn inputs() -> Vec<String> {
     for family in ["migrate", "rules"] {
         for entry in std::fs::read_dir(root.join(family)).into_iter().flatten().flatten() {
             if let Ok(bytes) = std::fs::read(entry.path().join("input.py"))
-                && let Ok(text) = String::from_utf8(bytes) {
-                    texts.push(text.trim_start_matches('\u{feff}').to_string());
-                }
+                && let Ok(text) = String::from_utf8(bytes)
+            {
+                texts.push(text.trim_start_matches('\u{feff}').to_string());
+            }
         }
     }
     texts.sort();

@@ -3,9 +3,9 @@
 
 use std::collections::HashSet;
 
+use ruff_python_ast::token::TokenKind;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, ExprCall, ExprContext, Stmt};
-use ruff_python_ast::token::TokenKind;
 use ruff_python_parser::Parsed;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
@@ -77,7 +77,8 @@ impl Suppressions {
 const PROBE: &str = "import torch_tpu  # noqa: F401  (TorchTPU probe; was a torch_xla import)";
 
 /// Environment accessors whose first argument names a variable.
-const ENV_CALLS: &[&str] = &["os.environ.get", "os.environ.setdefault", "os.environ.pop", "os.getenv", "os.putenv", "os.unsetenv"];
+const ENV_CALLS: &[&str] =
+    &["os.environ.get", "os.environ.setdefault", "os.environ.pop", "os.getenv", "os.putenv", "os.unsetenv"];
 
 pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> CheckResult {
     let module = parsed.syntax();
@@ -256,9 +257,10 @@ impl<'a> Checker<'a> {
         if let Some(q) = &q {
             self.mark_used(q);
             if ENV_CALLS.contains(&q.name.as_str())
-                && let Some(first) = call.arguments.args.first() {
-                    self.check_env(expr, first);
-                }
+                && let Some(first) = call.arguments.args.first()
+            {
+                self.check_env(expr, first);
+            }
             if let Some((rule, target)) = self.rules.lookup(MatchKind::Call, &q.name) {
                 if self.match_condition_holds(rule, call) {
                     let spelled = self.src(call.func.range()).to_string();
@@ -322,14 +324,18 @@ impl<'a> Checker<'a> {
                 rule,
                 range: expr.range(),
                 message,
-                note: Some("referenced without being called here (passed or stored as a value): rewrite the use by hand".into()),
+                note: Some(
+                    "referenced without being called here (passed or stored as a value): rewrite the use by hand"
+                        .into(),
+                ),
                 fix: None,
             });
         } else if let Some(rule) = self.rules.builtin(Builtin::Unmapped)
-            && in_modules(&q.name, &self.rule(rule).modules) {
-                let message = self.rule(rule).message.replace("{name}", &spelled).replace("{qualified}", &q.name);
-                self.diagnostics.push(Diagnostic { rule, range: expr.range(), message, note: None, fix: None });
-            }
+            && in_modules(&q.name, &self.rule(rule).modules)
+        {
+            let message = self.rule(rule).message.replace("{name}", &spelled).replace("{qualified}", &q.name);
+            self.diagnostics.push(Diagnostic { rule, range: expr.range(), message, note: None, fix: None });
+        }
         true
     }
 
@@ -368,9 +374,10 @@ impl<'a> Checker<'a> {
             q.is_some_and(|q| matches!(q.name.as_str(), "torch.device" | "torch.autocast" | "torch.amp.autocast"));
         let is_to = matches!(&*call.func, Expr::Attribute(a) if a.attr.id.as_str() == "to");
         if (is_device_ctor || is_to)
-            && let Some(first) = call.arguments.args.first() {
-                self.check_device_literal(first);
-            }
+            && let Some(first) = call.arguments.args.first()
+        {
+            self.check_device_literal(first);
+        }
         for kw in call.arguments.keywords.iter() {
             if kw.arg.as_ref().is_some_and(|a| matches!(a.id.as_str(), "device" | "map_location" | "device_type")) {
                 self.check_device_literal(&kw.value);
@@ -408,7 +415,12 @@ impl<'a> Checker<'a> {
                     let literal = format!("{prefix}{quote}{v}{quote}");
                     self.literal_fix(rule, lit.range, &literal)
                 }
-                None => (None, Some(format!("`{value}` names a specific chip; on TorchTPU each process sees exactly one chip, `tpu:0`"))),
+                None => (
+                    None,
+                    Some(format!(
+                        "`{value}` names a specific chip; on TorchTPU each process sees exactly one chip, `tpu:0`"
+                    )),
+                ),
             };
             let message = self.message(rule, raw);
             self.diagnostics.push(Diagnostic { rule, range: lit.range, message, note, fix });
@@ -417,7 +429,8 @@ impl<'a> Checker<'a> {
 
     fn literal_fix(&self, rule: RuleId, range: TextRange, literal: &str) -> (Option<Fix>, Option<String>) {
         let Some(spec) = self.rule(rule).fixes.first() else { return (None, None) };
-        let fix = Fix { safety: spec.safety, edits: vec![Edit::replace(range, literal)], deletes: vec![], imports: vec![] };
+        let fix =
+            Fix { safety: spec.safety, edits: vec![Edit::replace(range, literal)], deletes: vec![], imports: vec![] };
         (Some(fix), spec.note.clone())
     }
 
@@ -477,17 +490,16 @@ impl<'a> Checker<'a> {
         if !spec.when.is_empty() && !self.when_holds(&spec.when, bound) {
             return Err(describe_when(&spec.when));
         }
-        if !spec.requires_use.is_empty()
-            && !spec.requires_use.iter().any(|r| self.sem.imports_name(r))
-        {
+        if !spec.requires_use.is_empty() && !spec.requires_use.iter().any(|r| self.sem.imports_name(r)) {
             return Err(format!("the file does not use {}", spec.requires_use.join(" or ")));
         }
         let mut fix = self.try_action(site, rule, spec, bound)?;
         if let Some(prelude) = &spec.worker_prelude
-            && let Some((edit, imports)) = self.worker_prelude(site, rule, spec, prelude, bound) {
-                fix.edits.push(edit);
-                fix.imports.extend(imports);
-            }
+            && let Some((edit, imports)) = self.worker_prelude(site, rule, spec, prelude, bound)
+        {
+            fix.edits.push(edit);
+            fix.imports.extend(imports);
+        }
         Ok(fix)
     }
 
@@ -700,7 +712,12 @@ impl<'a> Checker<'a> {
         }
         match self.dedented_body(with) {
             Ok(body) => {
-                let fix = Fix { safety: spec.safety, edits: vec![Edit::replace(with.range, body)], deletes: vec![], imports: vec![] };
+                let fix = Fix {
+                    safety: spec.safety,
+                    edits: vec![Edit::replace(with.range, body)],
+                    deletes: vec![],
+                    imports: vec![],
+                };
                 (Some(fix), spec.note.clone())
             }
             Err(reason) => (None, Some(format!("not converted: {reason}"))),
@@ -730,7 +747,9 @@ impl<'a> Checker<'a> {
         for line in self.text[span].split_inclusive('\n') {
             if line.trim().is_empty() {
                 out.push_str(line.trim_start_matches([' ', '\t']));
-            } else if line.starts_with(body_indent) || line[..extra.min(line.len())].chars().all(|c| c == ' ' || c == '\t') {
+            } else if line.starts_with(body_indent)
+                || line[..extra.min(line.len())].chars().all(|c| c == ' ' || c == '\t')
+            {
                 out.push_str(&line[extra..]);
             } else {
                 return Err("a line in the body is indented less than the body".into());
@@ -849,7 +868,9 @@ impl<'a> Visitor<'a> for Checker<'a> {
                 let mut names = NameCollector::default();
                 names.visit_expr(parsed.expr());
                 for name in names.0 {
-                    if let crate::semantic::Resolution::Import { also, .. } = self.sem.resolve(&name, self.scope, lit.range.start()) {
+                    if let crate::semantic::Resolution::Import { also, .. } =
+                        self.sem.resolve(&name, self.scope, lit.range.start())
+                    {
                         self.used.extend(also);
                     }
                 }
@@ -939,7 +960,12 @@ struct ExpandCx<'c, 'a> {
 }
 
 impl<'c, 'a> ExpandCx<'c, 'a> {
-    fn new(checker: &'c Checker<'a>, site: &'c Site<'a>, signature: Option<&'c Signature>, bound: &'c Bound<'a>) -> Self {
+    fn new(
+        checker: &'c Checker<'a>,
+        site: &'c Site<'a>,
+        signature: Option<&'c Signature>,
+        bound: &'c Bound<'a>,
+    ) -> Self {
         ExpandCx { checker, site, signature, bound, used_params: HashSet::new(), imports: Vec::new(), rank: None }
     }
 
@@ -1000,7 +1026,9 @@ impl ExpandContext for ExpandCx<'_, '_> {
         // A name that is used but never bound (`torch.x` relying on a star import) may be imported.
         let bound_somewhere = sem.is_bound_anywhere(name);
         if sem.all_names.contains(name) && (bound_somewhere || name != module) {
-            return Err(format!("cannot add `import {module}`: the name `{name}` already means something else in this file"));
+            return Err(format!(
+                "cannot add `import {module}`: the name `{name}` already means something else in this file"
+            ));
         }
         self.imports.push(ImportRequest { module: module.to_string(), alias: alias.map(str::to_string) });
         Ok(name.to_string())
@@ -1046,12 +1074,10 @@ fn describe_when(when: &crate::rules::When) -> String {
 
 /// Keep the file's quote style when a string argument is replaced by another.
 fn same_quotes(original: &str, new: String) -> String {
-    let simple = |s: &str, q: char| s.len() >= 2 && s.starts_with(q) && s.ends_with(q) && !s[1..s.len() - 1].contains(['\'', '"', '\\']);
-    if simple(original, '\'') && simple(&new, '"') {
-        format!("'{}'", &new[1..new.len() - 1])
-    } else {
-        new
-    }
+    let simple = |s: &str, q: char| {
+        s.len() >= 2 && s.starts_with(q) && s.ends_with(q) && !s[1..s.len() - 1].contains(['\'', '"', '\\'])
+    };
+    if simple(original, '\'') && simple(&new, '"') { format!("'{}'", &new[1..new.len() - 1]) } else { new }
 }
 
 /// `except ImportError` (or broader) handlers: the `try` probes for a module.
@@ -1078,7 +1104,14 @@ fn in_modules(name: &str, modules: &[String]) -> bool {
 fn is_operator_context(expr: &Expr) -> bool {
     matches!(
         expr,
-        Expr::BinOp(_) | Expr::UnaryOp(_) | Expr::BoolOp(_) | Expr::Compare(_) | Expr::Await(_) | Expr::Attribute(_) | Expr::Subscript(_) | Expr::Starred(_)
+        Expr::BinOp(_)
+            | Expr::UnaryOp(_)
+            | Expr::BoolOp(_)
+            | Expr::Compare(_)
+            | Expr::Await(_)
+            | Expr::Attribute(_)
+            | Expr::Subscript(_)
+            | Expr::Starred(_)
     )
 }
 
@@ -1086,8 +1119,17 @@ fn is_atomic(text: &str) -> bool {
     match ruff_python_parser::parse_expression(text) {
         Ok(parsed) => matches!(
             parsed.expr(),
-            Expr::Call(_) | Expr::Attribute(_) | Expr::Name(_) | Expr::Subscript(_) | Expr::StringLiteral(_) | Expr::NumberLiteral(_)
-                | Expr::BooleanLiteral(_) | Expr::NoneLiteral(_) | Expr::List(_) | Expr::Dict(_) | Expr::Set(_)
+            Expr::Call(_)
+                | Expr::Attribute(_)
+                | Expr::Name(_)
+                | Expr::Subscript(_)
+                | Expr::StringLiteral(_)
+                | Expr::NumberLiteral(_)
+                | Expr::BooleanLiteral(_)
+                | Expr::NoneLiteral(_)
+                | Expr::List(_)
+                | Expr::Dict(_)
+                | Expr::Set(_)
         ),
         Err(_) => false,
     }
@@ -1097,7 +1139,11 @@ fn is_atomic(text: &str) -> bool {
 /// constants and `is_*_available()`-style checks.
 fn is_pure(expr: &Expr) -> bool {
     match expr {
-        Expr::Name(_) | Expr::BooleanLiteral(_) | Expr::NoneLiteral(_) | Expr::StringLiteral(_) | Expr::NumberLiteral(_) => true,
+        Expr::Name(_)
+        | Expr::BooleanLiteral(_)
+        | Expr::NoneLiteral(_)
+        | Expr::StringLiteral(_)
+        | Expr::NumberLiteral(_) => true,
         Expr::Attribute(a) => is_pure(&a.value),
         Expr::UnaryOp(u) => is_pure(&u.operand),
         Expr::BoolOp(b) => b.values.iter().all(is_pure),
@@ -1108,7 +1154,9 @@ fn is_pure(expr: &Expr) -> bool {
                 Expr::Attribute(a) => a.attr.id.as_str(),
                 _ => return false,
             };
-            name.starts_with("is_") && name.ends_with("available") && c.arguments.args.iter().all(is_pure)
+            name.starts_with("is_")
+                && name.ends_with("available")
+                && c.arguments.args.iter().all(is_pure)
                 && c.arguments.keywords.iter().all(|k| is_pure(&k.value))
         }
         _ => false,
@@ -1126,7 +1174,9 @@ fn try_only_guards_imports(t: &ast::StmtTry) -> bool {
             Stmt::Import(i) => bound.extend(i.names.iter().map(|a| {
                 a.asname.as_ref().map_or_else(|| a.name.id.split('.').next().unwrap_or_default(), |n| n.id.as_str())
             })),
-            Stmt::ImportFrom(i) => bound.extend(i.names.iter().map(|a| a.asname.as_ref().unwrap_or(&a.name).id.as_str())),
+            Stmt::ImportFrom(i) => {
+                bound.extend(i.names.iter().map(|a| a.asname.as_ref().unwrap_or(&a.name).id.as_str()))
+            }
             _ => return false,
         }
     }

@@ -166,7 +166,8 @@ fn describe_problem(path: &str, text: &str, problem: &Problem) -> String {
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let target = std::fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?;
     let dir = target.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     let permissions = std::fs::metadata(&target)?.permissions();
@@ -212,7 +213,10 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
         let import_rule = rules.builtin(crate::rules::Builtin::Import);
         for d in &m.remaining {
             // An import kept because its names are still used is a consequence, not a task.
-            if Some(d.rule) == import_rule && d.fix.is_none() && d.note.as_deref().is_some_and(|n| n.contains("still used")) {
+            if Some(d.rule) == import_rule
+                && d.fix.is_none()
+                && d.note.as_deref().is_some_and(|n| n.contains("still used"))
+            {
                 continue;
             }
             match &d.fix {
@@ -269,7 +273,11 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
         if args.write { format!(" ({written} written)") } else { String::new() },
         if by_rule.is_empty() { String::new() } else { format!(" ({})", by_rule.join(", ")) },
         manual.len(),
-        if unsafe_available > 0 { format!("; {unsafe_available} unsafe fixes available with --unsafe-fixes") } else { String::new() },
+        if unsafe_available > 0 {
+            format!("; {unsafe_available} unsafe fixes available with --unsafe-fixes")
+        } else {
+            String::new()
+        },
         if errors.is_empty() { String::new() } else { format!("; {} files skipped with errors", errors.len()) },
     )?;
     Ok(if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
@@ -285,9 +293,9 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let results: Vec<(Loaded, Result<Vec<Diagnostic>, String>)> = loaded
         .into_par_iter()
         .map(|l| {
-            let r = engine::lint(&l.source.text, &rules, &selection).map(|(d, _)| d).map_err(|e| {
-                describe_problem(&l.input.display(), &l.source.text, &Problem::Syntax(e))
-            });
+            let r = engine::lint(&l.source.text, &rules, &selection)
+                .map(|(d, _)| d)
+                .map_err(|e| describe_problem(&l.input.display(), &l.source.text, &Problem::Syntax(e)));
             (l, r)
         })
         .collect();
@@ -323,7 +331,8 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         writeln!(err, "error: {e}")?;
     }
     let safe = findings.iter().filter(|f| f.diagnostic.fix.as_ref().is_some_and(|x| x.safety == Safety::Safe)).count();
-    let unsafe_ = findings.iter().filter(|f| f.diagnostic.fix.as_ref().is_some_and(|x| x.safety == Safety::Unsafe)).count();
+    let unsafe_ =
+        findings.iter().filter(|f| f.diagnostic.fix.as_ref().is_some_and(|x| x.safety == Safety::Unsafe)).count();
     writeln!(
         err,
         "{} files checked: {} findings ({safe} fixable with `xla2tpu migrate --write`, {unsafe_} more with `--unsafe-fixes`){}",

@@ -51,10 +51,9 @@ pub fn discover(paths: &[PathBuf], no_ignore: bool) -> Discovered {
 
 fn walk(root: &Path, no_ignore: bool, found: &mut Discovered) {
     let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .standard_filters(!no_ignore)
-        .follow_links(false)
-        .filter_entry(move |e| no_ignore || !(e.file_type().is_some_and(|t| t.is_dir()) && SKIP_DIRS.iter().any(|d| e.file_name() == *d)));
+    builder.standard_filters(!no_ignore).follow_links(false).filter_entry(move |e| {
+        no_ignore || !(e.file_type().is_some_and(|t| t.is_dir()) && SKIP_DIRS.iter().any(|d| e.file_name() == *d))
+    });
     for entry in builder.build() {
         match entry {
             Ok(e) if e.file_type().is_some_and(|t| t.is_file()) && is_python(e.path()) => {

@@ -61,7 +61,11 @@ pub enum Problem {
 }
 
 /// Lint only: the findings for `text`.
-pub fn lint(text: &str, rules: &RuleSet, selection: &Selection) -> Result<(Vec<Diagnostic>, Parsed<ast::ModModule>), ParseError> {
+pub fn lint(
+    text: &str,
+    rules: &RuleSet,
+    selection: &Selection,
+) -> Result<(Vec<Diagnostic>, Parsed<ast::ModModule>), ParseError> {
     let parsed = parse_module(text)?;
     let CheckResult { mut diagnostics, .. } = check(&parsed, text, rules);
     diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
@@ -187,7 +191,10 @@ mod tests {
     #[test]
     fn replacements_are_parenthesised_in_operator_context() {
         let src = "import torch_xla.core.xla_model as xm\nx = 2 * xm.get_ordinal()\n";
-        assert_eq!(run(src), "import torch.distributed as dist\nx = 2 * (dist.get_rank() if dist.is_initialized() else 0)\n");
+        assert_eq!(
+            run(src),
+            "import torch.distributed as dist\nx = 2 * (dist.get_rank() if dist.is_initialized() else 0)\n"
+        );
     }
 
     #[test]

@@ -112,7 +112,9 @@ pub fn plan_deletions(text: &str, blocks: &[Block], deletes: &BTreeSet<StmtRef>)
     loop {
         let mut grew = false;
         for (b, block) in blocks.iter().enumerate() {
-            if emptied.contains(&b) || !(0..block.stmts.len()).all(|index| deleted.contains(&StmtRef { block: b, index })) {
+            if emptied.contains(&b)
+                || !(0..block.stmts.len()).all(|index| deleted.contains(&StmtRef { block: b, index }))
+            {
                 continue;
             }
             emptied.insert(b);
@@ -208,9 +210,10 @@ fn delete_statement(text: &str, block: &Block, index: usize) -> Result<TextRange
     }
     // `a; b; c` on one line: take the statement with one separator.
     if let Some(next) = block.stmts.get(index + 1)
-        && text[usize::from(range.end())..usize::from(next.start())].trim() == ";" {
-            return Ok(TextRange::new(range.start(), next.start()));
-        }
+        && text[usize::from(range.end())..usize::from(next.start())].trim() == ";"
+    {
+        return Ok(TextRange::new(range.start(), next.start()));
+    }
     if index > 0 {
         let prev = block.stmts[index - 1];
         if text[usize::from(prev.end())..usize::from(range.start())].trim() == ";" {

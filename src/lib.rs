@@ -4,15 +4,15 @@
 //! Data flows one way: discover files → parse → resolve names → match rules
 //! → fixes → render.
 
-pub mod cli;
-pub mod ops;
-pub mod sweep;
-pub mod semantic;
-pub mod source;
 pub mod checker;
-pub mod fix;
-pub mod rules;
-pub mod engine;
+pub mod cli;
 pub mod commands;
 pub mod discover;
+pub mod engine;
+pub mod fix;
+pub mod ops;
 pub mod render;
+pub mod rules;
+pub mod semantic;
+pub mod source;
+pub mod sweep;

@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-use miette::{Diagnostic as MietteDiagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+use miette::{
+    Diagnostic as MietteDiagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan,
+};
 use owo_colors::OwoColorize;
 use serde_json::{Value, json};
 
@@ -15,11 +17,7 @@ pub fn unified_diff(path: &str, old: &str, new: &str, color: bool) -> String {
     let diff = similar::TextDiff::from_lines(old, new);
     // `a//abs/path` reads badly; git-style headers want a relative-looking path.
     let path = path.trim_start_matches('/');
-    let text = diff
-        .unified_diff()
-        .context_radius(3)
-        .header(&format!("a/{path}"), &format!("b/{path}"))
-        .to_string();
+    let text = diff.unified_diff().context_radius(3).header(&format!("a/{path}"), &format!("b/{path}")).to_string();
     if !color {
         return text;
     }
@@ -61,7 +59,8 @@ impl Finding<'_> {
     fn fix_label(&self) -> String {
         match &self.diagnostic.fix {
             Some(fix) => {
-                let replacement = fix.edits.iter().find(|e| e.range == self.diagnostic.range).map(|e| e.content.as_str());
+                let replacement =
+                    fix.edits.iter().find(|e| e.range == self.diagnostic.range).map(|e| e.content.as_str());
                 let safety = match fix.safety {
                     crate::rules::Safety::Safe => "fix",
                     crate::rules::Safety::Unsafe => "unsafe fix",

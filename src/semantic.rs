@@ -70,11 +70,7 @@ impl Binding {
 
     /// Two bindings are alternatives if they sit in different arms of one statement.
     fn exclusive_with(&self, other: &Binding) -> bool {
-        self.branches
-            .iter()
-            .zip(&other.branches)
-            .take_while(|(a, b)| a.0 == b.0)
-            .any(|(a, b)| a.1 != b.1)
+        self.branches.iter().zip(&other.branches).take_while(|(a, b)| a.0 == b.0).any(|(a, b)| a.1 != b.1)
     }
 }
 
@@ -82,7 +78,10 @@ impl Binding {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
     /// An import; `also` lists every binding the name may refer to there.
-    Import { binding: BindingId, also: Vec<BindingId> },
+    Import {
+        binding: BindingId,
+        also: Vec<BindingId>,
+    },
     /// A name provided by `from module import *`.
     Star(String),
     /// A local variable, parameter, def… (not an import).
@@ -199,10 +198,14 @@ impl Semantic {
 
     /// A name that refers to exactly `module` at `offset` in `scope`, if one exists.
     pub fn name_for_module(&self, module: &str, scope: ScopeId, offset: TextSize) -> Option<String> {
-        self.names_of_module.get(module)?.iter().find(|name| match self.resolve(name, scope, offset) {
-            Resolution::Import { binding, .. } => self.bindings[binding].qualified() == Some(module),
-            _ => false,
-        }).cloned()
+        self.names_of_module
+            .get(module)?
+            .iter()
+            .find(|name| match self.resolve(name, scope, offset) {
+                Resolution::Import { binding, .. } => self.bindings[binding].qualified() == Some(module),
+                _ => false,
+            })
+            .cloned()
     }
 
     /// The binding created by the import alias (or target) starting at `start`.
@@ -276,13 +279,7 @@ impl Builder {
                 names.sort();
             }
         }
-        self.sem.bindings.push(Binding {
-            name: name.to_string(),
-            kind,
-            range,
-            scope,
-            branches: self.branches.clone(),
-        });
+        self.sem.bindings.push(Binding { name: name.to_string(), kind, range, scope, branches: self.branches.clone() });
         self.sem.scopes[scope].names.entry(name.to_string()).or_default().push(id);
         self.sem.all_names.insert(name.to_string());
     }
@@ -552,7 +549,9 @@ mod tests {
             Expr::Attribute(a) => {
                 let Expr::Name(root) = &*a.value else { return None };
                 match sem.resolve(&root.id, scope, at) {
-                    Resolution::Import { binding, .. } => Some(format!("{}.{}", sem.bindings[binding].qualified()?, a.attr.id)),
+                    Resolution::Import { binding, .. } => {
+                        Some(format!("{}.{}", sem.bindings[binding].qualified()?, a.attr.id))
+                    }
                     Resolution::Star(q) => Some(format!("{q}.{}", a.attr.id)),
                     _ => None,
                 }

@@ -41,8 +41,8 @@ impl SourceFile {
         if bytes.contains(&0) {
             return Err(InputError::Binary);
         }
-        let text = String::from_utf8(bytes)
-            .map_err(|e| InputError::NotUtf8 { offset: e.utf8_error().valid_up_to() })?;
+        let text =
+            String::from_utf8(bytes).map_err(|e| InputError::NotUtf8 { offset: e.utf8_error().valid_up_to() })?;
         Ok(match text.strip_prefix(BOM) {
             Some(rest) => SourceFile { path, text: rest.to_string(), bom: true },
             None => SourceFile { path, text, bom: false },

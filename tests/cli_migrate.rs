@@ -158,11 +158,11 @@ fn check_machine_formats() {
     assert_eq!(items[1]["location"], serde_json::json!({"row": 7, "column": 14}));
     assert_eq!(items[1]["fix"]["applicability"], "safe");
 
-    bin()
-        .current_dir(dir.path())
-        .args(["check", "--output-format", "github", "dirty.py"])
-        .assert()
-        .stdout(predicate::str::contains("::error title=xla2tpu (TPU110),file=dirty.py,line=9,col=5,endLine=9,endColumn=19::TPU110"));
+    bin().current_dir(dir.path()).args(["check", "--output-format", "github", "dirty.py"]).assert().stdout(
+        predicate::str::contains(
+            "::error title=xla2tpu (TPU110),file=dirty.py,line=9,col=5,endLine=9,endColumn=19::TPU110",
+        ),
+    );
 
     let out = bin().current_dir(dir.path()).args(["check", "--output-format", "sarif", "dirty.py"]).output().unwrap();
     let sarif: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -181,7 +181,12 @@ fn stdin_in_both_modes() {
         .stdout(predicate::str::contains("--- a/<stdin>"));
     bin().args(["migrate", "--write", "-"]).write_stdin(TRAIN).assert().success().stdout(TRAIN_FIXED);
     bin().args(["migrate", "--write", "-"]).write_stdin(TRAIN_FIXED).assert().success().stdout(TRAIN_FIXED);
-    bin().args(["check", "-", "--output-format", "concise"]).write_stdin(TRAIN).assert().code(1).stdout(predicate::str::contains("<stdin>:9:5: TPU110"));
+    bin()
+        .args(["check", "-", "--output-format", "concise"])
+        .write_stdin(TRAIN)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("<stdin>:9:5: TPU110"));
 }
 
 #[test]
@@ -231,12 +236,24 @@ fn user_rules_extend_the_builtin_ones() {
         .success()
         .stdout("from ourlib.tpu import sync_everything\n\nprint(1)\n");
     write(&rules, "bad.yaml", "rules:\n  - code: nope\n");
-    bin().args(["check", "--rules"]).arg(&rules).arg("-").write_stdin(src).assert().code(2).stderr(predicate::str::contains("bad.yaml"));
+    bin()
+        .args(["check", "--rules"])
+        .arg(&rules)
+        .arg("-")
+        .write_stdin(src)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.yaml"));
 }
 
 #[test]
 fn rule_explains_itself() {
-    bin().args(["rule", "TPU110"]).assert().success().stdout(predicate::str::contains("# TPU110 (mark-step)")).stdout(predicate::str::contains("Fix: safe"));
+    bin()
+        .args(["rule", "TPU110"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("# TPU110 (mark-step)"))
+        .stdout(predicate::str::contains("Fix: safe"));
     bin().args(["rule", "TPU999"]).assert().code(2).stderr(predicate::str::contains("no rule TPU999"));
 }
 

@@ -60,8 +60,13 @@ fn every_fixture_migrates_to_its_expected_output() {
         assert!(again.applied.is_empty(), "{name}: a second run applied {:?}", again.applied);
         let safe = migrate(&input.text, &rules, &Selection::default());
         assert!(safe.problem.is_none(), "{name} (safe fixes): {:?}", safe.problem);
-        ruff_python_parser::parse_module(&safe.output).unwrap_or_else(|e| panic!("{name}: safe output does not parse: {e}"));
-        assert_eq!(migrate(&safe.output, &rules, &Selection::default()).output, safe.output, "{name}: safe run not idempotent");
+        ruff_python_parser::parse_module(&safe.output)
+            .unwrap_or_else(|e| panic!("{name}: safe output does not parse: {e}"));
+        assert_eq!(
+            migrate(&safe.output, &rules, &Selection::default()).output,
+            safe.output,
+            "{name}: safe run not idempotent"
+        );
     }
     assert!(failures.is_empty(), "{} fixtures differ from expected.py:\n\n{}", failures.len(), failures.join("\n"));
 }

@@ -16,18 +16,12 @@ fn fixtures() -> PathBuf {
 /// `xla2tpu ops --profiles <fixture corpus> ARGS...`
 fn ops_fixture(args: &[&str]) -> Command {
     let mut cmd = Command::cargo_bin("xla2tpu").unwrap();
-    cmd.arg("ops")
-        .arg("--profiles")
-        .arg(fixtures().join("corpus"))
-        .args(args);
+    cmd.arg("ops").arg("--profiles").arg(fixtures().join("corpus")).args(args);
     cmd
 }
 
 fn mini_backend() -> String {
-    fixtures()
-        .join("backends/mini-1.tsv")
-        .to_string_lossy()
-        .into_owned()
+    fixtures().join("backends/mini-1.tsv").to_string_lossy().into_owned()
 }
 
 /// Snapshots live with the other ops fixtures (tests/fixtures/ops/snapshots).
@@ -45,48 +39,24 @@ fn stdout_of(mut cmd: Command, code: i32) -> String {
 
 #[test]
 fn check_passing_model_text() {
-    let out = stdout_of(
-        ops_fixture(&["check", "good", "--backend", &mini_backend()]),
-        0,
-    );
+    let out = stdout_of(ops_fixture(&["check", "good", "--backend", &mini_backend()]), 0);
     snapshot("ops_check_pass", &out);
 }
 
 #[test]
 fn check_training_only_failure_keeps_inference_and_exits_1() {
-    let out = stdout_of(
-        ops_fixture(&[
-            "check",
-            "transformers/trainbad",
-            "--backend",
-            &mini_backend(),
-        ]),
-        1,
-    );
+    let out = stdout_of(ops_fixture(&["check", "transformers/trainbad", "--backend", &mini_backend()]), 1);
     snapshot("ops_check_training_only", &out);
 }
 
 #[test]
 fn check_json_has_verdict_missing_ops_and_provenance() {
-    let out = stdout_of(
-        ops_fixture(&[
-            "check",
-            "timm/broken",
-            "--backend",
-            &mini_backend(),
-            "--format",
-            "json",
-        ]),
-        1,
-    );
+    let out = stdout_of(ops_fixture(&["check", "timm/broken", "--backend", &mini_backend(), "--format", "json"]), 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["evaluation"]["pass"], false);
     assert_eq!(v["evaluation"]["inference_ok"], false);
     assert_eq!(v["evaluation"]["missing"][0]["op"], "aten::erfc");
-    assert_eq!(
-        v["evaluation"]["missing"][0]["reason"],
-        "structured delegate aten::erfc.out has no kernel"
-    );
+    assert_eq!(v["evaluation"]["missing"][0]["reason"], "structured delegate aten::erfc.out has no kernel");
     assert_eq!(v["profile"]["versions"]["timm"], "1.0.31");
     assert_eq!(v["profile"]["method"], "default/cpu");
     assert_eq!(v["backend"]["name"], "mini-1");
@@ -95,42 +65,20 @@ fn check_json_has_verdict_missing_ops_and_provenance() {
 #[test]
 fn check_against_builtin_torchtpu_resolves_sdpa() {
     let out = stdout_of(ops_fixture(&["check", "good"]), 0);
-    assert!(
-        out.contains("transformers/good on torchtpu-0.2.0: PASS"),
-        "{out}"
-    );
-    assert!(
-        out.contains("aten::_scaled_dot_product_fused_attention_overrideable"),
-        "{out}"
-    );
+    assert!(out.contains("transformers/good on torchtpu-0.2.0: PASS"), "{out}");
+    assert!(out.contains("aten::_scaled_dot_product_fused_attention_overrideable"), "{out}");
 }
 
 #[test]
 fn check_hub_id_guesses_model_type_from_the_repo_name() {
-    let out = stdout_of(
-        ops_fixture(&[
-            "check",
-            "someorg/good-base-uncased",
-            "--backend",
-            &mini_backend(),
-        ]),
-        0,
-    );
-    assert!(
-        out.starts_with(
-            "note: model type 'good' guessed from the Hub id someorg/good-base-uncased"
-        ),
-        "{out}"
-    );
+    let out = stdout_of(ops_fixture(&["check", "someorg/good-base-uncased", "--backend", &mini_backend()]), 0);
+    assert!(out.starts_with("note: model type 'good' guessed from the Hub id someorg/good-base-uncased"), "{out}");
 }
 
 #[test]
 fn check_hub_id_cuts_at_underscores_and_dots_too() {
     // `train_bad` is a profile name; the longest matching prefix wins over `train`.
-    let out = stdout_of(
-        ops_fixture(&["check", "org/Train_Bad.v2-7b", "--backend", &mini_backend()]),
-        1,
-    );
+    let out = stdout_of(ops_fixture(&["check", "org/Train_Bad.v2-7b", "--backend", &mini_backend()]), 1);
     assert!(out.contains("model type 'train_bad' guessed"), "{out}");
 }
 
@@ -145,22 +93,17 @@ fn check_unknown_hub_id_asks_for_sweep_resolution() {
 #[test]
 fn check_failed_trace_explains_why_there_is_no_profile() {
     ops_fixture(&["check", "crashy"]).assert().code(2).stderr(
-        predicate::str::contains(
-            "transformers/crashy has no profile: tracing ended with status 'crash'",
-        )
-        .and(predicate::str::contains("killed: RSS > 6000 MB")),
+        predicate::str::contains("transformers/crashy has no profile: tracing ended with status 'crash'")
+            .and(predicate::str::contains("killed: RSS > 6000 MB")),
     );
 }
 
 #[test]
 fn check_hub_id_of_a_failed_type_explains_the_failure() {
-    ops_fixture(&["check", "org/crashy-13b"])
-        .assert()
-        .code(2)
-        .stderr(
-            predicate::str::contains("org/crashy-13b looks like model type 'crashy'")
-                .and(predicate::str::contains("killed: RSS > 6000 MB")),
-        );
+    ops_fixture(&["check", "org/crashy-13b"]).assert().code(2).stderr(
+        predicate::str::contains("org/crashy-13b looks like model type 'crashy'")
+            .and(predicate::str::contains("killed: RSS > 6000 MB")),
+    );
 }
 
 #[test]
@@ -168,10 +111,7 @@ fn check_unknown_backend_lists_builtins() {
     ops_fixture(&["check", "good", "--backend", "nope-1.0"])
         .assert()
         .code(2)
-        .stderr(
-            predicate::str::contains("torchtpu-0.2.0")
-                .and(predicate::str::contains("torch_xla-2.9")),
-        );
+        .stderr(predicate::str::contains("torchtpu-0.2.0").and(predicate::str::contains("torch_xla-2.9")));
 }
 
 #[test]
@@ -189,96 +129,51 @@ fn diff_fixture_backend_against_torchtpu() {
 
 #[test]
 fn diff_torch_xla_to_torchtpu_json() {
-    let out = stdout_of(
-        ops_fixture(&[
-            "diff",
-            "torch_xla-2.9",
-            "torchtpu-0.2.0",
-            "--format",
-            "json",
-        ]),
-        0,
-    );
+    let out = stdout_of(ops_fixture(&["diff", "torch_xla-2.9", "torchtpu-0.2.0", "--format", "json"]), 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let lost: Vec<&str> = v["all_lost"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_str().unwrap())
-        .collect();
-    let gained: Vec<&str> = v["all_gained"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_str().unwrap())
-        .collect();
+    let lost: Vec<&str> = v["all_lost"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    let gained: Vec<&str> = v["all_gained"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
     // Anchors that follow directly from the two tables.
-    assert!(
-        gained.contains(&"aten::histc"),
-        "TorchTPU has a kernel, torch_xla does not"
-    );
+    assert!(gained.contains(&"aten::histc"), "TorchTPU has a kernel, torch_xla does not");
     // torch_xla differentiates native_layer_norm itself, so its backward kernel is no gain.
     assert!(!gained.contains(&"aten::native_layer_norm_backward"));
-    assert!(
-        lost.contains(&"aten::mish"),
-        "torch_xla registers mish; TorchTPU's mish.out is missing"
-    );
-    assert!(
-        lost.contains(&"aten::erfc"),
-        "torch_xla registers erfc; TorchTPU's erfc.out is missing"
-    );
-    assert!(
-        !lost.contains(&"aten::addmm") && !gained.contains(&"aten::addmm"),
-        "both have addmm"
-    );
+    assert!(lost.contains(&"aten::mish"), "torch_xla registers mish; TorchTPU's mish.out is missing");
+    assert!(lost.contains(&"aten::erfc"), "torch_xla registers erfc; TorchTPU's erfc.out is missing");
+    assert!(!lost.contains(&"aten::addmm") && !gained.contains(&"aten::addmm"), "both have addmm");
     assert_eq!(v["profiles"], 3);
 }
 
 #[test]
 fn show_op_on_every_backend() {
-    let out = stdout_of(
-        ops_fixture(&["show", "_scaled_dot_product_fused_attention_overrideable"]),
-        0,
-    );
+    let out = stdout_of(ops_fixture(&["show", "_scaled_dot_product_fused_attention_overrideable"]), 0);
     snapshot("ops_show_sdpa_overrideable", &out);
 }
 
 #[test]
 fn show_lists_profiles_using_the_op() {
     let out = stdout_of(ops_fixture(&["show", "aten::index_select"]), 0);
+    assert!(out.contains("Inside composite ops in 1 more: transformers/good"), "{out}");
+    let out = stdout_of(ops_fixture(&["show", "mm"]), 0);
     assert!(
-        out.contains("Inside composite ops in 1 more: transformers/good"),
+        out.contains("Used by 2 profile(s)\n  transformers/good (12 calls)\n  transformers/trainbad (3 calls)"),
         "{out}"
     );
-    let out = stdout_of(ops_fixture(&["show", "mm"]), 0);
-    assert!(out.contains("Used by 2 profile(s)\n  transformers/good (12 calls)\n  transformers/trainbad (3 calls)"), "{out}");
 }
 
 #[test]
 fn show_without_overload_suggests_overloads() {
-    ops_fixture(&["show", "add"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("aten::add.Tensor"));
+    ops_fixture(&["show", "add"]).assert().code(2).stderr(predicate::str::contains("aten::add.Tensor"));
 }
 
 #[test]
 fn dump_backend_reports_a_missing_interpreter() {
     let dir = tempfile::tempdir().unwrap();
-    ops_fixture(&[
-        "dump-backend",
-        "--python",
-        "/nonexistent/python",
-        "--output",
-    ])
-    .arg(dir.path().join("x.tsv"))
-    .assert()
-    .code(2)
-    .stderr(predicate::str::contains("/nonexistent/python"));
-    assert!(
-        !dir.path().join("x.tsv").exists(),
-        "no file written on failure"
-    );
+    ops_fixture(&["dump-backend", "--python", "/nonexistent/python", "--output"])
+        .arg(dir.path().join("x.tsv"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/python"));
+    assert!(!dir.path().join("x.tsv").exists(), "no file written on failure");
 }
 
 /// A stand-in interpreter: a shell script that ignores its arguments and prints `body`.
@@ -304,9 +199,7 @@ fn dump_backend_writes_what_the_script_prints_once_it_parses() {
         .arg(&out)
         .assert()
         .success()
-        .stderr(predicate::str::contains(
-            "(13 ops, 4 with a backend kernel)",
-        ));
+        .stderr(predicate::str::contains("(13 ops, 4 with a backend kernel)"));
     assert_eq!(std::fs::read_to_string(&out).unwrap(), tsv);
 }
 
@@ -342,31 +235,18 @@ fn trace_without_venv_points_to_setup_script() {
 /// Read from disk (`--profiles corpus/ops`): the embedded copy only picks up new files on a
 /// rebuild. Skips models the tracer has not produced yet.
 fn real_profile_or_skip(model: &str) -> bool {
-    let present = root()
-        .join(format!("corpus/ops/transformers/{model}.json"))
-        .is_file();
+    let present = root().join(format!("corpus/ops/transformers/{model}.json")).is_file();
     if !present {
-        eprintln!(
-            "SKIP: corpus/ops has no transformers/{model} profile yet (run `xla2tpu ops trace --only {model}`)"
-        );
+        eprintln!("SKIP: corpus/ops has no transformers/{model} profile yet (run `xla2tpu ops trace --only {model}`)");
     }
     present
 }
 
 fn real_check(model: &str) -> serde_json::Value {
     let mut cmd = Command::cargo_bin("xla2tpu").unwrap();
-    cmd.arg("ops")
-        .arg("--profiles")
-        .arg(root().join("corpus/ops"));
-    let out = cmd
-        .args(["check", model, "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cmd.arg("ops").arg("--profiles").arg(root().join("corpus/ops"));
+    let out = cmd.args(["check", model, "--format", "json"]).output().unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -383,10 +263,7 @@ fn real_profiles_llama_bert_whisper_vit_pass_on_torchtpu() {
         assert_eq!(e["missing"], serde_json::json!([]), "{model}: {v:#}");
         assert_eq!(e["pass"], true, "{model}");
         assert_eq!(v["profile"]["id"], format!("transformers/{model}"));
-        assert!(
-            v["profile"]["versions"]["torch"].is_string(),
-            "{model}: provenance missing"
-        );
+        assert!(v["profile"]["versions"]["torch"].is_string(), "{model}: provenance missing");
         let notes = e["notes"].to_string();
         assert!(
             notes.contains("_scaled_dot_product_fused_attention_overrideable"),

@@ -43,13 +43,9 @@ fn registry() -> Registry {
 fn profile(ops: serde_json::Value) -> Profile {
     let mut ops = ops;
     for op in ops.as_array_mut().unwrap() {
-        op.as_object_mut()
-            .unwrap()
-            .entry("phases")
-            .or_insert(json!(["forward", "inference"]));
+        op.as_object_mut().unwrap().entry("phases").or_insert(json!(["forward", "inference"]));
     }
-    serde_json::from_value(json!({"schema": 1, "id": "test/model", "status": "ok", "ops": ops}))
-        .unwrap()
+    serde_json::from_value(json!({"schema": 1, "id": "test/model", "status": "ok", "ops": ops})).unwrap()
 }
 
 fn eval(ops: serde_json::Value) -> Evaluation {
@@ -57,11 +53,7 @@ fn eval(ops: serde_json::Value) -> Evaluation {
 }
 
 fn only_missing(e: &Evaluation) -> (&str, &str) {
-    assert_eq!(
-        e.missing.len(),
-        1,
-        "expected exactly one missing op: {e:#?}"
-    );
+    assert_eq!(e.missing.len(), 1, "expected exactly one missing op: {e:#?}");
     (&e.missing[0].op, &e.missing[0].reason)
 }
 
@@ -77,21 +69,14 @@ fn header_lines_set_name_fallback_and_provenance() {
 fn unknown_format_is_rejected() {
     let tsv = TSV.replace("xla2tpu-backend/1", "xla2tpu-backend/9");
     let err = Registry::parse("x", &tsv, NeutralMap::default()).unwrap_err();
-    assert!(
-        err.to_string().contains("unsupported backend format"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("unsupported backend format"), "{err}");
 }
 
 #[test]
 fn format_line_is_required() {
     let tsv = TSV.replace("# format: xla2tpu-backend/1\n", "");
     let err = Registry::parse("x", &tsv, NeutralMap::default()).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("missing `# format: xla2tpu-backend/1`"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("missing `# format: xla2tpu-backend/1`"), "{err}");
 }
 
 #[test]
@@ -109,13 +94,7 @@ fn structured_delegate_with_kernel_is_supported() {
 #[test]
 fn structured_delegate_without_kernel_is_missing() {
     let e = eval(json!([{"op": "aten::erfc"}]));
-    assert_eq!(
-        only_missing(&e),
-        (
-            "aten::erfc",
-            "structured delegate aten::erfc.out has no kernel"
-        )
-    );
+    assert_eq!(only_missing(&e), ("aten::erfc", "structured delegate aten::erfc.out has no kernel"));
 }
 
 #[test]
@@ -123,8 +102,7 @@ fn composite_without_delegate_follows_its_inner_ops() {
     let ok = eval(json!([{"op": "aten::embedding", "inner": ["aten::index_select", "aten::mm"]}]));
     assert!(ok.pass && ok.notes.is_empty(), "{ok:#?}");
 
-    let bad =
-        eval(json!([{"op": "aten::embedding", "inner": ["aten::index_select", "aten::median"]}]));
+    let bad = eval(json!([{"op": "aten::embedding", "inner": ["aten::index_select", "aten::median"]}]));
     let (op, why) = only_missing(&bad);
     assert_eq!(op, "aten::embedding");
     assert!(why.contains("aten::median (no test kernel)"), "{why}");
@@ -154,13 +132,7 @@ fn composite_inner_cycle_terminates() {
 fn composite_without_inner_is_supported_but_unverified() {
     let e = eval(json!([{"op": "aten::embedding"}]));
     assert!(e.pass, "{e:#?}");
-    assert!(
-        e.notes
-            .iter()
-            .any(|n| n.contains("unverified") && n.contains("aten::embedding")),
-        "{:?}",
-        e.notes
-    );
+    assert!(e.notes.iter().any(|n| n.contains("unverified") && n.contains("aten::embedding")), "{:?}", e.notes);
 }
 
 #[test]
@@ -168,9 +140,7 @@ fn composite_implicit_is_noted_not_failed() {
     let e = eval(json!([{"op": "aten::native_batch_norm"}]));
     assert!(e.pass, "{e:#?}");
     assert!(
-        e.notes
-            .iter()
-            .any(|n| n.contains("decomposition") && n.contains("aten::native_batch_norm")),
+        e.notes.iter().any(|n| n.contains("decomposition") && n.contains("aten::native_batch_norm")),
         "{:?}",
         e.notes
     );
@@ -195,38 +165,21 @@ fn torchtpu_fallback_reason_is_the_documented_one() {
 fn non_aten_ops_outside_the_registry_are_ignored_with_a_note() {
     let e = eval(json!([{"op": "prim::device"}]));
     assert!(e.pass, "{e:#?}");
-    assert!(
-        e.notes
-            .iter()
-            .any(|n| n.contains("ignored") && n.contains("prim::device")),
-        "{:?}",
-        e.notes
-    );
+    assert!(e.notes.iter().any(|n| n.contains("ignored") && n.contains("prim::device")), "{:?}", e.notes);
 }
 
 #[test]
 fn unknown_aten_op_is_missing() {
     let e = eval(json!([{"op": "aten::brand_new_op"}]));
-    assert_eq!(
-        only_missing(&e),
-        ("aten::brand_new_op", "unknown to this registry")
-    );
+    assert_eq!(only_missing(&e), ("aten::brand_new_op", "unknown to this registry"));
 }
 
 #[test]
 fn neutral_requirement_resolves_through_the_backend() {
     // The CPU kernel itself is missing_fallback here; the resolution (fused_attn) has a kernel.
-    let e = eval(
-        json!([{"op": "aten::_scaled_dot_product_flash_attention_for_cpu", "neutral": "sdpa"}]),
-    );
+    let e = eval(json!([{"op": "aten::_scaled_dot_product_flash_attention_for_cpu", "neutral": "sdpa"}]));
     assert!(e.pass, "{e:#?}");
-    assert!(
-        e.notes
-            .iter()
-            .any(|n| n.contains("'sdpa'") && n.contains("aten::fused_attn")),
-        "{:?}",
-        e.notes
-    );
+    assert!(e.notes.iter().any(|n| n.contains("'sdpa'") && n.contains("aten::fused_attn")), "{:?}", e.notes);
 }
 
 #[test]
@@ -235,20 +188,9 @@ fn neutral_requirement_missing_on_the_backend_is_reported_with_its_note() {
         json!([{"op": "aten::_scaled_dot_product_flash_attention_for_cpu_backward", "neutral": "sdpa_backward", "phases": ["backward"]}]),
     );
     let (op, why) = only_missing(&e);
-    assert_eq!(
-        op,
-        "aten::_scaled_dot_product_flash_attention_for_cpu_backward"
-    );
-    assert!(
-        why.contains("'sdpa_backward'")
-            && why.contains("aten::fused_attn_backward: no test kernel"),
-        "{why}"
-    );
-    assert!(
-        e.notes.iter().any(|n| n.contains("not observed")),
-        "{:?}",
-        e.notes
-    );
+    assert_eq!(op, "aten::_scaled_dot_product_flash_attention_for_cpu_backward");
+    assert!(why.contains("'sdpa_backward'") && why.contains("aten::fused_attn_backward: no test kernel"), "{why}");
+    assert!(e.notes.iter().any(|n| n.contains("not observed")), "{:?}", e.notes);
 }
 
 #[test]
@@ -264,14 +206,9 @@ fn neutral_tags_also_apply_to_inner_ops() {
 #[test]
 fn untagged_cpu_kernels_in_inner_lists_use_the_tracer_naming_table() {
     // The tracer tags records, not inner lists; _slow_conv2d_backward stands for convolution_backward.
-    let e =
-        eval(json!([{"op": "aten::outer", "inner": ["aten::_slow_conv2d_backward.output_mask"]}]));
+    let e = eval(json!([{"op": "aten::outer", "inner": ["aten::_slow_conv2d_backward.output_mask"]}]));
     assert!(e.pass, "{e:#?}");
-    assert!(
-        e.notes.iter().any(|n| n.contains("'convolution_backward'")),
-        "{:?}",
-        e.notes
-    );
+    assert!(e.notes.iter().any(|n| n.contains("'convolution_backward'")), "{:?}", e.notes);
     // Without a resolution on the backend the op stays what it is (unknown here).
     let e = eval(json!([{"op": "aten::outer", "inner": ["aten::_nnpack_spatial_convolution"]}]));
     assert!(!e.pass, "{e:#?}");
@@ -281,28 +218,16 @@ fn untagged_cpu_kernels_in_inner_lists_use_the_tracer_naming_table() {
 fn cpu_requirement_follows_the_tracer_table() {
     use xla2tpu::ops::cpu_requirement;
     let cases = [
-        (
-            "aten::_scaled_dot_product_flash_attention_for_cpu",
-            Some("sdpa"),
-        ),
-        (
-            "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
-            Some("sdpa_backward"),
-        ),
+        ("aten::_scaled_dot_product_flash_attention_for_cpu", Some("sdpa")),
+        ("aten::_scaled_dot_product_flash_attention_for_cpu_backward", Some("sdpa_backward")),
         ("aten::_efficient_attention_backward", Some("sdpa_backward")),
         ("aten::mkldnn_rnn_layer", Some("rnn")),
         ("aten::mkldnn_rnn_layer_backward", Some("rnn_backward")),
         ("aten::mkldnn_convolution", Some("convolution")),
         ("aten::_dyn_quant_matmul_4bit", Some("weight_int4pack_mm")),
-        (
-            "aten::_convert_weight_to_int4pack_for_cpu",
-            Some("convert_weight_to_int4pack"),
-        ),
+        ("aten::_convert_weight_to_int4pack_for_cpu", Some("convert_weight_to_int4pack")),
         ("aten::_jagged_thing_for_cpu.out", Some("jagged_thing")),
-        (
-            "aten::_slow_conv2d_backward.output_mask",
-            Some("convolution_backward"),
-        ),
+        ("aten::_slow_conv2d_backward.output_mask", Some("convolution_backward")),
         ("aten::slow_conv3d_forward", Some("convolution")),
         ("aten::addmm", None),
         ("prim::device", None),
@@ -316,13 +241,7 @@ fn cpu_requirement_follows_the_tracer_table() {
 fn unknown_neutral_requirement_falls_back_to_the_recorded_op() {
     let e = eval(json!([{"op": "aten::relu", "neutral": "something_new"}]));
     assert!(e.pass, "{e:#?}");
-    assert!(
-        e.notes
-            .iter()
-            .any(|n| n.contains("no resolution") && n.contains("something_new")),
-        "{:?}",
-        e.notes
-    );
+    assert!(e.notes.iter().any(|n| n.contains("no resolution") && n.contains("something_new")), "{:?}", e.notes);
 }
 
 #[test]
@@ -345,9 +264,7 @@ fn backward_of_an_op_the_backend_differentiates_itself_is_not_required() {
     let e = eval(json!([{"op": "aten::median_backward", "phases": ["backward"]}]));
     assert!(e.pass, "{e:#?}");
     assert!(
-        e.notes
-            .iter()
-            .any(|n| n.contains("own autograd kernel") && n.contains("aten::median_backward")),
+        e.notes.iter().any(|n| n.contains("own autograd kernel") && n.contains("aten::median_backward")),
         "{:?}",
         e.notes
     );
@@ -365,21 +282,15 @@ fn only_training_phases_missing_keeps_inference_ok() {
 
 #[test]
 fn warnings_cover_host_syncs_dynamic_shapes_float64_and_partial_status() {
-    let mut p = profile(
-        json!([{"op": "aten::relu", "dtypes": ["float64"]}, {"op": "aten::mm", "dtypes": ["float32"]}]),
-    );
+    let mut p =
+        profile(json!([{"op": "aten::relu", "dtypes": ["float64"]}, {"op": "aten::mm", "dtypes": ["float32"]}]));
     p.host_syncs = vec!["aten::_local_scalar_dense".into()];
     p.dynamic_shape_ops = vec!["aten::nonzero".into()];
     p.status = "partial".into();
     let e = evaluate(&registry(), &p);
     assert!(e.pass);
     let w = e.warnings.join("\n");
-    for needle in [
-        "aten::_local_scalar_dense",
-        "aten::nonzero",
-        "float64 tensors in aten::relu (",
-        "'partial'",
-    ] {
+    for needle in ["aten::_local_scalar_dense", "aten::nonzero", "float64 tensors in aten::relu (", "'partial'"] {
         assert!(w.contains(needle), "missing {needle:?} in:\n{w}");
     }
     assert!(!w.contains("aten::mm"), "float32-only op flagged:\n{w}");
@@ -396,35 +307,19 @@ fn unknown_json_keys_are_tolerated() {
 }
 
 fn fixture_corpus() -> Profiles {
-    Profiles::from_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ops/corpus"))
-        .unwrap()
+    Profiles::from_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ops/corpus")).unwrap()
 }
 
 #[test]
 fn profiles_from_dir_reads_profiles_and_index() {
     let p = fixture_corpus();
     assert!(p.load_errors().is_empty(), "{:?}", p.load_errors());
-    assert_eq!(
-        p.ids(),
-        ["timm/broken", "transformers/good", "transformers/trainbad"]
-    );
-    assert_eq!(
-        p.get("transformers/good").unwrap().versions["torch"],
-        "2.15.0"
-    );
+    assert_eq!(p.ids(), ["timm/broken", "transformers/good", "transformers/trainbad"]);
+    assert_eq!(p.get("transformers/good").unwrap().versions["torch"], "2.15.0");
     let crash = p.failure("transformers/crashy").unwrap();
-    assert_eq!(
-        (crash.status.as_str(), crash.reason.as_str()),
-        ("crash", "killed: RSS > 6000 MB")
-    );
-    assert!(
-        p.failure("transformers/good").is_none(),
-        "ok entries are not failures"
-    );
-    assert_eq!(
-        p.failure("transformers/trainbad").unwrap().status,
-        "partial"
-    );
+    assert_eq!((crash.status.as_str(), crash.reason.as_str()), ("crash", "killed: RSS > 6000 MB"));
+    assert!(p.failure("transformers/good").is_none(), "ok entries are not failures");
+    assert_eq!(p.failure("transformers/trainbad").unwrap().status, "partial");
 }
 
 #[test]
@@ -469,10 +364,7 @@ fn evaluation_is_cheap() {
     }
     let per = start.elapsed() / 1000;
     // Generous bound: debug build on a shared 2-core machine (release is ~20x faster).
-    assert!(
-        per < std::time::Duration::from_millis(10),
-        "{per:?} per evaluation"
-    );
+    assert!(per < std::time::Duration::from_millis(10), "{per:?} per evaluation");
 }
 
 #[test]

@@ -78,8 +78,17 @@ fn html_report_on_fixtures_with_compare() {
 #[test]
 fn every_format_renders_to_stdout() {
     let tmp = tempfile::tempdir().unwrap();
-    for (format, needle) in [("md", "## Top blockers"), ("csv", "rank,model_id,downloads,verdict"), ("json", "\"totals\""), ("text", "fix order")] {
-        with_fixtures(&mut sweep(tmp.path())).args(["--format", format]).assert().success().stdout(predicate::str::contains(needle));
+    for (format, needle) in [
+        ("md", "## Top blockers"),
+        ("csv", "rank,model_id,downloads,verdict"),
+        ("json", "\"totals\""),
+        ("text", "fix order"),
+    ] {
+        with_fixtures(&mut sweep(tmp.path()))
+            .args(["--format", format])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(needle));
     }
 }
 
@@ -101,7 +110,11 @@ fn errors_exit_2_with_a_clear_message() {
     let bad = tmp.path().join("bad.csv");
     std::fs::write(&bad, "model_id,downloads\na,many\n").unwrap();
     sweep(tmp.path()).arg("--models").arg(&bad).assert().code(2).stderr(predicate::str::contains("bad.csv: line 2"));
-    sweep(tmp.path()).args(["--backend", "nope-1.0"]).assert().code(2).stderr(predicate::str::contains("unknown backend"));
+    sweep(tmp.path())
+        .args(["--backend", "nope-1.0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown backend"));
     sweep(tmp.path()).arg("--refresh").assert().code(2);
     sweep(tmp.path()).args(["--models", "x.json", "--hub"]).assert().code(2);
 }
@@ -136,7 +149,8 @@ fn hub_live_then_cached_then_offline() {
     assert!(html.contains("../../etc/passwd"));
 
     // Nothing written outside the cache and the output.
-    let mut written: Vec<String> = walk(tmp.path()).into_iter().map(|p| p.strip_prefix(tmp.path()).unwrap().display().to_string()).collect();
+    let mut written: Vec<String> =
+        walk(tmp.path()).into_iter().map(|p| p.strip_prefix(tmp.path()).unwrap().display().to_string()).collect();
     written.sort();
     assert_eq!(written.len(), 4, "{written:?}");
     assert_eq!(written.last().unwrap(), "out/hub.html");
@@ -144,7 +158,12 @@ fn hub_live_then_cached_then_offline() {
 
     // A re-run costs no requests; HF_HUB_OFFLINE works from the cache.
     sweep(tmp.path()).env("HF_ENDPOINT", server.url()).args(["--hub", "--top", "60"]).assert().success();
-    sweep(tmp.path()).env("HF_ENDPOINT", server.url()).env("HF_HUB_OFFLINE", "1").args(["--hub", "--top", "60"]).assert().success();
+    sweep(tmp.path())
+        .env("HF_ENDPOINT", server.url())
+        .env("HF_HUB_OFFLINE", "1")
+        .args(["--hub", "--top", "60"])
+        .assert()
+        .success();
     assert_eq!(server.hits(), 3);
     sweep(tmp.path())
         .env("HF_ENDPOINT", server.url())
@@ -161,7 +180,10 @@ fn hub_failure_names_url_and_status() {
         if target.contains("cursor=") {
             Reply::Status { code: 503, retry_after: None }
         } else {
-            Reply::Page { body: serde_json::to_string(&entries(0..5)).unwrap(), next: Some("/api/models?cursor=1".into()) }
+            Reply::Page {
+                body: serde_json::to_string(&entries(0..5)).unwrap(),
+                next: Some("/api/models?cursor=1".into()),
+            }
         }
     });
     let tmp = tempfile::tempdir().unwrap();

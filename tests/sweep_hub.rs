@@ -42,7 +42,15 @@ fn top_5000_takes_five_requests_then_none_from_cache() {
     assert_eq!(list.models[0].model_type.as_deref(), Some("llama"));
     assert_eq!(stats.requests, 5, "1,000 per page: the top 5,000 is 5 requests");
     let first = server.requests.lock().unwrap()[0].target.clone();
-    for field in ["sort=downloads", "limit=1000", "expand=config", "expand=downloads", "expand=library_name", "expand=pipeline_tag", "expand=tags"] {
+    for field in [
+        "sort=downloads",
+        "limit=1000",
+        "expand=config",
+        "expand=downloads",
+        "expand=library_name",
+        "expand=pipeline_tag",
+        "expand=tags",
+    ] {
         assert!(first.contains(field), "{first} lacks {field}");
     }
     assert_eq!(cached_files(tmp.path()).len(), 5);
@@ -98,7 +106,11 @@ fn retries_a_500() {
 #[test]
 fn permanent_500_names_url_and_status_and_keeps_earlier_pages() {
     let server = Server::start(|base, target, _| {
-        if target.contains("cursor=2") { Reply::Status { code: 500, retry_after: None } } else { page_of(base, target, 5000, 1000) }
+        if target.contains("cursor=2") {
+            Reply::Status { code: 500, retry_after: None }
+        } else {
+            page_of(base, target, 5000, 1000)
+        }
     });
     let tmp = tempfile::tempdir().unwrap();
     let o = opts(&server, tmp.path());
@@ -141,7 +153,8 @@ fn a_read_timeout_is_retried() {
 
 #[test]
 fn a_permanent_timeout_fails_naming_the_url() {
-    let server = Server::start(|base, target, _| Reply::Slow(Duration::from_secs(5), Box::new(page_of(base, target, 10, 10))));
+    let server =
+        Server::start(|base, target, _| Reply::Slow(Duration::from_secs(5), Box::new(page_of(base, target, 10, 10))));
     let tmp = tempfile::tempdir().unwrap();
     let mut o = HubOptions { timeout: Duration::from_millis(500), ..opts(&server, tmp.path()) };
     o.retry.attempts = 2;

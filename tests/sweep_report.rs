@@ -41,7 +41,8 @@ fn rec(id: &str) -> ModelRecord {
 
 #[test]
 fn resolution_rules() {
-    let typed = |mt: &str| ModelRecord { model_type: Some(mt.into()), library_name: Some("transformers".into()), ..rec("a/b") };
+    let typed =
+        |mt: &str| ModelRecord { model_type: Some(mt.into()), library_name: Some("transformers".into()), ..rec("a/b") };
     assert_eq!(resolve(&typed("llama"), &[]), Resolution::Profiles(vec!["transformers/llama".into()]));
     match resolve(&typed("qwen3_5"), &[]) {
         Resolution::Unknown { cause, reason } => {
@@ -66,10 +67,18 @@ fn resolution_rules() {
     assert!(matches!(resolve(&custom_untyped, &[]), Resolution::Unknown { cause: "custom code", .. }));
 
     // diffusers: pipeline → components; the CLIP text encoder falls back to full CLIP.
-    let sd = ModelRecord { library_name: Some("diffusers".into()), diffusers_class: Some("StableDiffusionPipeline".into()), ..rec("s/d") };
+    let sd = ModelRecord {
+        library_name: Some("diffusers".into()),
+        diffusers_class: Some("StableDiffusionPipeline".into()),
+        ..rec("s/d")
+    };
     assert_eq!(
         resolve(&sd, &[]),
-        Resolution::Profiles(vec!["diffusers/UNet2DConditionModel".into(), "diffusers/AutoencoderKL".into(), "transformers/clip".into()])
+        Resolution::Profiles(vec![
+            "diffusers/UNet2DConditionModel".into(),
+            "diffusers/AutoencoderKL".into(),
+            "transformers/clip".into()
+        ])
     );
     let vae = ModelRecord { diffusers_class: Some("AutoencoderKL".into()), ..rec("m/vae") };
     assert_eq!(resolve(&vae, &[]), Resolution::Profiles(vec!["diffusers/AutoencoderKL".into()]));
@@ -80,7 +89,11 @@ fn resolution_rules() {
     let timm = |id: &str| ModelRecord { library_name: Some("timm".into()), ..rec(id) };
     assert_eq!(resolve(&timm("timm/resnet50.a1_in1k"), &[]), Resolution::Profiles(vec!["timm/resnet".into()]));
     assert_eq!(resolve(&timm("timm/vit_base_patch16_224.augreg"), &[]), Resolution::Profiles(vec!["timm/vit".into()]));
-    assert_eq!(resolve(&timm("timm/wide_resnet50_2.racm_in1k"), &[]), Resolution::Profiles(vec!["timm/resnet".into()]), "alias");
+    assert_eq!(
+        resolve(&timm("timm/wide_resnet50_2.racm_in1k"), &[]),
+        Resolution::Profiles(vec!["timm/resnet".into()]),
+        "alias"
+    );
     assert_eq!(resolve(&timm("dog/resnet18-random-classifier"), &[]), Resolution::Profiles(vec!["timm/resnet".into()]));
     match resolve(&timm("timm/convnext_tiny.in12k"), &[]) {
         Resolution::Unknown { reason, .. } => assert_eq!(reason, "no profile for timm family convnext"),
@@ -98,7 +111,8 @@ fn resolution_rules() {
     let listing = vec![base.clone(), adapter.clone()];
     assert_eq!(resolve(&adapter, &listing), Resolution::Profiles(vec!["transformers/llama".into()]));
     assert!(matches!(resolve(&adapter, &[]), Resolution::Unknown { cause: "PEFT adapter", .. }));
-    let via_config = ModelRecord { adapter_base: Some("meta/base".into()), library_name: Some("peft".into()), ..rec("me/lora2") };
+    let via_config =
+        ModelRecord { adapter_base: Some("meta/base".into()), library_name: Some("peft".into()), ..rec("me/lora2") };
     assert_eq!(resolve(&via_config, &listing), Resolution::Profiles(vec!["transformers/llama".into()]));
 }
 
@@ -250,7 +264,11 @@ fn csv_and_json_lines_files() {
     assert_eq!(list.models[1].model_type.as_deref(), Some("llama"));
 
     let jsonl = dir.path().join("m.jsonl");
-    std::fs::write(&jsonl, "{\"modelId\": \"gpt2\", \"downloads\": 3, \"config\": {\"model_type\": \"gpt2\"}}\n\n{\"id\": \"b/c\"}\n").unwrap();
+    std::fs::write(
+        &jsonl,
+        "{\"modelId\": \"gpt2\", \"downloads\": 3, \"config\": {\"model_type\": \"gpt2\"}}\n\n{\"id\": \"b/c\"}\n",
+    )
+    .unwrap();
     assert_eq!(models::load_file(&jsonl).unwrap().models.len(), 2);
 
     let bad = |name: &str, text: &str, needle: &str| {

@@ -29,7 +29,11 @@ fn op_phases(profile: &serde_json::Value) -> BTreeSet<(String, String)> {
         .iter()
         .flat_map(|op| {
             let name = op["op"].as_str().unwrap_or_default().to_string();
-            op["phases"].as_array().into_iter().flatten().map(move |p| (name.clone(), p.as_str().unwrap_or_default().to_string()))
+            op["phases"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(move |p| (name.clone(), p.as_str().unwrap_or_default().to_string()))
         })
         .collect()
 }
@@ -58,7 +62,18 @@ fn retracing_bert_reproduces_the_committed_profile() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().expect("temp dir");
     let out = Command::new(python)
-        .args(["-m", "xla2tpu_tracer", "trace", "--only", "transformers/bert", "--jobs", "1", "--timeout", "300", "--out"])
+        .args([
+            "-m",
+            "xla2tpu_tracer",
+            "trace",
+            "--only",
+            "transformers/bert",
+            "--jobs",
+            "1",
+            "--timeout",
+            "300",
+            "--out",
+        ])
         .arg(dir.path())
         .arg("--log-dir")
         .arg(dir.path().join("logs"))
@@ -68,11 +83,16 @@ fn retracing_bert_reproduces_the_committed_profile() {
         .expect("tracer runs");
     assert!(out.status.success(), "tracer failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let read = |p: &Path| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).expect("JSON")
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+            .expect("JSON")
     };
     let fresh = read(&dir.path().join("transformers/bert.json"));
     let committed = read(&root.join("corpus/ops/transformers/bert.json"));
     assert_eq!(fresh["schema"], 1);
     assert_eq!(fresh["method"], committed["method"], "traced by a different method");
-    assert_eq!(op_phases(&fresh), op_phases(&committed), "the committed bert profile is not what the tracer produces today");
+    assert_eq!(
+        op_phases(&fresh),
+        op_phases(&committed),
+        "the committed bert profile is not what the tracer produces today"
+    );
 }

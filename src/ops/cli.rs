@@ -9,10 +9,7 @@ use clap::{Subcommand, ValueEnum};
 use serde::Serialize;
 
 use super::tools::{DumpArgs, TraceArgs};
-use super::{
-    DEFAULT_BACKEND, Evaluation, IndexEntry, Profile, Profiles, Registry, Support, evaluate,
-    op_support,
-};
+use super::{DEFAULT_BACKEND, Evaluation, IndexEntry, Profile, Profiles, Registry, Support, evaluate, op_support};
 
 #[derive(Debug, clap::Args)]
 pub struct OpsArgs {
@@ -98,11 +95,7 @@ pub fn run(args: OpsArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints a report as text or JSON. A closed pipe (`| head`) is not an error.
-fn emit(
-    format: Format,
-    value: &impl Serialize,
-    render: impl FnOnce() -> String,
-) -> anyhow::Result<()> {
+fn emit(format: Format, value: &impl Serialize, render: impl FnOnce() -> String) -> anyhow::Result<()> {
     use std::io::Write;
     let text = match format {
         Format::Json => serde_json::to_string_pretty(value)? + "\n",
@@ -124,26 +117,15 @@ struct Resolved<'p> {
 
 fn resolve<'p>(profiles: &'p Profiles, query: &str) -> anyhow::Result<Resolved<'p>> {
     if let Some(profile) = profiles.find(query) {
-        return Ok(Resolved {
-            profile,
-            guessed_from: None,
-        });
+        return Ok(Resolved { profile, guessed_from: None });
     }
     let no_profile = |failure: &IndexEntry| {
         anyhow::anyhow!(
             "{} has no profile: tracing ended with status '{}'{}{}",
             failure.id,
             failure.status,
-            if failure.method.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", failure.method)
-            },
-            if failure.reason.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", failure.reason)
-            },
+            if failure.method.is_empty() { String::new() } else { format!(" ({})", failure.method) },
+            if failure.reason.is_empty() { String::new() } else { format!(": {}", failure.reason) },
         )
     };
     if let Some(failure) = profiles.find_failure(query) {
@@ -154,26 +136,16 @@ fn resolve<'p>(profiles: &'p Profiles, query: &str) -> anyhow::Result<Resolved<'
     // (`bert-base-uncased` → `bert`, `Llama-2-7b-hf` → `llama`).
     // The `timm` org publishes timm models: try `<org>/<prefix>` as a profile id first.
     if let Some((org, repo)) = query.split_once('/') {
-        let cuts = repo
-            .char_indices()
-            .filter(|(_, c)| matches!(c, '-' | '_' | '.'))
-            .map(|(i, _)| i);
+        let cuts = repo.char_indices().filter(|(_, c)| matches!(c, '-' | '_' | '.')).map(|(i, _)| i);
         let mut prefixes: Vec<&str> = cuts.map(|i| &repo[..i]).collect();
         prefixes.push(repo);
-        let found = prefixes.iter().rev().find_map(|p| {
-            profiles
-                .get(&format!("{org}/{p}"))
-                .or_else(|| profiles.find(p))
-        });
+        let found =
+            prefixes.iter().rev().find_map(|p| profiles.get(&format!("{org}/{p}")).or_else(|| profiles.find(p)));
         if let Some(profile) = found {
-            return Ok(Resolved {
-                profile,
-                guessed_from: Some(query.to_string()),
-            });
+            return Ok(Resolved { profile, guessed_from: Some(query.to_string()) });
         }
         if let Some(failure) = prefixes.iter().rev().find_map(|p| profiles.find_failure(p)) {
-            return Err(no_profile(failure)
-                .context(format!("{query} looks like model type '{}'", failure.name)));
+            return Err(no_profile(failure).context(format!("{query} looks like model type '{}'", failure.name)));
         }
         bail!(
             "no profile matches {query:?}: as a Hub id its model_type is only known from its config.json, which \
@@ -227,18 +199,11 @@ fn check(profiles: &Profiles, args: &CheckArgs) -> anyhow::Result<ExitCode> {
             method: &p.method,
             versions: &p.versions,
         },
-        backend: BackendInfo {
-            name: registry.name(),
-            provenance: registry.provenance(),
-        },
+        backend: BackendInfo { name: registry.name(), provenance: registry.provenance() },
         evaluation: evaluate(&registry, p),
     };
     emit(args.format, &report, || render_check(&report))?;
-    Ok(if report.evaluation.pass {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(if report.evaluation.pass { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn render_check(r: &CheckReport) -> String {
@@ -254,22 +219,14 @@ fn render_check(r: &CheckReport) -> String {
     }
     let verdict = match (e.pass, e.inference_ok) {
         (true, _) => "PASS".to_string(),
-        (false, true) => {
-            "FAIL (inference OK: the missing ops are only used in training)".to_string()
-        }
+        (false, true) => "FAIL (inference OK: the missing ops are only used in training)".to_string(),
         (false, false) => "FAIL (inference affected)".to_string(),
     };
     let _ = writeln!(out, "{} on {}: {verdict}", e.profile_id, e.backend);
     if !e.missing.is_empty() {
         let _ = writeln!(out, "\nMissing ops ({}):", e.missing.len());
         for m in &e.missing {
-            let _ = writeln!(
-                out,
-                "  {}  [{}]\n      {}",
-                m.op,
-                m.phases.join(", "),
-                m.reason
-            );
+            let _ = writeln!(out, "  {}  [{}]\n      {}", m.op, m.phases.join(", "), m.reason);
         }
     }
     for (title, items) in [("Warnings", &e.warnings), ("Notes", &e.notes)] {
@@ -282,14 +239,7 @@ fn render_check(r: &CheckReport) -> String {
     }
     let p = &r.profile;
     let versions: Vec<String> = p.versions.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    let _ = writeln!(
-        out,
-        "\nProfile: {} ({}), traced {}, status {}",
-        p.id,
-        p.classes.join(", "),
-        p.method,
-        p.status
-    );
+    let _ = writeln!(out, "\nProfile: {} ({}), traced {}, status {}", p.id, p.classes.join(", "), p.method, p.status);
     if !versions.is_empty() {
         let _ = writeln!(out, "  {}", versions.join(", "));
     }
@@ -323,43 +273,26 @@ struct DiffReport {
 
 fn diff(profiles: &Profiles, args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let (from, to) = (Registry::load(&args.from)?, Registry::load(&args.to)?);
-    let mut r = DiffReport {
-        from: from.name().into(),
-        to: to.name().into(),
-        ..Default::default()
-    };
+    let mut r = DiffReport { from: from.name().into(), to: to.name().into(), ..Default::default() };
     for profile in profiles.iter() {
         let (a, b) = (evaluate(&from, profile), evaluate(&to, profile));
         r.profiles += 1;
         r.pass_counts[0] += usize::from(a.pass);
         r.pass_counts[1] += usize::from(b.pass);
-        let missing = |e: &Evaluation| {
-            e.missing
-                .iter()
-                .map(|m| m.op.clone())
-                .collect::<BTreeSet<_>>()
-        };
+        let missing = |e: &Evaluation| e.missing.iter().map(|m| m.op.clone()).collect::<BTreeSet<_>>();
         let (ma, mb) = (missing(&a), missing(&b));
         for op in mb.difference(&ma) {
-            r.seen_lost
-                .entry(op.clone())
-                .or_default()
-                .push(profile.id.clone());
+            r.seen_lost.entry(op.clone()).or_default().push(profile.id.clone());
         }
         for op in ma.difference(&mb) {
-            r.seen_gained
-                .entry(op.clone())
-                .or_default()
-                .push(profile.id.clone());
+            r.seen_gained.entry(op.clone()).or_default().push(profile.id.clone());
         }
         match (a.pass, b.pass) {
             (true, false) => {
-                r.now_failing
-                    .insert(profile.id.clone(), mb.into_iter().collect());
+                r.now_failing.insert(profile.id.clone(), mb.into_iter().collect());
             }
             (false, true) => {
-                r.now_passing
-                    .insert(profile.id.clone(), ma.into_iter().collect());
+                r.now_passing.insert(profile.id.clone(), ma.into_iter().collect());
             }
             _ => {}
         }
@@ -367,10 +300,7 @@ fn diff(profiles: &Profiles, args: &DiffArgs) -> anyhow::Result<ExitCode> {
     let all: BTreeSet<&str> = from.ops().chain(to.ops()).map(|(op, _)| op).collect();
     r.all_ops = all.len();
     for op in all {
-        match (
-            op_support(&from, op).is_missing(),
-            op_support(&to, op).is_missing(),
-        ) {
+        match (op_support(&from, op).is_missing(), op_support(&to, op).is_missing()) {
             (false, true) => r.all_lost.push(op.to_string()),
             (true, false) => r.all_gained.push(op.to_string()),
             _ => {}
@@ -384,29 +314,17 @@ fn render_diff(r: &DiffReport, all: bool) -> String {
     use std::fmt::Write;
     const SHOWN: usize = 25;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Migrating from {} to {} ({} profiles)",
-        r.from, r.to, r.profiles
-    );
-    let _ = writeln!(
-        out,
-        "  model types passing: {} -> {}",
-        r.pass_counts[0], r.pass_counts[1]
-    );
-    for (title, map) in [
-        ("Now failing (missing ops)", &r.now_failing),
-        ("Now passing (were missing)", &r.now_passing),
-    ] {
+    let _ = writeln!(out, "Migrating from {} to {} ({} profiles)", r.from, r.to, r.profiles);
+    let _ = writeln!(out, "  model types passing: {} -> {}", r.pass_counts[0], r.pass_counts[1]);
+    for (title, map) in [("Now failing (missing ops)", &r.now_failing), ("Now passing (were missing)", &r.now_passing)]
+    {
         let _ = writeln!(out, "\n{title}: {}", map.len());
         for (id, ops) in map {
             let _ = writeln!(out, "  {id}: {}", ops.join(", "));
         }
     }
-    for (title, map) in [
-        ("Ops used by profiles, lost", &r.seen_lost),
-        ("Ops used by profiles, gained", &r.seen_gained),
-    ] {
+    for (title, map) in [("Ops used by profiles, lost", &r.seen_lost), ("Ops used by profiles, gained", &r.seen_gained)]
+    {
         let mut rows: Vec<_> = map.iter().collect();
         rows.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
         let _ = writeln!(out, "\n{title} ({}):", rows.len());
@@ -414,10 +332,7 @@ fn render_diff(r: &DiffReport, all: bool) -> String {
             let _ = writeln!(out, "  {op}  ({} model types)", ids.len());
         }
     }
-    for (title, ops) in [
-        ("All ops, lost", &r.all_lost),
-        ("All ops, gained", &r.all_gained),
-    ] {
+    for (title, ops) in [("All ops, lost", &r.all_lost), ("All ops, gained", &r.all_gained)] {
         let _ = writeln!(out, "\n{title} ({} of {}):", ops.len(), r.all_ops);
         let limit = if all { ops.len() } else { SHOWN };
         for op in ops.iter().take(limit) {
@@ -454,11 +369,7 @@ struct BackendView {
 }
 
 fn show(profiles: &Profiles, args: &ShowArgs) -> anyhow::Result<ExitCode> {
-    let op = if args.op.contains("::") {
-        args.op.clone()
-    } else {
-        format!("aten::{}", args.op)
-    };
+    let op = if args.op.contains("::") { args.op.clone() } else { format!("aten::{}", args.op) };
     let mut backends = Vec::new();
     for name in Registry::builtin_names() {
         let reg = Registry::builtin(name)?;
@@ -474,50 +385,29 @@ fn show(profiles: &Profiles, args: &ShowArgs) -> anyhow::Result<ExitCode> {
                 Support::Ignored(n) => format!("ignored ({n})"),
                 Support::No(n) => format!("missing: {n}"),
             },
-            neutral: reg
-                .neutral
-                .iter()
-                .filter(|(_, r)| r.ops.contains(&op))
-                .map(|(k, _)| k.to_string())
-                .collect(),
+            neutral: reg.neutral.iter().filter(|(_, r)| r.ops.contains(&op)).map(|(k, _)| k.to_string()).collect(),
         });
     }
     if backends.iter().all(|b| b.class.is_none()) {
         let reg = Registry::builtin(DEFAULT_BACKEND)?;
         let prefix = format!("{op}.");
-        let mut overloads: Vec<&str> = reg
-            .ops()
-            .map(|(o, _)| o)
-            .filter(|o| o.starts_with(&prefix))
-            .collect();
+        let mut overloads: Vec<&str> = reg.ops().map(|(o, _)| o).filter(|o| o.starts_with(&prefix)).collect();
         overloads.sort_unstable();
         if overloads.is_empty() {
             bail!("{op} is not in any builtin registry");
         }
-        bail!(
-            "{op} has no default overload; try one of: {}",
-            overloads.join(", ")
-        );
+        bail!("{op} has no default overload; try one of: {}", overloads.join(", "));
     }
     let mut used_by = Vec::new();
     let mut inner_of = Vec::new();
     for p in profiles.iter() {
         if let Some(rec) = p.ops.iter().find(|r| r.op == op) {
             used_by.push((p.id.clone(), rec.count));
-        } else if p
-            .ops
-            .iter()
-            .any(|r| r.inner.as_ref().is_some_and(|i| i.contains(&op)))
-        {
+        } else if p.ops.iter().any(|r| r.inner.as_ref().is_some_and(|i| i.contains(&op))) {
             inner_of.push(p.id.clone());
         }
     }
-    let report = ShowReport {
-        op,
-        backends,
-        used_by,
-        inner_of,
-    };
+    let report = ShowReport { op, backends, used_by, inner_of };
     emit(args.format, &report, || render_show(&report))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -528,10 +418,7 @@ fn render_show(r: &ShowReport) -> String {
     for b in &r.backends {
         let class = b.class.as_deref().unwrap_or("(not in registry)");
         let _ = write!(out, "  {}: {class}", b.backend);
-        if b.effective
-            .as_deref()
-            .is_some_and(|e| Some(e) != b.class.as_deref())
-        {
+        if b.effective.as_deref().is_some_and(|e| Some(e) != b.class.as_deref()) {
             let _ = write!(out, " -> {}", b.effective.as_deref().unwrap_or_default());
         }
         if let Some(d) = &b.delegate {
@@ -539,11 +426,7 @@ fn render_show(r: &ShowReport) -> String {
         }
         let _ = writeln!(out, "\n      {}", b.verdict);
         if !b.neutral.is_empty() {
-            let _ = writeln!(
-                out,
-                "      resolves device-neutral requirement(s): {}",
-                b.neutral.join(", ")
-            );
+            let _ = writeln!(out, "      resolves device-neutral requirement(s): {}", b.neutral.join(", "));
         }
     }
     let _ = writeln!(out, "Used by {} profile(s)", r.used_by.len());
@@ -551,12 +434,7 @@ fn render_show(r: &ShowReport) -> String {
         let _ = writeln!(out, "  {id} ({count} calls)");
     }
     if !r.inner_of.is_empty() {
-        let _ = writeln!(
-            out,
-            "Inside composite ops in {} more: {}",
-            r.inner_of.len(),
-            r.inner_of.join(", ")
-        );
+        let _ = writeln!(out, "Inside composite ops in {} more: {}", r.inner_of.len(), r.inner_of.join(", "));
     }
     out
 }

@@ -72,27 +72,17 @@ pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
         match checker.check(&record.op) {
             Support::Yes => {}
             Support::Noted(note) | Support::Ignored(note) => checker.note(note, Some(&record.op)),
-            Support::No(reason) => missing.push(MissingOp {
-                op: record.op.clone(),
-                reason,
-                phases: record.phases.clone(),
-            }),
+            Support::No(reason) => {
+                missing.push(MissingOp { op: record.op.clone(), reason, phases: record.phases.clone() })
+            }
         }
     }
     missing.sort_by(|a, b| a.op.cmp(&b.op));
-    let inference_ok = missing
-        .iter()
-        .all(|m| !m.phases.is_empty() && !m.phases.iter().any(|p| p == "inference"));
+    let inference_ok = missing.iter().all(|m| !m.phases.is_empty() && !m.phases.iter().any(|p| p == "inference"));
     let mut notes: Vec<String> = checker
         .notes
         .into_iter()
-        .map(|(note, ops)| {
-            if ops.is_empty() {
-                note
-            } else {
-                format!("{note}: {}", ops.join(", "))
-            }
-        })
+        .map(|(note, ops)| if ops.is_empty() { note } else { format!("{note}: {}", ops.join(", ")) })
         .collect();
     notes.extend(profile.notes.iter().map(|n| format!("profile: {n}")));
     Evaluation {
@@ -126,14 +116,8 @@ impl<'a> Checker<'a> {
     fn new(registry: &'a Registry, records: &'a [OpRecord], cpu_names: bool) -> Self {
         Checker {
             registry,
-            inner: records
-                .iter()
-                .filter_map(|r| Some((r.op.as_str(), r.inner.as_deref()?)))
-                .collect(),
-            neutral_of: records
-                .iter()
-                .filter_map(|r| Some((r.op.as_str(), r.neutral.as_deref()?)))
-                .collect(),
+            inner: records.iter().filter_map(|r| Some((r.op.as_str(), r.inner.as_deref()?))).collect(),
+            neutral_of: records.iter().filter_map(|r| Some((r.op.as_str(), r.neutral.as_deref()?))).collect(),
             memo: HashMap::new(),
             notes: BTreeMap::new(),
             cpu_names,
@@ -164,12 +148,12 @@ impl<'a> Checker<'a> {
         let verdict = self.lookup(op);
         // An untagged CPU-specific op (e.g. inside an inner list) that the backend lacks: check
         // what it stands for instead, when the backend resolves that requirement.
-        if verdict.is_missing() && self.cpu_names
-            && let Some(req) =
-                cpu_requirement(op).filter(|r| self.registry.neutral.get(r).is_some())
-            {
-                return self.check_neutral(&req, op);
-            }
+        if verdict.is_missing()
+            && self.cpu_names
+            && let Some(req) = cpu_requirement(op).filter(|r| self.registry.neutral.get(r).is_some())
+        {
+            return self.check_neutral(&req, op);
+        }
         verdict
     }
 
@@ -207,9 +191,7 @@ impl<'a> Checker<'a> {
     /// A composite-explicit op without delegate runs its default kernel, i.e. its inner ops.
     fn check_composite(&mut self, op: &str) -> Support {
         let Some(inner) = self.inner.get(op).copied() else {
-            return Support::Noted(
-                "composite default kernel; its inner ops were not recorded (unverified)".into(),
-            );
+            return Support::Noted("composite default kernel; its inner ops were not recorded (unverified)".into());
         };
         let failing: Vec<String> = inner
             .iter()
@@ -221,10 +203,7 @@ impl<'a> Checker<'a> {
         if failing.is_empty() {
             Support::Yes
         } else {
-            Support::No(format!(
-                "its composite kernel calls unsupported ops: {}",
-                failing.join("; ")
-            ))
+            Support::No(format!("its composite kernel calls unsupported ops: {}", failing.join("; ")))
         }
     }
 
@@ -233,14 +212,16 @@ impl<'a> Checker<'a> {
         let registry = self.registry;
         let backend = registry.name();
         let Some(resolution) = registry.neutral.get(req) else {
-            self.note(format!("no resolution for device-neutral requirement '{req}' on {backend}; checked the recorded op itself"), Some(op));
+            self.note(
+                format!(
+                    "no resolution for device-neutral requirement '{req}' on {backend}; checked the recorded op itself"
+                ),
+                Some(op),
+            );
             return self.lookup(op);
         };
         let targets = resolution.ops.join(", ");
-        self.note(
-            format!("{op} is the tracing CPU's kernel for '{req}'; on {backend} that is {targets}"),
-            None,
-        );
+        self.note(format!("{op} is the tracing CPU's kernel for '{req}'; on {backend} that is {targets}"), None);
         if let Some(note) = &resolution.note {
             self.note(format!("'{req}': {note}"), None);
         }
@@ -277,12 +258,8 @@ fn warnings(profile: &Profile) -> Vec<String> {
             profile.dynamic_shape_ops.join(", ")
         ));
     }
-    let f64_ops: Vec<&str> = profile
-        .ops
-        .iter()
-        .filter(|r| r.dtypes.iter().any(|d| d == "float64"))
-        .map(|r| r.op.as_str())
-        .collect();
+    let f64_ops: Vec<&str> =
+        profile.ops.iter().filter(|r| r.dtypes.iter().any(|d| d == "float64")).map(|r| r.op.as_str()).collect();
     if !f64_ops.is_empty() {
         out.push(format!(
             "float64 tensors in {} (TPUs have no native float64; expect emulation or downcasting)",

@@ -37,10 +37,7 @@ impl NeutralMap {
     pub fn parse(yaml: &str) -> anyhow::Result<NeutralMap> {
         let map: NeutralMap = serde_yaml::from_str(yaml)?;
         if map.format != FORMAT {
-            bail!(
-                "unsupported neutral-requirement format {:?} (this build reads {FORMAT})",
-                map.format
-            );
+            bail!("unsupported neutral-requirement format {:?} (this build reads {FORMAT})", map.format);
         }
         Ok(map)
     }
@@ -80,10 +77,7 @@ pub fn cpu_requirement(op: &str) -> Option<String> {
                 "sdpa"
             }
         }
-        b if ["_nnpack_", "_slow_conv", "slow_conv"]
-            .iter()
-            .any(|p| b.starts_with(p)) =>
-        {
+        b if ["_nnpack_", "_slow_conv", "slow_conv"].iter().any(|p| b.starts_with(p)) => {
             if backward {
                 "convolution_backward"
             } else {
@@ -91,17 +85,10 @@ pub fn cpu_requirement(op: &str) -> Option<String> {
             }
         }
         b => {
-            if let Some(rest) = b
-                .strip_prefix("mkldnn_")
-                .or_else(|| b.strip_prefix("_mkldnn_"))
-            {
+            if let Some(rest) = b.strip_prefix("mkldnn_").or_else(|| b.strip_prefix("_mkldnn_")) {
                 return Some(rest.to_string());
             }
-            return b.contains("_for_cpu").then(|| {
-                b.replace("_for_cpu", "")
-                    .trim_start_matches('_')
-                    .to_string()
-            });
+            return b.contains("_for_cpu").then(|| b.replace("_for_cpu", "").trim_start_matches('_').to_string());
         }
     };
     Some(name.to_string())

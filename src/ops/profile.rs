@@ -90,20 +90,13 @@ impl Profiles {
         let mut p = Profiles::default();
         let mut stack = vec![dir.to_path_buf()];
         while let Some(d) = stack.pop() {
-            for entry in
-                std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))?
-            {
+            for entry in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
                 let path = entry?.path();
                 if path.is_dir() {
                     stack.push(path);
                 } else if path.extension().is_some_and(|e| e == "json") {
-                    let rel = path
-                        .strip_prefix(dir)
-                        .unwrap_or(&path)
-                        .to_string_lossy()
-                        .replace('\\', "/");
-                    let text = std::fs::read_to_string(&path)
-                        .with_context(|| format!("reading {}", path.display()))?;
+                    let rel = path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+                    let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
                     p.add_file(&rel, &text);
                 }
             }
@@ -115,9 +108,7 @@ impl Profiles {
     fn add_file(&mut self, rel: &str, text: &str) {
         if rel == INDEX {
             match serde_json::from_str::<IndexFile>(text) {
-                Ok(index) => self
-                    .index
-                    .extend(index.entries.into_iter().map(|e| (e.id.clone(), e))),
+                Ok(index) => self.index.extend(index.entries.into_iter().map(|e| (e.id.clone(), e))),
                 Err(e) => self.errors.push(format!("{rel}: {e}")),
             }
             return;
@@ -167,9 +158,7 @@ impl Profiles {
         }
         let q = normalise(query);
         let by_name = |lib: Option<&str>| {
-            self.profiles
-                .values()
-                .find(|p| normalise(&p.name) == q && lib.is_none_or(|l| p.library == l))
+            self.profiles.values().find(|p| normalise(&p.name) == q && lib.is_none_or(|l| p.library == l))
         };
         by_name(Some("transformers")).or_else(|| by_name(None))
     }
@@ -178,9 +167,7 @@ impl Profiles {
     pub fn find_failure(&self, query: &str) -> Option<&IndexEntry> {
         let q = normalise(query);
         self.failure(query).or_else(|| {
-            self.index
-                .values()
-                .find(|e| e.status != "ok" && (normalise(&e.name) == q || normalise(&e.id) == q))
+            self.index.values().find(|e| e.status != "ok" && (normalise(&e.name) == q || normalise(&e.id) == q))
         })
     }
 }
@@ -192,10 +179,7 @@ fn normalise(name: &str) -> String {
 
 /// All `.json` files below a directory of the embedded tree.
 fn embedded_files(dir: &'static Dir<'static>) -> Vec<&'static include_dir::File<'static>> {
-    let mut out: Vec<_> = dir
-        .files()
-        .filter(|f| f.path().extension().is_some_and(|e| e == "json"))
-        .collect();
+    let mut out: Vec<_> = dir.files().filter(|f| f.path().extension().is_some_and(|e| e == "json")).collect();
     for sub in dir.dirs() {
         out.extend(embedded_files(sub));
     }

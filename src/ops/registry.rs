@@ -74,12 +74,9 @@ pub struct Registry {
 impl Registry {
     /// A backend shipped in the binary: `torchtpu-0.2.0` (default), `torch_xla-2.9`.
     pub fn builtin(name: &str) -> anyhow::Result<Registry> {
-        let file = BUILTIN.get_file(format!("{name}.tsv")).with_context(|| {
-            format!(
-                "unknown backend {name:?}; built in: {}",
-                Registry::builtin_names().join(", ")
-            )
-        })?;
+        let file = BUILTIN
+            .get_file(format!("{name}.tsv"))
+            .with_context(|| format!("unknown backend {name:?}; built in: {}", Registry::builtin_names().join(", ")))?;
         let tsv = file.contents_utf8().context("backend TSV is not UTF-8")?;
         let neutral = match BUILTIN.get_file(format!("{name}.neutral.yaml")) {
             Some(f) => NeutralMap::parse(f.contents_utf8().unwrap_or_default())?,
@@ -101,10 +98,8 @@ impl Registry {
     pub fn builtin_names() -> &'static [&'static str] {
         static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
         NAMES.get_or_init(|| {
-            let mut names: Vec<&'static str> = BUILTIN
-                .files()
-                .filter_map(|f| f.path().to_str()?.strip_suffix(".tsv"))
-                .collect();
+            let mut names: Vec<&'static str> =
+                BUILTIN.files().filter_map(|f| f.path().to_str()?.strip_suffix(".tsv")).collect();
             names.sort_unstable();
             names
         })
@@ -113,17 +108,12 @@ impl Registry {
     /// A backend TSV on disk. Its device-neutral resolutions are read from a sibling
     /// `<stem>.neutral.yaml` when present.
     pub fn from_path(path: &Path) -> anyhow::Result<Registry> {
-        let tsv =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let stem = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("backend");
+        let tsv = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("backend");
         let neutral_path = path.with_file_name(format!("{stem}.neutral.yaml"));
         let neutral = if neutral_path.is_file() {
             let text = std::fs::read_to_string(&neutral_path)?;
-            NeutralMap::parse(&text)
-                .with_context(|| format!("parsing {}", neutral_path.display()))?
+            NeutralMap::parse(&text).with_context(|| format!("parsing {}", neutral_path.display()))?
         } else {
             NeutralMap::default()
         };
@@ -143,10 +133,7 @@ impl Registry {
                 let comment = comment.trim();
                 if let Some(format) = comment.strip_prefix("format:") {
                     if format.trim() != FORMAT {
-                        bail!(
-                            "unsupported backend format {:?} (this build reads {FORMAT})",
-                            format.trim()
-                        );
+                        bail!("unsupported backend format {:?} (this build reads {FORMAT})", format.trim());
                     }
                     seen_format = true;
                 } else if let Some(backend) = comment.strip_prefix("backend:") {
@@ -179,31 +166,16 @@ impl Registry {
             let class = Class::parse(class_name)
                 .with_context(|| format!("line {}: unknown class {class_name:?}", lineno + 1))?;
             let effective = cols.next().filter(|s| !s.is_empty()).unwrap_or(class_name);
-            let delegate = cols
-                .next()
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from);
+            let delegate = cols.next().map(str::trim).filter(|s| !s.is_empty()).map(String::from);
             ops.insert(
                 op.to_string(),
-                OpEntry {
-                    class,
-                    class_name: class_name.to_string(),
-                    effective: effective.to_string(),
-                    delegate,
-                },
+                OpEntry { class, class_name: class_name.to_string(), effective: effective.to_string(), delegate },
             );
         }
         if ops.is_empty() {
             bail!("no operator rows");
         }
-        Ok(Registry {
-            name,
-            provenance: provenance.join("\n"),
-            fallback,
-            ops,
-            neutral,
-        })
+        Ok(Registry { name, provenance: provenance.join("\n"), fallback, ops, neutral })
     }
 
     pub fn name(&self) -> &str {

@@ -42,23 +42,14 @@ pub struct DumpArgs {
 }
 
 pub fn dump_backend(args: &DumpArgs) -> anyhow::Result<ExitCode> {
-    let mut script = tempfile::Builder::new()
-        .prefix("xla2tpu_dump_backend")
-        .suffix(".py")
-        .tempfile()?;
+    let mut script = tempfile::Builder::new().prefix("xla2tpu_dump_backend").suffix(".py").tempfile()?;
     script.write_all(DUMP_SCRIPT.as_bytes())?;
     let name = match &args.name {
         Some(n) => n.clone(),
-        None => args
-            .output
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("backend")
-            .to_string(),
+        None => args.output.file_stem().and_then(|s| s.to_str()).unwrap_or("backend").to_string(),
     };
     let mut cmd = Command::new(&args.python);
-    cmd.arg(script.path())
-        .args(["--key", &args.key, "--name", &name]);
+    cmd.arg(script.path()).args(["--key", &args.key, "--name", &name]);
     if let Some(k) = &args.kernel_class {
         cmd.args(["--kernel-class", k]);
     }
@@ -74,31 +65,16 @@ pub fn dump_backend(args: &DumpArgs) -> anyhow::Result<ExitCode> {
     for n in &args.note {
         cmd.args(["--note", n]);
     }
-    let output = cmd
-        .output()
-        .with_context(|| format!("running {}", args.python.display()))?;
+    let output = cmd.output().with_context(|| format!("running {}", args.python.display()))?;
     if !output.status.success() {
-        bail!(
-            "dump_backend.py failed ({}):\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
+        bail!("dump_backend.py failed ({}):\n{}", output.status, String::from_utf8_lossy(&output.stderr));
     }
     let tsv = String::from_utf8(output.stdout).context("dump_backend.py printed non-UTF-8")?;
     // Parse before writing so a broken dump never replaces a good file.
-    let registry = Registry::parse(&name, &tsv, Default::default())
-        .context("dump_backend.py output does not parse")?;
-    std::fs::write(&args.output, &tsv)
-        .with_context(|| format!("writing {}", args.output.display()))?;
-    let kernels = registry
-        .ops()
-        .filter(|(_, e)| e.class == Class::Kernel)
-        .count();
-    eprintln!(
-        "wrote {} ({} ops, {kernels} with a backend kernel)",
-        args.output.display(),
-        registry.ops().count()
-    );
+    let registry = Registry::parse(&name, &tsv, Default::default()).context("dump_backend.py output does not parse")?;
+    std::fs::write(&args.output, &tsv).with_context(|| format!("writing {}", args.output.display()))?;
+    let kernels = registry.ops().filter(|(_, e)| e.class == Class::Kernel).count();
+    eprintln!("wrote {} ({} ops, {kernels} with a backend kernel)", args.output.display(), registry.ops().count());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -134,17 +110,12 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<ExitCode> {
     let tracer = repo.join("tracer");
     let python = tracer.join(".venv/bin/python");
     if !python.is_file() {
-        bail!(
-            "tracer venv not found at {}; create it with tracer/setup_venv.sh",
-            python.display()
-        );
+        bail!("tracer venv not found at {}; create it with tracer/setup_venv.sh", python.display());
     }
     let out = args.out.clone().unwrap_or_else(|| repo.join("corpus/ops"));
     let out = std::path::absolute(&out)?;
     let mut cmd = Command::new(&python);
-    cmd.current_dir(&tracer)
-        .args(["-m", "xla2tpu_tracer", "trace", "--out"])
-        .arg(&out);
+    cmd.current_dir(&tracer).args(["-m", "xla2tpu_tracer", "trace", "--out"]).arg(&out);
     if let Some(j) = args.jobs {
         cmd.args(["--jobs", &j.to_string()]);
     }
@@ -158,9 +129,7 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<ExitCode> {
         cmd.arg("--force");
     }
     cmd.args(&args.extra);
-    let status = cmd
-        .status()
-        .with_context(|| format!("running {}", python.display()))?;
+    let status = cmd.status().with_context(|| format!("running {}", python.display()))?;
     if !status.success() {
         bail!("tracer failed ({status})");
     }
@@ -184,8 +153,5 @@ fn find_repo() -> anyhow::Result<PathBuf> {
     if has_tracer(built_from) {
         return Ok(built_from.to_path_buf());
     }
-    bail!(
-        "no tracer/ found above {}; run from the xla2tpu checkout or pass --repo",
-        cwd.display()
-    )
+    bail!("no tracer/ found above {}; run from the xla2tpu checkout or pass --repo", cwd.display())
 }

@@ -229,10 +229,8 @@ impl RuleSet {
     /// The embedded rules plus, optionally, the `*.yaml` files of a user directory.
     pub fn load(extra: Option<&Path>) -> anyhow::Result<RuleSet> {
         let mut set = RuleSet::default();
-        let mut files: Vec<_> = EMBEDDED
-            .files()
-            .filter(|f| f.path().extension().is_some_and(|e| e == "yaml"))
-            .collect();
+        let mut files: Vec<_> =
+            EMBEDDED.files().filter(|f| f.path().extension().is_some_and(|e| e == "yaml")).collect();
         files.sort_by_key(|f| f.path());
         for file in files {
             let text = file.contents_utf8().context("rule file is not UTF-8")?;
@@ -246,8 +244,7 @@ impl RuleSet {
                 .collect();
             paths.sort();
             for path in paths {
-                let text = std::fs::read_to_string(&path)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
+                let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
                 set.add_file(&path.display().to_string(), &text)?;
             }
         }
@@ -255,8 +252,7 @@ impl RuleSet {
     }
 
     pub fn add_file(&mut self, origin: &str, text: &str) -> anyhow::Result<()> {
-        let file: RuleFile =
-            serde_yaml::from_str(text).with_context(|| format!("invalid rule file {origin}"))?;
+        let file: RuleFile = serde_yaml::from_str(text).with_context(|| format!("invalid rule file {origin}"))?;
         for raw in file.rules {
             let code = raw.code.clone();
             self.add(origin, raw).with_context(|| format!("{origin}: rule {code}"))?;
@@ -278,7 +274,8 @@ impl RuleSet {
         }
         let id = self.rules.len();
         let m = raw.matcher;
-        for (kind, names) in [(MatchKind::Call, m.call), (MatchKind::With, m.with), (MatchKind::Reference, m.reference)] {
+        for (kind, names) in [(MatchKind::Call, m.call), (MatchKind::With, m.with), (MatchKind::Reference, m.reference)]
+        {
             for (name, target) in names.into_pairs() {
                 if let Some((other, _)) = self.names.insert((kind, name.clone()), (id, target)) {
                     bail!("`{name}` is already matched by {}", self.rules[other].code);
@@ -353,11 +350,8 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
         actions.push(FixAction::Unwrap);
     }
     if let Some(args) = f.args {
-        let set = args
-            .set
-            .into_iter()
-            .map(|(k, v)| Ok((k, Template::parse(&v)?)))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        let set =
+            args.set.into_iter().map(|(k, v)| Ok((k, Template::parse(&v)?))).collect::<anyhow::Result<Vec<_>>>()?;
         actions.push(FixAction::Args { set, remove: args.remove });
     }
     if actions.len() != 1 {
@@ -381,7 +375,21 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
     }
     let worker_prelude = f
         .worker_prelude
-        .map(|p| Ok::<_, anyhow::Error>(WorkerPrelude { param: p.param, statement: Template::parse(&p.statement)?, unless: p.unless }))
+        .map(|p| {
+            Ok::<_, anyhow::Error>(WorkerPrelude {
+                param: p.param,
+                statement: Template::parse(&p.statement)?,
+                unless: p.unless,
+            })
+        })
         .transpose()?;
-    Ok(FixSpec { safety: f.safety, when: f.when, drop: f.drop, action, note: f.note, requires_use: f.requires_use, worker_prelude })
+    Ok(FixSpec {
+        safety: f.safety,
+        when: f.when,
+        drop: f.drop,
+        action,
+        note: f.note,
+        requires_use: f.requires_use,
+        worker_prelude,
+    })
 }

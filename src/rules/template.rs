@@ -91,10 +91,7 @@ impl Signature {
     /// Bind a call's arguments to parameters, as Python would.
     pub fn bind<'a>(&self, call: &'a ExprCall) -> Result<Bound<'a>, String> {
         let mut bound = Bound::default();
-        let mut positional = self
-            .params
-            .iter()
-            .filter(|p| matches!(p.kind, ParamKind::Normal | ParamKind::VarArgs));
+        let mut positional = self.params.iter().filter(|p| matches!(p.kind, ParamKind::Normal | ParamKind::VarArgs));
         let mut current_var: Option<&Param> = None;
         for arg in call.arguments.args.iter() {
             if let Expr::Starred(_) = arg {
@@ -116,7 +113,11 @@ impl Signature {
                 return Err("the call unpacks `**kwargs`; rewrite it by hand".into());
             };
             let name = name.id.as_str();
-            match self.params.iter().find(|p| p.name == name && !matches!(p.kind, ParamKind::VarArgs | ParamKind::VarKeywords)) {
+            match self
+                .params
+                .iter()
+                .find(|p| p.name == name && !matches!(p.kind, ParamKind::VarArgs | ParamKind::VarKeywords))
+            {
                 Some(_) if bound.values.contains_key(name) => {
                     return Err(format!("argument `{name}` is passed twice"));
                 }
@@ -206,9 +207,10 @@ impl Template {
                     if !literal.is_empty() {
                         pieces.push(Piece::Text(std::mem::take(&mut literal)));
                     }
-                    pieces.push(parse_placeholder(inner).ok_or_else(|| {
-                        anyhow::anyhow!("bad placeholder `{{{inner}}}` in template `{text}`")
-                    })?);
+                    pieces.push(
+                        parse_placeholder(inner)
+                            .ok_or_else(|| anyhow::anyhow!("bad placeholder `{{{inner}}}` in template `{text}`"))?,
+                    );
                 }
                 '}' => bail!("stray `}}` in template `{text}` (write `}}}}`)"),
                 _ => literal.push(c),
@@ -340,7 +342,8 @@ pub fn arg_matches(actual: Option<&str>, accepted: &[Option<String>]) -> bool {
         (None, None) => true,
         (Some(_), Some(expected)) if expected == "*" => true,
         (Some(actual), Some(expected)) => {
-            actual == expected || string_value(actual).is_some_and(|v| Some(v) == string_value(expected).or(Some(expected)))
+            actual == expected
+                || string_value(actual).is_some_and(|v| Some(v) == string_value(expected).or(Some(expected)))
         }
         _ => false,
     })
@@ -371,7 +374,12 @@ mod tests {
         let kinds: Vec<_> = s.params.iter().map(|p| (p.name.as_str(), p.kind)).collect();
         assert_eq!(
             kinds,
-            [("value", ParamKind::Normal), ("dim", ParamKind::Normal), ("groups", ParamKind::KeywordOnly), ("kw", ParamKind::VarKeywords)]
+            [
+                ("value", ParamKind::Normal),
+                ("dim", ParamKind::Normal),
+                ("groups", ParamKind::KeywordOnly),
+                ("kw", ParamKind::VarKeywords)
+            ]
         );
         assert!(Signature::parse("a, b c").is_err());
     }

@@ -72,18 +72,26 @@ impl HubOptions {
             Some(dir) => PathBuf::from(dir),
             None => dirs::cache_dir().context("no user cache directory; set XLA2TPU_CACHE_DIR")?.join("xla2tpu"),
         };
-        let offline = var("HF_HUB_OFFLINE").is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+        let offline = var("HF_HUB_OFFLINE")
+            .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
         if offline && refresh {
             bail!("--refresh needs the network, but HF_HUB_OFFLINE is set");
         }
         let timeout = millis("XLA2TPU_HUB_TIMEOUT_MS", 60_000)?;
         Ok(HubOptions {
-            endpoint: var("HF_ENDPOINT").unwrap_or_else(|| DEFAULT_ENDPOINT.to_string()).trim_end_matches('/').to_string(),
+            endpoint: var("HF_ENDPOINT")
+                .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string())
+                .trim_end_matches('/')
+                .to_string(),
             token: var("HF_TOKEN"),
             offline,
             refresh,
             cache_dir: cache_root.join("hub"),
-            retry: RetryPolicy { attempts: 5, base: millis("XLA2TPU_HUB_BACKOFF_MS", 1_000)?, max_sleep: Duration::from_secs(60) },
+            retry: RetryPolicy {
+                attempts: 5,
+                base: millis("XLA2TPU_HUB_BACKOFF_MS", 1_000)?,
+                max_sleep: Duration::from_secs(60),
+            },
             connect_timeout: timeout.min(Duration::from_secs(10)),
             timeout,
         })
@@ -126,7 +134,9 @@ pub fn list_top(opts: &HubOptions, top: usize, progress: &ProgressBar) -> Result
                 stats.pages_cached += 1;
                 hit
             }
-            None if opts.offline => bail!("HF_HUB_OFFLINE is set and {url} is not in the cache ({})", cache.dir.display()),
+            None if opts.offline => {
+                bail!("HF_HUB_OFFLINE is set and {url} is not in the cache ({})", cache.dir.display())
+            }
             None => {
                 progress.set_message(format!("fetching page {}", visited.len()));
                 let fetched = fetch(&client, opts, &url, &mut stats)?;
@@ -311,7 +321,8 @@ impl Cache {
     }
 
     fn put(&self, page: &Page) -> Result<()> {
-        std::fs::create_dir_all(&self.dir).with_context(|| format!("cannot create the cache {}", self.dir.display()))?;
+        std::fs::create_dir_all(&self.dir)
+            .with_context(|| format!("cannot create the cache {}", self.dir.display()))?;
         let text = serde_json::to_string(page)?;
         super::report::write_atomic(&self.path(&page.url), &text)
     }

@@ -64,7 +64,13 @@ pub struct ModelRow {
 
 /// Runs the sweep over `list` (already cut to the top N) against `backend`, and optionally
 /// `compare`.
-pub fn sweep(list: &ModelList, profiles: &Profiles, backend: &Registry, compare: Option<&Registry>, opts: &Options) -> Report {
+pub fn sweep(
+    list: &ModelList,
+    profiles: &Profiles,
+    backend: &Registry,
+    compare: Option<&Registry>,
+    opts: &Options,
+) -> Report {
     let resolver = Resolver::new(profiles, &list.models);
     let mut judge = Judge::new(backend, profiles);
     let mut other = compare.map(|r| Judge::new(r, profiles));
@@ -126,7 +132,13 @@ pub fn sweep(list: &ModelList, profiles: &Profiles, backend: &Registry, compare:
     }
 }
 
-fn row(rank: usize, m: &ModelRecord, resolved: resolve::Resolved, result: ModelVerdict, compare: Option<ModelVerdict>) -> ModelRow {
+fn row(
+    rank: usize,
+    m: &ModelRecord,
+    resolved: resolve::Resolved,
+    result: ModelVerdict,
+    compare: Option<ModelVerdict>,
+) -> ModelRow {
     ModelRow {
         rank,
         id: m.id.clone(),

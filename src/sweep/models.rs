@@ -217,13 +217,15 @@ pub fn parse_csv(text: &str, label: &str) -> Result<Vec<ModelRecord>> {
             None => anyhow::anyhow!("{label}: {e}"),
         })?;
         let line = row.position().map_or(0, |p| p.line());
-        let field = |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+        let field =
+            |c: Option<usize>| c.and_then(|c| row.get(c)).map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
         let id = field(Some(id_col)).with_context(|| format!("{label}: line {line}: empty model_id"))?;
         let downloads = match field(Some(dl_col)) {
             None => 0,
-            Some(d) => d.parse::<u64>().or_else(|_| d.parse::<f64>().map(|f| f as u64)).map_err(|_| {
-                anyhow::anyhow!("{label}: line {line}: downloads {d:?} is not a number")
-            })?,
+            Some(d) => d
+                .parse::<u64>()
+                .or_else(|_| d.parse::<f64>().map(|f| f as u64))
+                .map_err(|_| anyhow::anyhow!("{label}: line {line}: downloads {d:?} is not a number"))?,
         };
         let tags = match field(tags_col) {
             None => tags_col.map(|_| Vec::new()),
@@ -232,8 +234,8 @@ pub fn parse_csv(text: &str, label: &str) -> Result<Vec<ModelRecord>> {
                     .with_context(|| format!("{label}: line {line}: tags is not a JSON array of strings"))?,
             ),
         };
-        let diffusers_class = field(diff)
-            .or_else(|| tags.iter().flatten().find_map(|t| t.strip_prefix("diffusers:")).map(str::to_owned));
+        let diffusers_class =
+            field(diff).or_else(|| tags.iter().flatten().find_map(|t| t.strip_prefix("diffusers:")).map(str::to_owned));
         out.push(ModelRecord {
             id,
             downloads,

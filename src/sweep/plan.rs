@@ -147,7 +147,8 @@ pub fn architectures(rows: &[ModelRow]) -> Vec<ArchRow> {
         .into_values()
         .map(|mut acc| {
             acc.row.missing = acc.missing.into_iter().map(str::to_owned).collect();
-            acc.row.reason = acc.reasons.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0))).map(|(r, _)| r.to_owned());
+            acc.row.reason =
+                acc.reasons.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0))).map(|(r, _)| r.to_owned());
             acc.row
         })
         .collect();
@@ -278,7 +279,9 @@ pub fn reasons(rows: &[ModelRow]) -> Vec<ReasonRow> {
         .into_iter()
         .map(|((verdict, reason), tally)| ReasonRow { verdict, reason: reason.to_string(), tally })
         .collect();
-    out.sort_by(|a, b| (b.tally.downloads, b.tally.models).cmp(&(a.tally.downloads, a.tally.models)).then(a.reason.cmp(&b.reason)));
+    out.sort_by(|a, b| {
+        (b.tally.downloads, b.tally.models).cmp(&(a.tally.downloads, a.tally.models)).then(a.reason.cmp(&b.reason))
+    });
     out
 }
 
@@ -309,7 +312,8 @@ mod tests {
 
     #[test]
     fn greedy_moves_on_when_no_single_op_flips_anything() {
-        let rows = [row("pass", 10, &[]), row("two", 50, &["a", "b"]), row("b-only", 5, &["b"]), row("c", 1, &["c", "d"])];
+        let rows =
+            [row("pass", 10, &[]), row("two", 50, &["a", "b"]), row("b-only", 5, &["b"]), row("c", 1, &["c", "d"])];
         let t = totals(rows.iter().map(|r| (&r.result, r.downloads)));
         let plan = greedy(&rows, &t, 10);
         let ops: Vec<&str> = plan.steps.iter().map(|s| s.op.as_str()).collect();

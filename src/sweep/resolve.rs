@@ -21,9 +21,8 @@ struct Table {
     timm_aliases: BTreeMap<String, String>,
 }
 
-static TABLE: LazyLock<Table> = LazyLock::new(|| {
-    serde_yaml::from_str(include_str!("resolve.yaml")).expect("src/sweep/resolve.yaml is valid")
-});
+static TABLE: LazyLock<Table> =
+    LazyLock::new(|| serde_yaml::from_str(include_str!("resolve.yaml")).expect("src/sweep/resolve.yaml is valid"));
 
 /// What a model resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,9 +92,12 @@ impl<'a> Resolver<'a> {
             return unknown("custom code", "custom code and no model_type to match a profile".into(), arch);
         }
         match lib {
-            "" | "transformers" | "sentence-transformers" => {
-                unknown("no model_type", "no model_type in the model list (no config.json, a gated repository, or a source without configs)".into(), arch)
-            }
+            "" | "transformers" | "sentence-transformers" => unknown(
+                "no model_type",
+                "no model_type in the model list (no config.json, a gated repository, or a source without configs)"
+                    .into(),
+                arch,
+            ),
             _ => unknown("library without profiles", format!("library {lib} has no operator profiles yet"), arch),
         }
     }
@@ -177,7 +179,9 @@ impl<'a> Resolver<'a> {
                 }
                 r
             }
-            _ => unknown("PEFT adapter", format!("PEFT adapter on {base}, which is not in this listing"), "peft".into()),
+            _ => {
+                unknown("PEFT adapter", format!("PEFT adapter on {base}, which is not in this listing"), "peft".into())
+            }
         }
     }
 }

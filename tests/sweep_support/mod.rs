@@ -91,9 +91,9 @@ fn serve(mut stream: TcpStream, base: &str, handler: &Handler, reqs: &Mutex<Vec<
     }
     let head = String::from_utf8_lossy(&buf).to_string();
     let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let authorization = head
-        .lines()
-        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.trim().to_string()));
+    let authorization = head.lines().find_map(|l| {
+        l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.trim().to_string())
+    });
     let n = {
         let mut r = reqs.lock().unwrap();
         let n = r.iter().filter(|x| x.target == target).count();
@@ -108,7 +108,10 @@ fn respond(stream: &mut TcpStream, reply: Reply) {
     let out = match reply {
         Reply::Page { body, next } => {
             let link = next.map(|n| format!("Link: <{n}>; rel=\"next\"\r\n")).unwrap_or_default();
-            format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{link}Connection: close\r\n\r\n{body}", body.len())
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{link}Connection: close\r\n\r\n{body}",
+                body.len()
+            )
         }
         Reply::Status { code, retry_after } => {
             let ra = retry_after.map(|s| format!("Retry-After: {s}\r\n")).unwrap_or_default();
@@ -121,7 +124,10 @@ fn respond(stream: &mut TcpStream, reply: Reply) {
         }
         Reply::Truncated(body) => {
             let half = &body[..body.len() / 2];
-            format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{half}", body.len())
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{half}",
+                body.len()
+            )
         }
     };
     let _ = stream.write_all(out.as_bytes());
@@ -148,15 +154,11 @@ pub fn entries(range: std::ops::Range<usize>) -> Vec<serde_json::Value> {
 /// A paged listing of `total` models, `per_page` per page, with cursor links like the Hub's.
 /// Page `p` is served at the first URL (p = 0) or at `/api/models?cursor=p&...`.
 pub fn page_of(base: &str, target: &str, total: usize, per_page: usize) -> Reply {
-    let p: usize = target
-        .split(['?', '&'])
-        .find_map(|kv| kv.strip_prefix("cursor="))
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
+    let p: usize =
+        target.split(['?', '&']).find_map(|kv| kv.strip_prefix("cursor=")).and_then(|c| c.parse().ok()).unwrap_or(0);
     let start = p * per_page;
     let end = (start + per_page).min(total);
     let body = serde_json::to_string(&entries(start..end)).unwrap();
     let next = (end < total).then(|| format!("{base}/api/models?sort=downloads&limit={per_page}&cursor={}", p + 1));
     Reply::Page { body, next }
 }
-

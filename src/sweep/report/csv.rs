@@ -4,7 +4,8 @@ use super::Report;
 pub fn render(r: &Report) -> String {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let compare = r.comparison.as_ref().map(|c| c.backend.name.as_str());
-    let mut header = vec!["rank", "model_id", "downloads", "verdict", "architecture", "profiles", "missing_ops", "reason"];
+    let mut header =
+        vec!["rank", "model_id", "downloads", "verdict", "architecture", "profiles", "missing_ops", "reason"];
     let (cv, cm) = compare.map(|n| (format!("verdict_{n}"), format!("missing_ops_{n}"))).unwrap_or_default();
     if compare.is_some() {
         header.extend([cv.as_str(), cm.as_str()]);

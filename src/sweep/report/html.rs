@@ -45,7 +45,12 @@ pub fn render(r: &Report) -> String {
     for note in &r.source.notes {
         let _ = writeln!(o, "<p class=\"meta\">Note: {}</p>", e(note));
     }
-    let _ = writeln!(o, "<p class=\"meta\">Backend registry: <code>{}</code>: {}</p>", e(&r.backend.name), e(first_line(&r.backend.provenance)));
+    let _ = writeln!(
+        o,
+        "<p class=\"meta\">Backend registry: <code>{}</code>: {}</p>",
+        e(&r.backend.name),
+        e(first_line(&r.backend.provenance))
+    );
 
     let _ = writeln!(o, "<div class=\"cards\">");
     card(&mut o, &pct(t.pass_rate.by_downloads), "pass rate by downloads");
@@ -57,7 +62,10 @@ pub fn render(r: &Report) -> String {
 
     let _ = writeln!(o, "<h2>Verdicts by download share and by count</h2>");
     share_chart(&mut o, r);
-    let _ = writeln!(o, "<table><tr><th>verdict</th><th class=n>models</th><th class=n>share</th><th class=n>downloads</th><th class=n>share</th></tr>");
+    let _ = writeln!(
+        o,
+        "<table><tr><th>verdict</th><th class=n>models</th><th class=n>share</th><th class=n>downloads</th><th class=n>share</th></tr>"
+    );
     for v in Verdict::ALL {
         let tally = t.get(v);
         let s = Rate::of(tally, t.total);
@@ -87,9 +95,15 @@ pub fn render(r: &Report) -> String {
     );
 
     if !r.blockers.is_empty() {
-        let _ = writeln!(o, "<h2>Top blockers</h2><p>Missing ops ranked by the downloads of the failing models that need them.</p>");
+        let _ = writeln!(
+            o,
+            "<h2>Top blockers</h2><p>Missing ops ranked by the downloads of the failing models that need them.</p>"
+        );
         blocker_chart(&mut o, r);
-        let _ = writeln!(o, "<table><tr><th>op</th><th class=n>models blocked</th><th class=n>downloads blocked</th><th class=n>only missing op for</th><th>most downloaded</th></tr>");
+        let _ = writeln!(
+            o,
+            "<table><tr><th>op</th><th class=n>models blocked</th><th class=n>downloads blocked</th><th class=n>only missing op for</th><th>most downloaded</th></tr>"
+        );
         for b in r.blockers.iter().take(25) {
             let ex: Vec<String> = b.examples.iter().map(|x| format!("<span class=id>{}</span>", e(x))).collect();
             let _ = writeln!(
@@ -116,7 +130,10 @@ pub fn render(r: &Report) -> String {
             pct(r.plan.baseline.by_count),
             pct(last.by_count)
         );
-        let _ = writeln!(o, "<table><tr><th class=n>k</th><th>implement</th><th class=n>models flipped</th><th class=n>downloads flipped</th><th class=n>pass rate (downloads)</th><th class=n>pass rate (count)</th></tr>");
+        let _ = writeln!(
+            o,
+            "<table><tr><th class=n>k</th><th>implement</th><th class=n>models flipped</th><th class=n>downloads flipped</th><th class=n>pass rate (downloads)</th><th class=n>pass rate (count)</th></tr>"
+        );
         for s in &r.plan.steps {
             let _ = writeln!(
                 o,
@@ -137,7 +154,11 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(o, "<h2>By architecture</h2>{ARCH_HEAD}");
     for (i, a) in r.architectures.iter().enumerate() {
         if i == ARCH_SHOWN {
-            let _ = writeln!(o, "</table><details><summary>{} more architectures</summary>{ARCH_HEAD}", r.architectures.len() - ARCH_SHOWN);
+            let _ = writeln!(
+                o,
+                "</table><details><summary>{} more architectures</summary>{ARCH_HEAD}",
+                r.architectures.len() - ARCH_SHOWN
+            );
         }
         let why = if a.missing.is_empty() { a.reason.clone().unwrap_or_default() } else { a.missing.join(", ") };
         let _ = writeln!(
@@ -156,7 +177,10 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(o, "</table>{}", if r.architectures.len() > ARCH_SHOWN { "</details>" } else { "" });
 
     if !r.reasons.is_empty() {
-        let _ = writeln!(o, "<h2>Why unknown or n/a</h2><table><tr><th>verdict</th><th>reason</th><th class=n>models</th><th class=n>downloads</th></tr>");
+        let _ = writeln!(
+            o,
+            "<h2>Why unknown or n/a</h2><table><tr><th>verdict</th><th>reason</th><th class=n>models</th><th class=n>downloads</th></tr>"
+        );
         for x in r.reasons.iter().take(40) {
             let _ = writeln!(
                 o,
@@ -207,7 +231,11 @@ pub fn render(r: &Report) -> String {
         thousands(r.models.len())
     );
     for m in &r.models {
-        let why = if m.result.missing.is_empty() { m.result.reason.clone().unwrap_or_default() } else { m.result.missing.join(", ") };
+        let why = if m.result.missing.is_empty() {
+            m.result.reason.clone().unwrap_or_default()
+        } else {
+            m.result.missing.join(", ")
+        };
         let _ = writeln!(
             o,
             "<tr><td class=n>{}</td><td class=id>{}</td><td class=n>{}</td><td>{}</td><td class=op>{}</td><td>{}</td></tr>",
@@ -279,7 +307,11 @@ fn share_chart(o: &mut String, r: &Report) {
     const W: f64 = 860.0;
     const X0: f64 = 90.0;
     let t = &r.totals;
-    let _ = writeln!(o, "<svg viewBox=\"0 0 {} 92\" width=\"100%\" role=\"img\" aria-label=\"verdict shares\">", W + X0 + 10.0);
+    let _ = writeln!(
+        o,
+        "<svg viewBox=\"0 0 {} 92\" width=\"100%\" role=\"img\" aria-label=\"verdict shares\">",
+        W + X0 + 10.0
+    );
     for (row, (label, by_downloads)) in [("downloads", true), ("models", false)].into_iter().enumerate() {
         let y = 8.0 + row as f64 * 40.0;
         let _ = writeln!(o, "<text x=\"0\" y=\"{}\">{label}</text>", y + 19.0);
@@ -299,7 +331,14 @@ fn share_chart(o: &mut String, r: &Report) {
                 pct(share)
             );
             if w > 60.0 {
-                let _ = writeln!(o, "<text x=\"{:.1}\" y=\"{}\" fill=\"#fff\">{} {}</text>", x + 6.0, y + 19.0, v.label(), pct(share));
+                let _ = writeln!(
+                    o,
+                    "<text x=\"{:.1}\" y=\"{}\" fill=\"#fff\">{} {}</text>",
+                    x + 6.0,
+                    y + 19.0,
+                    v.label(),
+                    pct(share)
+                );
             }
             x += w;
         }

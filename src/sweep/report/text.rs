@@ -30,7 +30,15 @@ pub fn render(r: &Report) -> String {
             pct(share.by_downloads)
         );
     }
-    let _ = writeln!(o, "{:<10} {:>8} {:>7}  {:>10} {:>7}", "total", thousands(t.total.models), "", human(t.total.downloads), "");
+    let _ = writeln!(
+        o,
+        "{:<10} {:>8} {:>7}  {:>10} {:>7}",
+        "total",
+        thousands(t.total.models),
+        "",
+        human(t.total.downloads),
+        ""
+    );
     let _ = writeln!(
         o,
         "\npass rate: {} by count, {} by downloads (of {} PyTorch checkpoints; n/a excluded)",
@@ -49,7 +57,10 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(o, "\n{}", wrap(&r.caveat, 100));
 
     if !r.blockers.is_empty() {
-        let _ = writeln!(o, "\ntop blockers (missing op: failing models and downloads it blocks; alone = its only missing op)");
+        let _ = writeln!(
+            o,
+            "\ntop blockers (missing op: failing models and downloads it blocks; alone = its only missing op)"
+        );
         for b in r.blockers.iter().take(TOP) {
             let _ = writeln!(
                 o,
@@ -66,7 +77,14 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "\nfix order (greedy: each op flips the most downloads from fail to pass)");
         let mut from = r.plan.baseline;
         for s in &r.plan.steps {
-            let _ = writeln!(o, "  {:>2}. {:<52} {}  (+{})", s.k, s.op, plan_rates(&from, &s.rate), count(s.flipped.models, "model"));
+            let _ = writeln!(
+                o,
+                "  {:>2}. {:<52} {}  (+{})",
+                s.k,
+                s.op,
+                plan_rates(&from, &s.rate),
+                count(s.flipped.models, "model")
+            );
             from = s.rate;
         }
         let last = r.plan.steps.last().map(|s| s.rate).unwrap_or(r.plan.baseline);
@@ -83,11 +101,12 @@ pub fn render(r: &Report) -> String {
     if !r.architectures.is_empty() {
         let _ = writeln!(o, "\ntop architectures by downloads");
         for a in r.architectures.iter().take(TOP) {
-            let mix: Vec<String> = [("pass", a.pass), ("fail", a.fail), ("unknown", a.unknown), ("n/a", a.not_applicable)]
-                .into_iter()
-                .filter(|(_, n)| *n > 0)
-                .map(|(label, n)| format!("{n} {label}"))
-                .collect();
+            let mix: Vec<String> =
+                [("pass", a.pass), ("fail", a.fail), ("unknown", a.unknown), ("n/a", a.not_applicable)]
+                    .into_iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(label, n)| format!("{n} {label}"))
+                    .collect();
             let why = match (a.missing.len(), &a.reason) {
                 (0, Some(reason)) => reason.clone(),
                 (0, None) => String::new(),
@@ -108,7 +127,8 @@ pub fn render(r: &Report) -> String {
     if !unknown.is_empty() {
         let _ = writeln!(o, "\nwhy unknown (top {})", unknown.len());
         for x in unknown {
-            let _ = writeln!(o, "  {:>6} models {:>9}  {}", thousands(x.tally.models), human(x.tally.downloads), x.reason);
+            let _ =
+                writeln!(o, "  {:>6} models {:>9}  {}", thousands(x.tally.models), human(x.tally.downloads), x.reason);
         }
     }
     if let Some(c) = &r.comparison {
@@ -128,7 +148,11 @@ pub fn render(r: &Report) -> String {
                 d.verdict.label(),
                 d.compare_verdict.label(),
                 c.backend.name,
-                if d.missing_only_here.is_empty() { String::new() } else { format!("; missing only here: {}", d.missing_only_here.join(" ")) }
+                if d.missing_only_here.is_empty() {
+                    String::new()
+                } else {
+                    format!("; missing only here: {}", d.missing_only_here.join(" "))
+                }
             );
         }
     }
