@@ -242,9 +242,9 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
             continue
         recorder = OpRecorder()
         want_image = kind in ("image_text_to_text", "multimodal_lm") or (kind == "base" and _image_token_id(cfg) is not None)
-        # The base class is the head class minus the head: once the head class ran all
-        # three phases, the base class only adds its inference path (saves ~1/3 of the time).
-        train = not (kind == "base" and classes and not failures)
+        # Both classes run every phase: the base class is not always the head class minus
+        # the head (BERT's pooler, for one, exists only in the base class).
+        train = True
         try:
             with env():
                 used_image, image_err = _trace_class(cls, cfg, kind, env, recorder, notes, want_image, train)
