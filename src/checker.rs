@@ -348,7 +348,7 @@ impl<'a> Checker<'a> {
             let q = self.sem.qualified_name(&call.func, self.scope);
             let matched = q.as_ref().and_then(|q| self.rules.lookup(MatchKind::With, &q.name));
             match (q, matched) {
-                (Some(q), Some((rule, target))) => {
+                (Some(q), Some((rule, _))) => {
                     self.mark_used(&q);
                     let spelled = self.src(call.func.range()).to_string();
                     let (fix, note) = if with.items.len() == 1 && item.optional_vars.is_none() {
@@ -357,7 +357,6 @@ impl<'a> Checker<'a> {
                         (None, Some("the `with` has other items or an `as` target: unwrap it by hand".into()))
                     };
                     let message = self.message(rule, &spelled);
-                    let _ = target;
                     self.diagnostics.push(Diagnostic { rule, range: item.context_expr.range(), message, note, fix });
                     self.visit_owned_arguments(call);
                 }
@@ -495,7 +494,7 @@ impl<'a> Checker<'a> {
         }
         let mut fix = self.try_action(site, rule, spec, bound)?;
         if let Some(prelude) = &spec.worker_prelude
-            && let Some((edit, imports)) = self.worker_prelude(site, rule, spec, prelude, bound)
+            && let Some((edit, imports)) = self.worker_prelude(site, rule, prelude, bound)
         {
             fix.edits.push(edit);
             fix.imports.extend(imports);
@@ -508,7 +507,6 @@ impl<'a> Checker<'a> {
         &self,
         site: &Site<'a>,
         rule: &Rule,
-        spec: &crate::rules::FixSpec,
         prelude: &crate::rules::WorkerPrelude,
         bound: &Bound<'a>,
     ) -> Option<(Edit, Vec<ImportRequest>)> {
@@ -530,7 +528,6 @@ impl<'a> Checker<'a> {
         let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
         cx.rank = Some(rank);
         let text = prelude.statement.expand(&mut cx).ok()?;
-        let _ = spec;
         let indent = indentation_at(self.text, first.start().into());
         let edit = Edit::insert(TextSize::try_from(at).ok()?, format!("{indent}{text}{}", newline_of(self.text)));
         Some((edit, cx.imports))
