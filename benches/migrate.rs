@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use xla2tpu::engine::{Selection, lint, migrate};
-use xla2tpu::rules::RuleSet;
+use xla2tpu::migrate::rules::RuleSet;
+use xla2tpu::migrate::{Selection, lint, migrate};
 
 fn inputs() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");

@@ -13,11 +13,11 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Rewrite torch_xla / optimum-tpu code for TorchTPU (prints a diff; `--write` applies it).
-    Migrate(crate::commands::MigrateArgs),
+    Migrate(crate::migrate::commands::MigrateArgs),
     /// Report torch_xla / optimum-tpu usage as diagnostics (exit 1 on findings, for CI).
-    Check(crate::commands::CheckArgs),
+    Check(crate::migrate::commands::CheckArgs),
     /// Explain a rule, or list all rules.
-    Rule(crate::commands::RuleArgs),
+    Rule(crate::migrate::commands::RuleArgs),
     /// Operator profiles and backend registries.
     Ops(crate::ops::cli::OpsArgs),
     /// Compatibility report over the most-downloaded Hugging Face models.
@@ -27,9 +27,9 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Migrate(args) => crate::commands::migrate(args),
-        Command::Check(args) => crate::commands::check(args),
-        Command::Rule(args) => crate::commands::rule(args),
+        Command::Migrate(args) => crate::migrate::commands::migrate(args),
+        Command::Check(args) => crate::migrate::commands::check(args),
+        Command::Rule(args) => crate::migrate::commands::rule(args),
         Command::Ops(args) => crate::ops::cli::run(args),
         Command::Sweep(args) => crate::sweep::cli::run(args),
     };

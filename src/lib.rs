@@ -1,18 +1,18 @@
-//! xla2tpu: migrate PyTorch/XLA and Optimum TPU code to TorchTPU, and check
-//! Hugging Face models against TorchTPU's real operator registry.
+//! xla2tpu: migrate PyTorch/XLA and Optimum TPU code to TorchTPU, prove the
+//! migration runs on a CPU emulation of TorchTPU, and check Hugging Face
+//! models against TorchTPU's real operator registry.
 //!
-//! Data flows one way: discover files → parse → resolve names → match rules
-//! → fixes → render.
+//! One module per capability, shared plumbing beside them:
+//! - [`migrate`]: the migrate/check engine. Data flows one way: discover
+//!   files → parse → resolve names → match rules → fixes → render.
+//! - [`run`]: `xla2tpu run`, a program on the embedded TorchTPU emulator.
+//! - [`ops`]: operator profiles and backend registries.
+//! - [`sweep`]: the Hugging Face compatibility report.
+//! - [`source`], [`discover`]: reading files and finding them.
 
-pub mod checker;
 pub mod cli;
-pub mod commands;
 pub mod discover;
-pub mod engine;
-pub mod fix;
+pub mod migrate;
 pub mod ops;
-pub mod render;
-pub mod rules;
-pub mod semantic;
 pub mod source;
 pub mod sweep;

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use xla2tpu::engine::{Selection, lint, migrate};
-use xla2tpu::rules::RuleSet;
+use xla2tpu::migrate::rules::RuleSet;
+use xla2tpu::migrate::{Selection, lint, migrate};
 use xla2tpu::source::{LineIndex, SourceFile};
 
 fn fixtures() -> Vec<PathBuf> {

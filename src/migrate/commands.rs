@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use rayon::prelude::*;
 
-use crate::checker::Diagnostic;
 use crate::discover::{Input, discover};
-use crate::engine::{self, Problem, Selection};
-use crate::render::{self, Finding};
-use crate::rules::{RuleSet, Safety};
+use crate::migrate::checker::Diagnostic;
+use crate::migrate::render::{self, Finding};
+use crate::migrate::rules::{RuleSet, Safety};
+use crate::migrate::{self, Problem, Selection};
 use crate::source::{LineIndex, SourceFile};
 
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
@@ -155,7 +155,7 @@ fn describe_problem(path: &str, text: &str, problem: &Problem) -> String {
         ),
         Problem::NoConvergence { rules } => format!(
             "{path}: fixes did not converge after {} passes (rules {}); the last result is kept",
-            engine::MAX_PASSES,
+            migrate::MAX_PASSES,
             rules.join(", ")
         ),
     }
@@ -183,10 +183,10 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
     let loaded = load_all(&args.common, &mut errors);
     let color = args.common.color.enabled(std::io::stdout().is_terminal());
 
-    let results: Vec<(Loaded, engine::Migration)> = loaded
+    let results: Vec<(Loaded, migrate::Migration)> = loaded
         .into_par_iter()
         .map(|l| {
-            let m = engine::migrate(&l.source.text, &rules, &selection);
+            let m = migrate::migrate(&l.source.text, &rules, &selection);
             (l, m)
         })
         .collect();
@@ -210,7 +210,7 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
             }
         }
         let lines = LineIndex::new(&m.output);
-        let import_rule = rules.builtin(crate::rules::Builtin::Import);
+        let import_rule = rules.builtin(crate::migrate::rules::Builtin::Import);
         for d in &m.remaining {
             // An import kept because its names are still used is a consequence, not a task.
             if Some(d.rule) == import_rule
@@ -293,7 +293,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let results: Vec<(Loaded, Result<Vec<Diagnostic>, String>)> = loaded
         .into_par_iter()
         .map(|l| {
-            let r = engine::lint(&l.source.text, &rules, &selection)
+            let r = migrate::lint(&l.source.text, &rules, &selection)
                 .map(|(d, _)| d)
                 .map_err(|e| describe_problem(&l.input.display(), &l.source.text, &Problem::Syntax(e)));
             (l, r)

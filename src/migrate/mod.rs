@@ -1,8 +1,17 @@
-//! Per-file pipeline: parse → resolve → match → fix, to a fixpoint.
+//! The migrate/check engine. Per file: parse → resolve ([`semantic`]) →
+//! match ([`checker`]) → fix ([`fix`]), to a fixpoint; [`render`] and
+//! [`commands`] turn results into diffs, diagnostics and files.
 //!
 //! Ruff's guarantees: all non-overlapping edits of a pass are applied
 //! together, the result is re-parsed, and passes repeat until nothing is left
 //! to fix (bounded). A pass that breaks the syntax reverts the whole file.
+
+pub mod checker;
+pub mod commands;
+pub mod fix;
+pub mod render;
+pub mod rules;
+pub mod semantic;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,10 +19,10 @@ use ruff_python_ast::{self as ast, Stmt};
 use ruff_python_parser::{ParseError, Parsed, parse_module};
 use ruff_text_size::{Ranged, TextSize};
 
-use crate::checker::{CheckResult, Diagnostic, check};
-use crate::fix::{self, Edit, Fix, ImportRequest};
-use crate::rules::{RuleSet, Safety};
 use crate::source::{line_end_inclusive, newline_of};
+use checker::{CheckResult, Diagnostic, check};
+use fix::{Edit, Fix, ImportRequest};
+use rules::{RuleSet, Safety};
 
 /// Passes before we give up on converging (ruff's test harness uses 10).
 pub const MAX_PASSES: usize = 10;

@@ -9,10 +9,10 @@ use ruff_python_ast::{self as ast, Expr, ExprCall, ExprContext, Stmt};
 use ruff_python_parser::Parsed;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
-use crate::fix::{Block, Edit, Fix, ImportRequest, StmtRef};
-use crate::rules::template::{Bound, ExpandContext, Signature, Template, arg_matches};
-use crate::rules::{Builtin, FixAction, MatchKind, Rule, RuleId, RuleSet};
-use crate::semantic::{BindingId, Qualified, ScopeId, Semantic};
+use crate::migrate::fix::{Block, Edit, Fix, ImportRequest, StmtRef};
+use crate::migrate::rules::template::{Bound, ExpandContext, Signature, Template, arg_matches};
+use crate::migrate::rules::{Builtin, FixAction, MatchKind, Rule, RuleId, RuleSet};
+use crate::migrate::semantic::{BindingId, Qualified, ScopeId, Semantic};
 use crate::source::{indentation_at, newline_of};
 
 /// One finding in one file.
@@ -180,7 +180,7 @@ impl<'a> Checker<'a> {
         let owner = Some((sref, false));
         match stmt {
             Stmt::FunctionDef(def) => {
-                crate::semantic::visit_function_header(self, def);
+                crate::migrate::semantic::visit_function_header(self, def);
                 self.in_scope_of(def.range.start(), |c| c.visit_block(&def.body, owner));
             }
             Stmt::ClassDef(class) => {
@@ -301,7 +301,7 @@ impl<'a> Checker<'a> {
         self.when_holds(&rule.when, &bound)
     }
 
-    fn when_holds(&self, when: &crate::rules::When, bound: &Bound) -> bool {
+    fn when_holds(&self, when: &crate::migrate::rules::When, bound: &Bound) -> bool {
         when.iter().all(|(param, accepted)| {
             let actual = bound.values.get(param).map(|e| self.src(e.range()));
             arg_matches(actual, accepted)
@@ -477,7 +477,7 @@ impl<'a> Checker<'a> {
         &self,
         site: &Site<'a>,
         rule: &Rule,
-        spec: &crate::rules::FixSpec,
+        spec: &crate::migrate::rules::FixSpec,
         bound: Option<&Result<Bound<'a>, String>>,
     ) -> Result<Fix, String> {
         let empty = Bound::default();
@@ -507,7 +507,7 @@ impl<'a> Checker<'a> {
         &self,
         site: &Site<'a>,
         rule: &Rule,
-        prelude: &crate::rules::WorkerPrelude,
+        prelude: &crate::migrate::rules::WorkerPrelude,
         bound: &Bound<'a>,
     ) -> Option<(Edit, Vec<ImportRequest>)> {
         let Expr::Name(worker) = bound.values.get(&prelude.param)? else { return None };
@@ -537,7 +537,7 @@ impl<'a> Checker<'a> {
         &self,
         site: &Site<'a>,
         rule: &Rule,
-        spec: &crate::rules::FixSpec,
+        spec: &crate::migrate::rules::FixSpec,
         bound: &Bound<'a>,
     ) -> Result<Fix, String> {
         let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
@@ -552,7 +552,7 @@ impl<'a> Checker<'a> {
                 let (text, lossless) = self.carry_comments(site.expr.range(), text);
                 let mut fix = fix(vec![Edit::replace(site.expr.range(), text)], vec![], cx.imports);
                 if !lossless {
-                    fix.safety = crate::rules::Safety::Unsafe;
+                    fix.safety = crate::migrate::rules::Safety::Unsafe;
                 }
                 Ok(fix)
             }
@@ -581,7 +581,7 @@ impl<'a> Checker<'a> {
                 let (text, lossless) = self.carry_comments(stmt.range(), text);
                 let mut fix = fix(vec![Edit::replace(stmt.range(), text)], vec![], cx.imports);
                 if !lossless {
-                    fix.safety = crate::rules::Safety::Unsafe;
+                    fix.safety = crate::migrate::rules::Safety::Unsafe;
                 }
                 Ok(fix)
             }
@@ -865,7 +865,7 @@ impl<'a> Visitor<'a> for Checker<'a> {
                 let mut names = NameCollector::default();
                 names.visit_expr(parsed.expr());
                 for name in names.0 {
-                    if let crate::semantic::Resolution::Import { also, .. } =
+                    if let crate::migrate::semantic::Resolution::Import { also, .. } =
                         self.sem.resolve(&name, self.scope, lit.range.start())
                     {
                         self.used.extend(also);
@@ -967,7 +967,7 @@ impl<'c, 'a> ExpandCx<'c, 'a> {
     }
 
     /// Every argument the call passes must be carried over, conditioned on, or explicitly droppable.
-    fn check_consumed(&self, spec: &crate::rules::FixSpec, template: &Template) -> Result<(), String> {
+    fn check_consumed(&self, spec: &crate::migrate::rules::FixSpec, template: &Template) -> Result<(), String> {
         let carried: HashSet<&str> = template.params().collect();
         for p in self.bound.passed_names() {
             if !carried.contains(p) && !spec.drop.iter().any(|d| d == p) && !spec.when.contains_key(p) {
@@ -1051,7 +1051,7 @@ impl ExpandContext for ExpandCx<'_, '_> {
     }
 }
 
-fn describe_when(when: &crate::rules::When) -> String {
+fn describe_when(when: &crate::migrate::rules::When) -> String {
     let parts: Vec<String> = when
         .iter()
         .map(|(p, accepted)| {

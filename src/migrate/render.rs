@@ -8,8 +8,8 @@ use miette::{
 use owo_colors::OwoColorize;
 use serde_json::{Value, json};
 
-use crate::checker::Diagnostic;
-use crate::rules::{Rule, RuleSet};
+use crate::migrate::checker::Diagnostic;
+use crate::migrate::rules::{Rule, RuleSet};
 use crate::source::LineIndex;
 
 /// A unified diff with `a/` and `b/` headers; coloured when `color`.
@@ -62,8 +62,8 @@ impl Finding<'_> {
                 let replacement =
                     fix.edits.iter().find(|e| e.range == self.diagnostic.range).map(|e| e.content.as_str());
                 let safety = match fix.safety {
-                    crate::rules::Safety::Safe => "fix",
-                    crate::rules::Safety::Unsafe => "unsafe fix",
+                    crate::migrate::rules::Safety::Safe => "fix",
+                    crate::migrate::rules::Safety::Unsafe => "unsafe fix",
                 };
                 match replacement {
                     Some(r) if !r.is_empty() && !r.contains('\n') => format!("{safety}: `{r}`"),
@@ -144,7 +144,7 @@ pub fn concise(findings: &[Finding]) -> String {
     for f in findings {
         let (line, col) = f.start();
         let marker = match &f.diagnostic.fix {
-            Some(fix) if fix.safety == crate::rules::Safety::Safe => " [*]",
+            Some(fix) if fix.safety == crate::migrate::rules::Safety::Safe => " [*]",
             Some(_) => " [unsafe fix]",
             None => "",
         };

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use ruff_text_size::{TextRange, TextSize};
 
-use crate::rules::Safety;
+use crate::migrate::rules::Safety;
 use crate::source::{line_end_inclusive, line_start};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
