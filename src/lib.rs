@@ -5,14 +5,18 @@
 //! One module per capability, shared plumbing beside them:
 //! - [`migrate`]: the migrate/check engine. Data flows one way: discover
 //!   files → parse → resolve names → match rules → fixes → render.
-//! - [`run`]: `xla2tpu run`, a program on the embedded TorchTPU emulator.
+
 //! - [`ops`]: operator profiles and backend registries.
 //! - [`sweep`]: the Hugging Face compatibility report.
-//! - [`source`], [`discover`]: reading files and finding them.
+//! - [`source`], [`discover`], [`write`], [`cache`], [`isolate`]: reading, finding and writing
+//!   files, the cache, and keeping one file's failure from taking down a run.
 
+pub mod cache;
 pub mod cli;
 pub mod discover;
+pub mod isolate;
 pub mod migrate;
 pub mod ops;
 pub mod source;
 pub mod sweep;
+pub mod write;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -141,39 +141,20 @@ fn selection(common: &CommonArgs, unsafe_fixes: bool) -> Selection {
 }
 
 fn describe_problem(path: &str, text: &str, problem: &Problem) -> String {
-    let at = |e: &ruff_python_parser::ParseError| {
-        let (line, col) = LineIndex::new(text).line_col(text, e.location.start());
-        format!("{path}:{line}:{col}")
-    };
     match problem {
-        Problem::Syntax(e) => format!("{}: syntax error, file skipped: {} (is it Python 2?)", at(e), e.error),
-        Problem::FixBrokeSyntax { rules, error } => format!(
-            "{path}: internal error: the fixes of {} produced invalid syntax ({} at {}); the file was left unchanged. Please report this with the file.",
-            rules.join(", "),
-            error.error,
-            at(error)
-        ),
+        Problem::Syntax(e) => {
+            let (line, col) = LineIndex::new(text).line_col(text, e.location.start());
+            format!("{path}:{line}:{col}: syntax error, file skipped: {} (is it Python 2?)", e.error)
+        }
         Problem::NoConvergence { rules } => format!(
             "{path}: fixes did not converge after {} passes (rules {}); the last result is kept",
             migrate::MAX_PASSES,
             rules.join(", ")
         ),
+        Problem::Internal(panic) => {
+            format!("{path}: internal error, file left unchanged: {panic}. Please report this with the file.")
+        }
     }
-}
-
-/// Write atomically: a temporary file in the same directory, then rename,
-/// keeping the original's permissions (and following a symlink to its target).
-fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let target = std::fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?;
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    let permissions = std::fs::metadata(&target)?.permissions();
-    tmp.as_file().set_permissions(permissions)?;
-    tmp.persist(&target).map_err(|e| e.error).with_context(|| format!("cannot replace {}", target.display()))?;
-    Ok(())
 }
 
 pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
@@ -186,7 +167,7 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
     let results: Vec<(Loaded, migrate::Migration)> = loaded
         .into_par_iter()
         .map(|l| {
-            let m = migrate::migrate(&l.source.text, &rules, &selection);
+            let m = migrate::migrate_isolated(&l.source.text, &rules, &selection);
             (l, m)
         })
         .collect();
@@ -209,7 +190,15 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        let lines = LineIndex::new(&m.output);
+        // Locations refer to the user's file as it was, not to the rewritten text.
+        let lines = LineIndex::new(&l.source.text);
+        for r in &m.reverted {
+            let (line, col) = lines.line_col(&l.source.text, r.offset);
+            warnings.push(format!(
+                "{path}:{line}:{col}: internal error: the {} fix was not applied because {}; the rest of the file was migrated. Please report this with the file.",
+                r.rule, r.reason
+            ));
+        }
         let import_rule = rules.builtin(crate::migrate::rules::Builtin::Import);
         for d in &m.remaining {
             // An import kept because its names are still used is a consequence, not a task.
@@ -222,7 +211,7 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
             match &d.fix {
                 Some(f) if f.safety == Safety::Unsafe => unsafe_available += 1,
                 _ => {
-                    let (line, col) = lines.line_col(&m.output, d.range.start());
+                    let (line, col) = lines.line_col(&l.source.text, m.original_offset(d.range.start()));
                     let note = d.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
                     manual.push(format!("{path}:{line}:{col}: {} {}{note}", rules.rules[d.rule].code, d.message));
                 }
@@ -241,7 +230,7 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
         }
         match (&l.input, args.write) {
             (Input::Stdin, true) => stdout.write_all(&l.source.encode(&m.output))?,
-            (Input::File(p), true) => match write_atomically(p, &l.source.encode(&m.output)) {
+            (Input::File(p), true) => match crate::write::replace(p, &l.source.encode(&m.output)) {
                 Ok(()) => written += 1,
                 Err(e) => errors.push(format!("{path}: {e:#}")),
             },
@@ -293,9 +282,12 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let results: Vec<(Loaded, Result<Vec<Diagnostic>, String>)> = loaded
         .into_par_iter()
         .map(|l| {
-            let r = migrate::lint(&l.source.text, &rules, &selection)
-                .map(|(d, _)| d)
-                .map_err(|e| describe_problem(&l.input.display(), &l.source.text, &Problem::Syntax(e)));
+            let path = l.input.display();
+            let r = match crate::isolate::catch(|| migrate::lint(&l.source.text, &rules, &selection)) {
+                Ok(Ok((d, _))) => Ok(d),
+                Ok(Err(e)) => Err(describe_problem(&path, &l.source.text, &Problem::Syntax(e))),
+                Err(panic) => Err(describe_problem(&path, &l.source.text, &Problem::Internal(panic))),
+            };
             (l, r)
         })
         .collect();

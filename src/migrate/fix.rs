@@ -265,20 +265,42 @@ fn with_blank_lines(text: &str, block: &Block, index: usize, lines: TextRange) -
     )
 }
 
-/// Apply sorted, non-overlapping edits.
-pub fn apply(text: &str, edits: &mut [Edit]) -> String {
+/// Apply edits together; `None` if any two overlap (the engine then applies
+/// fewer at a time: a collision never produces a mangled file).
+pub fn apply(text: &str, edits: &mut [Edit]) -> Option<String> {
     edits.sort_by_key(|e| (e.range.start(), e.range.end()));
     let mut out = String::with_capacity(text.len());
     let mut last = 0usize;
     for e in edits.iter() {
         let (s, end) = (usize::from(e.range.start()), usize::from(e.range.end()));
-        debug_assert!(s >= last, "overlapping edits");
+        if s < last {
+            return None;
+        }
         out.push_str(&text[last..s]);
         out.push_str(&e.content);
         last = end;
     }
     out.push_str(&text[last..]);
-    out
+    Some(out)
+}
+
+/// Map an offset in the text `edits` produced back to the text they were
+/// applied to; inside replaced text, to the start of what it replaced.
+pub fn map_back(edits: &[Edit], offset: TextSize) -> TextSize {
+    let mut shift: i64 = 0; // new offset minus old offset so far
+    for e in edits {
+        let new_start = i64::from(u32::from(e.range.start())) + shift;
+        let new_end = new_start + e.content.len() as i64;
+        let at = i64::from(u32::from(offset));
+        if at < new_start {
+            break;
+        }
+        if at < new_end {
+            return e.range.start();
+        }
+        shift += e.content.len() as i64 - i64::from(u32::from(e.range.len()));
+    }
+    TextSize::try_from((i64::from(u32::from(offset)) - shift).max(0) as usize).unwrap_or(offset)
 }
 
 #[cfg(test)]
@@ -306,7 +328,7 @@ mod tests {
         ];
         let deletes = [StmtRef { block: 1, index: 0 }, StmtRef { block: 1, index: 1 }].into_iter().collect();
         let mut edits = plan_deletions(text, &blocks, &deletes);
-        assert_eq!(apply(text, &mut edits), "if x:\n    pass\nc()\n");
+        assert_eq!(apply(text, &mut edits).as_deref(), Some("if x:\n    pass\nc()\n"));
     }
 
     #[test]
@@ -318,7 +340,7 @@ mod tests {
         ];
         let deletes = [StmtRef { block: 1, index: 0 }].into_iter().collect();
         let mut edits = plan_deletions(text, &blocks, &deletes);
-        assert_eq!(apply(text, &mut edits), "c()\n");
+        assert_eq!(apply(text, &mut edits).as_deref(), Some("c()\n"));
     }
 
     #[test]
@@ -327,6 +349,23 @@ mod tests {
         let blocks = vec![Block { stmts: vec![r(0, 3), r(5, 8), r(10, 13)], owner: None }];
         let deletes = [StmtRef { block: 0, index: 1 }].into_iter().collect();
         let mut edits = plan_deletions(text, &blocks, &deletes);
-        assert_eq!(apply(text, &mut edits), "a(); c()\n");
+        assert_eq!(apply(text, &mut edits).as_deref(), Some("a(); c()\n"));
+    }
+
+    #[test]
+    fn overlapping_edits_are_refused() {
+        let mut edits = vec![Edit::replace(r(0, 5), "x"), Edit::replace(r(3, 8), "y")];
+        assert_eq!(apply("0123456789", &mut edits), None);
+    }
+
+    #[test]
+    fn offsets_map_back_through_edits() {
+        // "aaXbb" ← replace [2,3) "X" by "YYY" → "aaYYYbb"
+        let edits = vec![Edit::replace(r(2, 3), "YYY")];
+        assert_eq!(map_back(&edits, 1.into()), TextSize::from(1));
+        assert_eq!(map_back(&edits, 3.into()), TextSize::from(2)); // inside the replacement
+        assert_eq!(map_back(&edits, 5.into()), TextSize::from(3)); // after it
+        let deletion = vec![Edit::delete(r(0, 4))];
+        assert_eq!(map_back(&deletion, 0.into()), TextSize::from(4));
     }
 }

@@ -57,16 +57,38 @@ pub struct Migration {
     /// What is left in the output: findings without an applicable fix.
     pub remaining: Vec<Diagnostic>,
     pub problem: Option<Problem>,
+    /// Fixes that were not applied because they would have broken the file
+    /// (a bug in a rule): reverted, the rest of the file is still migrated.
+    pub reverted: Vec<Reverted>,
+    /// Each pass's edits, to map output offsets back to the original text.
+    passes: Vec<Vec<Edit>>,
+}
+
+impl Migration {
+    /// Where `offset` in the output came from in the original text: manual
+    /// items must point at the user's own lines, not the rewritten ones.
+    pub fn original_offset(&self, offset: TextSize) -> TextSize {
+        self.passes.iter().rev().fold(offset, |at, edits| fix::map_back(edits, at))
+    }
 }
 
 #[derive(Debug)]
 pub enum Problem {
     /// The input does not parse; nothing was changed.
     Syntax(ParseError),
-    /// A fix broke the syntax; the file was left unchanged (a bug in a rule).
-    FixBrokeSyntax { rules: Vec<String>, error: ParseError },
     /// Still changing after `MAX_PASSES` passes; the last output is kept.
     NoConvergence { rules: Vec<String> },
+    /// The engine panicked on this file (a bug); the file is left unchanged.
+    Internal(crate::isolate::Panic),
+}
+
+/// A fix that was not applied, and why.
+#[derive(Debug, Clone)]
+pub struct Reverted {
+    pub rule: String,
+    /// Offset of the finding in the original text.
+    pub offset: TextSize,
+    pub reason: String,
 }
 
 /// Lint only: the findings for `text`.
@@ -81,66 +103,164 @@ pub fn lint(
     Ok((diagnostics, parsed))
 }
 
+/// [`migrate`], with a panic turned into [`Problem::Internal`] and the file left unchanged.
+pub fn migrate_isolated(original: &str, rules: &RuleSet, selection: &Selection) -> Migration {
+    crate::isolate::catch(|| migrate(original, rules, selection))
+        .unwrap_or_else(|panic| Migration { problem: Some(Problem::Internal(panic)), ..Migration::unchanged(original) })
+}
+
 /// Apply fixes to a fixpoint.
 pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migration {
-    let mut text = original.to_string();
-    let mut applied: BTreeMap<String, usize> = BTreeMap::new();
-    let mut last_rules: Vec<String> = Vec::new();
+    let mut m = Migration::unchanged(original);
     for pass in 0..=MAX_PASSES {
-        let parsed = match parse_module(&text) {
+        let parsed = match parse_module(&m.output) {
             Ok(parsed) => parsed,
-            Err(error) if pass == 0 => return unchanged(original, Problem::Syntax(error)),
-            Err(error) => return unchanged(original, Problem::FixBrokeSyntax { rules: last_rules, error }),
+            Err(error) => {
+                // Every pass's result was parsed before it was kept, so only the input can fail here.
+                debug_assert_eq!(pass, 0);
+                m.problem = Some(Problem::Syntax(error));
+                return m;
+            }
         };
-        let CheckResult { mut diagnostics, blocks } = check(&parsed, &text, rules);
+        let CheckResult { mut diagnostics, blocks } = check(&parsed, &m.output, rules);
         diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
-        let fixable: Vec<&Diagnostic> =
-            diagnostics.iter().filter(|d| d.fix.as_ref().is_some_and(|f| selection.applies(f))).collect();
+        let fixable: Vec<&Diagnostic> = diagnostics
+            .iter()
+            .filter(|d| d.fix.as_ref().is_some_and(|f| selection.applies(f)))
+            .filter(|d| !m.was_reverted(&rules.rules[d.rule].code, d.range.start()))
+            .collect();
         if fixable.is_empty() {
-            let remaining = diagnostics;
-            return Migration { output: text, applied, remaining, problem: None };
+            m.remaining = diagnostics;
+            return m;
         }
         if pass == MAX_PASSES {
             let rules_left = fixable.iter().map(|d| rules.rules[d.rule].code.clone()).collect::<BTreeSet<_>>();
-            return Migration {
-                output: text,
-                applied,
-                remaining: diagnostics.clone(),
-                problem: Some(Problem::NoConvergence { rules: rules_left.into_iter().collect() }),
-            };
+            m.problem = Some(Problem::NoConvergence { rules: rules_left.into_iter().collect() });
+            m.remaining = diagnostics.clone();
+            return m;
         }
         let fixes: Vec<&Fix> = fixable.iter().filter_map(|d| d.fix.as_ref()).collect();
-        let chosen = fix::choose(&fixes, &text, &blocks);
-        let mut edits: Vec<Edit> = Vec::new();
-        let mut deletes = BTreeSet::new();
-        let mut imports: BTreeSet<ImportRequest> = BTreeSet::new();
-        last_rules.clear();
-        for &i in &chosen {
-            let f = fixes[i];
-            edits.extend(f.edits.iter().cloned());
-            deletes.extend(f.deletes.iter().copied());
-            imports.extend(f.imports.iter().cloned());
-            let code = rules.rules[fixable[i].rule].code.clone();
-            *applied.entry(code.clone()).or_default() += 1;
-            last_rules.push(code);
+        let pass_input = Pass { text: &m.output, module: parsed.syntax(), blocks: &blocks, fixes: &fixes };
+        let mut chosen = fix::choose(&fixes, &m.output, &blocks);
+        let (next, edits, applied) = loop {
+            match pass_input.apply(&chosen) {
+                Ok(done) => break done,
+                Err(bad) => {
+                    // Drop the fixes that fail on their own and retry the rest; never keep a broken file.
+                    for (i, reason) in bad {
+                        let d = fixable[i];
+                        let offset = m.original_offset(d.range.start());
+                        m.reverted.push(Reverted { rule: rules.rules[d.rule].code.clone(), offset, reason });
+                        chosen.retain(|&c| c != i);
+                    }
+                }
+            }
+        };
+        for i in applied {
+            *m.applied.entry(rules.rules[fixable[i].rule].code.clone()).or_default() += 1;
         }
-        last_rules.sort();
-        last_rules.dedup();
-        edits.extend(fix::plan_deletions(&text, &blocks, &deletes));
-        if !imports.is_empty() {
-            edits.push(import_edit(parsed.syntax(), &text, &imports));
+        if next == m.output {
+            m.remaining = diagnostics;
+            return m;
         }
-        let next = fix::apply(&text, &mut edits);
-        if next == text {
-            return Migration { output: text, applied, remaining: diagnostics, problem: None };
-        }
-        text = next;
+        m.output = next;
+        m.passes.push(edits);
     }
     unreachable!("the loop returns by its last pass")
 }
 
-fn unchanged(original: &str, problem: Problem) -> Migration {
-    Migration { output: original.to_string(), applied: BTreeMap::new(), remaining: Vec::new(), problem: Some(problem) }
+impl Migration {
+    fn unchanged(original: &str) -> Migration {
+        Migration {
+            output: original.to_string(),
+            applied: BTreeMap::new(),
+            remaining: Vec::new(),
+            problem: None,
+            reverted: Vec::new(),
+            passes: Vec::new(),
+        }
+    }
+
+    fn was_reverted(&self, rule: &str, offset: TextSize) -> bool {
+        !self.reverted.is_empty() && {
+            let original = self.original_offset(offset);
+            self.reverted.iter().any(|r| r.rule == rule && r.offset == original)
+        }
+    }
+}
+
+/// A pass's result: the new text, the edits that made it, the fixes applied.
+type Applied = (String, Vec<Edit>, Vec<usize>);
+/// Fixes that cannot be applied, with why.
+type Refused = Vec<(usize, String)>;
+
+/// One pass's fixes over one text.
+struct Pass<'a> {
+    text: &'a str,
+    module: &'a ast::ModModule,
+    blocks: &'a [fix::Block],
+    fixes: &'a [&'a Fix],
+}
+
+impl Pass<'_> {
+    /// The text with the `chosen` fixes applied, the edits that made it and the
+    /// fixes they came from; or the fixes that cannot be applied, with why.
+    fn apply(&self, chosen: &[usize]) -> Result<Applied, Refused> {
+        match self.assemble(chosen) {
+            Some((next, edits)) if parse_module(&next).is_ok() => return Ok((next, edits, chosen.to_vec())),
+            _ => {}
+        }
+        // Something in this set breaks the file or collides: find the fixes that do so alone.
+        let mut bad = Vec::new();
+        for &i in chosen {
+            match self.assemble(&[i]) {
+                None => bad.push((i, "its edits overlap each other".to_string())),
+                Some((next, _)) => {
+                    if let Err(e) = parse_module(&next) {
+                        bad.push((i, format!("it produced invalid syntax ({})", e.error)));
+                    }
+                }
+            }
+        }
+        if bad.is_empty() {
+            // Each fix is fine alone but some collide together (a deletion planned
+            // around another fix's edit): keep what fits, the rest wait a pass.
+            let mut kept: Vec<usize> = Vec::new();
+            let mut last = None;
+            for &i in chosen {
+                kept.push(i);
+                match self.assemble(&kept) {
+                    Some((next, edits)) if parse_module(&next).is_ok() => last = Some((next, edits)),
+                    _ => {
+                        kept.pop();
+                    }
+                }
+            }
+            let (next, edits) = last.expect("the first fix applies alone");
+            return Ok((next, edits, kept));
+        }
+        Err(bad)
+    }
+
+    /// Apply the `chosen` fixes together, with their deletions planned and their
+    /// imports added; `None` if the resulting edits overlap.
+    fn assemble(&self, chosen: &[usize]) -> Option<(String, Vec<Edit>)> {
+        let mut edits: Vec<Edit> = Vec::new();
+        let mut deletes = BTreeSet::new();
+        let mut imports: BTreeSet<ImportRequest> = BTreeSet::new();
+        for &i in chosen {
+            let f = self.fixes[i];
+            edits.extend(f.edits.iter().cloned());
+            deletes.extend(f.deletes.iter().copied());
+            imports.extend(f.imports.iter().cloned());
+        }
+        edits.extend(fix::plan_deletions(self.text, self.blocks, &deletes));
+        if !imports.is_empty() {
+            edits.push(import_edit(self.module, self.text, &imports));
+        }
+        let next = fix::apply(self.text, &mut edits)?;
+        Some((next, edits))
+    }
 }
 
 /// One insertion with every import a pass needs, placed in the file's import
@@ -169,7 +289,14 @@ fn import_edit(module: &ast::ModModule, text: &str, imports: &BTreeSet<ImportReq
                 Edit::insert(TextSize::try_from(at).unwrap_or_default(), lines)
             }
         }
-        None => Edit::insert(TextSize::from(0), lines),
+        // No docstring or imports: before the first statement, so a shebang, an
+        // encoding declaration or a licence header stays at the top.
+        None => {
+            let at = module.body.first().map_or(TextSize::try_from(text.len()).unwrap_or_default(), |s| {
+                TextSize::try_from(crate::source::line_start(text, s.start().into())).unwrap_or_default()
+            });
+            Edit::insert(at, lines)
+        }
     }
 }
 
@@ -192,6 +319,13 @@ mod tests {
     }
 
     #[test]
+    fn new_imports_stay_below_a_shebang_and_encoding_line() {
+        let src = "#!/usr/bin/env python\n# -*- coding: latin-1 -*-\nx = 1\nimport torch_xla.core.xla_model as xm\nprint(xm.get_ordinal())\n";
+        let out = run(src);
+        assert!(out.starts_with("#!/usr/bin/env python\n# -*- coding: latin-1 -*-\nimport "), "{out}");
+    }
+
+    #[test]
     fn existing_aliases_are_reused() {
         let src = "import torch.distributed as d\nimport torch_xla.core.xla_model as xm\nn = xm.xrt_world_size()\n";
         assert_eq!(run(src), "import torch.distributed as d\nn = d.get_world_size() if d.is_initialized() else 1\n");
@@ -204,6 +338,24 @@ mod tests {
             run(src),
             "import torch.distributed as dist\nx = 2 * (dist.get_rank() if dist.is_initialized() else 0)\n"
         );
+    }
+
+    #[test]
+    fn a_fix_that_collides_with_a_deletion_waits_instead_of_panicking() {
+        // The device-string fix edits the `if` test; deleting `mark_step()` drops the whole `if`.
+        let src =
+            "import torch_xla.core.xla_model as xm\ndef f(d):\n    if d.type == \"xla\":\n        xm.mark_step()\n";
+        assert_eq!(run(src), "def f(d):\n    pass\n");
+    }
+
+    #[test]
+    fn manual_items_point_at_original_lines() {
+        let rules = RuleSet::load(None).expect("rules");
+        let src = "import torch_xla.core.xla_model as xm\nxm.mark_step()\nxm.mark_step()\nxm.all_reduce(xm.REDUCE_SUM, [t])\n";
+        let m = migrate(src, &rules, &Selection { unsafe_fixes: true, ..Selection::default() });
+        let left = m.remaining.iter().find(|d| rules.rules[d.rule].code == "TPU207").expect("all_reduce is manual");
+        let original = usize::from(m.original_offset(left.range.start()));
+        assert_eq!(&src[original..original + 13], "xm.all_reduce");
     }
 
     #[test]

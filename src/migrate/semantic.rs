@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
-use ruff_text_size::{TextRange, TextSize};
+use ruff_text_size::{Ranged, TextRange, TextSize};
 
 pub type ScopeId = usize;
 pub type BindingId = usize;
@@ -67,11 +67,6 @@ impl Binding {
             BindingKind::Other => None,
         }
     }
-
-    /// Two bindings are alternatives if they sit in different arms of one statement.
-    fn exclusive_with(&self, other: &Binding) -> bool {
-        self.branches.iter().zip(&other.branches).take_while(|(a, b)| a.0 == b.0).any(|(a, b)| a.1 != b.1)
-    }
 }
 
 /// What a name refers to at one place.
@@ -89,6 +84,12 @@ pub enum Resolution {
     Unbound,
 }
 
+enum Reach {
+    Bindings(Vec<BindingId>),
+    Star(String),
+    Unbound,
+}
+
 #[derive(Debug, Default)]
 pub struct Semantic {
     pub scopes: Vec<Scope>,
@@ -100,6 +101,9 @@ pub struct Semantic {
     by_start: HashMap<TextSize, BindingId>,
     names_of_module: HashMap<String, Vec<String>>,
     bound_names: HashSet<String>,
+    /// The source ranges of each branch arm (an arm may have several: `try`
+    /// body and `else`), to tell whether a reference sits inside one.
+    arms: HashMap<(TextSize, u32), Vec<TextRange>>,
 }
 
 impl Semantic {
@@ -117,6 +121,28 @@ impl Semantic {
 
     /// Resolve `name` referenced at `offset` inside `scope`.
     pub fn resolve(&self, name: &str, scope: ScopeId, offset: TextSize) -> Resolution {
+        match self.reach(name, scope, offset) {
+            Reach::Bindings(reach) => {
+                let import = reach.iter().copied().find(|&b| self.bindings[b].qualified().is_some());
+                match import {
+                    Some(binding) => Resolution::Import { binding, also: reach },
+                    None => Resolution::Other,
+                }
+            }
+            Reach::Star(name) => Resolution::Star(name),
+            Reach::Unbound => Resolution::Unbound,
+        }
+    }
+
+    /// The single binding `name` can refer to at `offset`, if there is exactly one.
+    pub fn unique_binding(&self, name: &str, scope: ScopeId, offset: TextSize) -> Option<BindingId> {
+        match self.reach(name, scope, offset) {
+            Reach::Bindings(reach) if reach.len() == 1 => Some(reach[0]),
+            _ => None,
+        }
+    }
+
+    fn reach(&self, name: &str, scope: ScopeId, offset: TextSize) -> Reach {
         let mut current = scope;
         let mut own = true;
         loop {
@@ -127,24 +153,19 @@ impl Semantic {
                 continue;
             }
             if let Some(ids) = s.names.get(name) {
-                let before = if own { Some(offset) } else { None };
-                let reach = self.reaching(ids, before);
-                if reach.is_empty() {
-                    if own && s.kind != ScopeKind::Module && s.kind != ScopeKind::Class {
-                        return Resolution::Unbound; // a local used before assignment
-                    }
-                } else {
-                    let import = reach.iter().copied().find(|&b| self.bindings[b].qualified().is_some());
-                    return match import {
-                        Some(binding) => Resolution::Import { binding, also: reach },
-                        None => Resolution::Other,
-                    };
+                let at = if own { Some(offset) } else { None };
+                let reach = self.reaching(ids, at);
+                if !reach.is_empty() {
+                    return Reach::Bindings(reach);
+                }
+                if own && s.kind != ScopeKind::Module && s.kind != ScopeKind::Class {
+                    return Reach::Unbound; // a local used before assignment
                 }
             }
             if current == 0 {
                 return match s.star_imports.last() {
-                    Some(module) => Resolution::Star(format!("{module}.{name}")),
-                    None => Resolution::Unbound,
+                    Some(module) => Reach::Star(format!("{module}.{name}")),
+                    None => Reach::Unbound,
                 };
             }
             // Functions do not see the bodies of enclosing classes.
@@ -157,22 +178,33 @@ impl Semantic {
         }
     }
 
-    /// The bindings that may be live: the latest one before `before` (or the
-    /// latest at all) plus earlier ones that are alternatives to it.
-    fn reaching(&self, ids: &[BindingId], before: Option<TextSize>) -> Vec<BindingId> {
+    /// The bindings that may be live at `at` (a reference in the same scope),
+    /// or at any time (`None`: a reference from a nested function, which runs
+    /// later): walking back from the latest binding, each one may reach until
+    /// one that certainly ran on the way there, which hides all earlier ones.
+    /// A binding certainly ran when every branch arm it sits in (an `if`/`try`
+    /// /`match` arm, a loop body) also contains the reference.
+    fn reaching(&self, ids: &[BindingId], at: Option<TextSize>) -> Vec<BindingId> {
         let mut reach: Vec<BindingId> = Vec::new();
         for &id in ids.iter().rev() {
             let b = &self.bindings[id];
-            if before.is_some_and(|pos| b.range.start() >= pos) {
+            if at.is_some_and(|pos| b.range.start() >= pos) {
                 continue;
             }
-            if reach.iter().all(|&r| self.bindings[r].exclusive_with(b)) {
-                reach.push(id);
-            } else {
+            reach.push(id);
+            let certain = match at {
+                Some(pos) => b.branches.iter().all(|arm| self.arm_contains(*arm, pos)),
+                None => b.branches.is_empty(),
+            };
+            if certain {
                 break;
             }
         }
         reach
+    }
+
+    fn arm_contains(&self, arm: (TextSize, u32), offset: TextSize) -> bool {
+        self.arms.get(&arm).is_some_and(|ranges| ranges.iter().any(|r| r.contains(offset)))
     }
 
     /// The fully qualified name of `expr` (a name or attribute chain rooted in an import).
@@ -302,6 +334,10 @@ impl Builder {
     }
 
     fn in_arm(&mut self, stmt: TextSize, arm: u32, body: &[Stmt]) {
+        if let (Some(first), Some(last)) = (body.first(), body.last()) {
+            let range = TextRange::new(first.start(), last.end());
+            self.sem.arms.entry((stmt, arm)).or_default().push(range);
+        }
         self.branches.push((stmt, arm));
         self.visit_body(body);
         self.branches.pop();
@@ -427,10 +463,20 @@ impl<'a> Visitor<'a> for Builder {
                 self.bind_target(&assign.target);
             }
             Stmt::For(for_stmt) => {
+                // A loop body may not run at all: its bindings are conditional.
+                let start = for_stmt.range.start();
                 self.visit_expr(&for_stmt.iter);
+                self.branches.push((start, 0));
                 self.bind_target(&for_stmt.target);
-                self.visit_body(&for_stmt.body);
-                self.visit_body(&for_stmt.orelse);
+                self.branches.pop();
+                self.in_arm(start, 0, &for_stmt.body);
+                self.in_arm(start, 1, &for_stmt.orelse);
+            }
+            Stmt::While(while_stmt) => {
+                let start = while_stmt.range.start();
+                self.visit_expr(&while_stmt.test);
+                self.in_arm(start, 0, &while_stmt.body);
+                self.in_arm(start, 1, &while_stmt.orelse);
             }
             Stmt::With(with) => {
                 for item in &with.items {

@@ -68,10 +68,7 @@ impl HubOptions {
                 None => default,
             }))
         };
-        let cache_root = match var("XLA2TPU_CACHE_DIR") {
-            Some(dir) => PathBuf::from(dir),
-            None => dirs::cache_dir().context("no user cache directory; set XLA2TPU_CACHE_DIR")?.join("xla2tpu"),
-        };
+        let cache_root = crate::cache::root()?;
         let offline = var("HF_HUB_OFFLINE")
             .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
         if offline && refresh {

@@ -7,10 +7,9 @@ mod md;
 mod text;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use super::ModelRow;
@@ -95,23 +94,10 @@ pub fn render(report: &Report, format: Format) -> String {
     }
 }
 
-/// Writes via a temporary file in the same directory and a rename, so a reader never sees
-/// half a report and a failed run leaves the old one in place.
+/// Writes via a temporary file and a rename, so a reader never sees half a report and a
+/// failed run leaves the old one in place.
 pub fn write_atomic(path: &Path, contents: &str) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write in {}", dir.display()))?;
-    tmp.write_all(contents.as_bytes())?;
-    // Temporary files are created 0600; a report (or a cached public listing) is not secret.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
-    tmp.persist(path).map_err(|e| e.error).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    crate::write::create(path, contents.as_bytes())
 }
 
 /// `1234567` → `1.23M`: downloads at a glance (exact numbers are in JSON/CSV).

@@ -1,0 +1,500 @@
+//! Building fixes: expanding a rule's templates at a match site into edits,
+//! and deciding when a fix cannot be offered (and saying why).
+
+use std::collections::HashSet;
+
+use ruff_python_ast::token::TokenKind;
+use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+
+use super::{Checker, Diagnostic, Site};
+use crate::migrate::fix::{Edit, Fix, ImportRequest, StmtRef};
+use crate::migrate::rules::template::{Bound, ExpandContext, Signature, Template};
+use crate::migrate::rules::{FixAction, Rule, RuleId};
+use crate::source::{indentation_at, newline_of};
+
+impl<'a> Checker<'a> {
+    /// Report a match and build its fix from the first applicable variant.
+    pub(super) fn report(&mut self, site: Site<'a>) {
+        let rule = self.rule(site.rule);
+        let message = self.message(site.rule, &site.spelled);
+        let bound = match (&rule.signature, site.call) {
+            (Some(sig), Some(call)) => Some(sig.bind(call)),
+            _ => None,
+        };
+        let mut first_reason: Option<String> = None;
+        let mut result = None;
+        for spec in &rule.fixes {
+            let attempt = self.try_fix(&site, rule, spec, bound.as_ref());
+            match attempt {
+                Ok(fix) => {
+                    result = Some((fix, spec.note.clone()));
+                    break;
+                }
+                Err(reason) => {
+                    first_reason.get_or_insert(reason);
+                }
+            }
+        }
+        let (fix, note) = match result {
+            Some((fix, note)) => (Some(fix), note),
+            None => (None, first_reason.map(|r| format!("not converted: {r}"))),
+        };
+        self.diagnostics.push(Diagnostic { rule: site.rule, range: site.expr.range(), message, note, fix });
+    }
+
+    pub(super) fn message(&self, rule: RuleId, spelled: &str) -> String {
+        self.rule(rule).message.replace("{name}", spelled)
+    }
+
+    pub(super) fn try_fix(
+        &self,
+        site: &Site<'a>,
+        rule: &Rule,
+        spec: &crate::migrate::rules::FixSpec,
+        bound: Option<&Result<Bound<'a>, String>>,
+    ) -> Result<Fix, String> {
+        let empty = Bound::default();
+        let bound = match bound {
+            Some(Ok(b)) => b,
+            Some(Err(e)) => return Err(e.clone()),
+            None => &empty,
+        };
+        if !spec.when.is_empty() && !self.when_holds(&spec.when, bound) {
+            return Err(describe_when(&spec.when));
+        }
+        if !spec.requires_use.is_empty() && !spec.requires_use.iter().any(|r| self.sem.imports_name(r)) {
+            return Err(format!("the file does not use {}", spec.requires_use.join(" or ")));
+        }
+        let mut fix = self.try_action(site, rule, spec, bound)?;
+        if let Some(prelude) = &spec.worker_prelude
+            && let Some((edit, imports)) = self.worker_prelude(site, rule, prelude, bound)
+        {
+            fix.edits.push(edit);
+            fix.imports.extend(imports);
+        }
+        Ok(fix)
+    }
+
+    /// Insert the prelude at the top of the worker function a launcher call names.
+    pub(super) fn worker_prelude(
+        &self,
+        site: &Site<'a>,
+        rule: &Rule,
+        prelude: &crate::migrate::rules::WorkerPrelude,
+        bound: &Bound<'a>,
+    ) -> Option<(Edit, Vec<ImportRequest>)> {
+        let Expr::Name(worker) = bound.values.get(&prelude.param)? else { return None };
+        let def = self.functions.get(worker.id.as_str())?;
+        if self.src(def.range).contains(prelude.unless.as_str()) {
+            return None;
+        }
+        let rank = def.parameters.posonlyargs.iter().chain(def.parameters.args.iter()).next()?.name().id.to_string();
+        let first = match def.body.as_slice() {
+            [Stmt::Expr(doc), next, ..] if doc.value.is_string_literal_expr() => next,
+            [first, ..] => first,
+            [] => return None,
+        };
+        let at = crate::source::line_start(self.text, first.start().into());
+        if !self.text[at..usize::from(first.start())].trim().is_empty() {
+            return None; // `def f(r): body` on one line
+        }
+        let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
+        cx.rank = Some(rank);
+        let text = prelude.statement.expand(&mut cx).ok()?;
+        let indent = indentation_at(self.text, first.start().into());
+        let edit = Edit::insert(TextSize::try_from(at).ok()?, format!("{indent}{text}{}", newline_of(self.text)));
+        Some((edit, cx.imports))
+    }
+
+    pub(super) fn try_action(
+        &self,
+        site: &Site<'a>,
+        rule: &Rule,
+        spec: &crate::migrate::rules::FixSpec,
+        bound: &Bound<'a>,
+    ) -> Result<Fix, String> {
+        let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
+        let fix = |edits, deletes, imports| Fix { safety: spec.safety, edits, deletes, imports };
+        match &spec.action {
+            FixAction::Replace(t) => {
+                let mut text = t.expand(&mut cx)?;
+                cx.check_consumed(spec, t)?;
+                if self.operand.last() == Some(&true) && !is_atomic(&text) {
+                    text = format!("({text})");
+                }
+                let (text, lossless) = self.carry_comments(site.expr.range(), text);
+                let mut fix = fix(vec![Edit::replace(site.expr.range(), text)], vec![], cx.imports);
+                if !lossless {
+                    fix.safety = crate::migrate::rules::Safety::Unsafe;
+                }
+                Ok(fix)
+            }
+            FixAction::Statement(t) => {
+                let (_, stmt) = self.expression_statement(site.expr).ok_or("its result is used as a value")?;
+                let line_start = crate::source::line_start(self.text, stmt.start().into());
+                if !self.text[line_start..usize::from(stmt.start())].trim().is_empty() {
+                    return Err("the statement shares its line with other code".into());
+                }
+                let text = t.expand(&mut cx)?;
+                cx.check_consumed(spec, t)?;
+                let indent = indentation_at(self.text, stmt.start().into());
+                let newline = newline_of(self.text);
+                // Templates indent with four spaces; follow the file where it uses tabs.
+                let unit = if indent.starts_with('\t') { "\t" } else { "    " };
+                let text = text
+                    .split('\n')
+                    .enumerate()
+                    .map(|(i, line)| {
+                        let depth = (line.len() - line.trim_start_matches(' ').len()) / 4;
+                        let body = &line[depth * 4..];
+                        if i == 0 { body.to_string() } else { format!("{indent}{}{body}", unit.repeat(depth)) }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(newline);
+                let (text, lossless) = self.carry_comments(stmt.range(), text);
+                let mut fix = fix(vec![Edit::replace(stmt.range(), text)], vec![], cx.imports);
+                if !lossless {
+                    fix.safety = crate::migrate::rules::Safety::Unsafe;
+                }
+                Ok(fix)
+            }
+            FixAction::Delete => {
+                let (sref, _) = self
+                    .expression_statement(site.expr)
+                    .or_else(|| self.assignment_to(site.expr))
+                    .ok_or("its result is used as a value")?;
+                let consumed: HashSet<&str> = spec.drop.iter().chain(spec.when.keys()).map(String::as_str).collect();
+                if let Some(p) = bound.passed_names().find(|p| !consumed.contains(p)) {
+                    return Err(format!("argument `{p}` would be lost"));
+                }
+                Ok(fix(vec![], vec![sref], vec![]))
+            }
+            FixAction::Unwrap => Err("only applies to `with` statements".into()),
+            FixAction::Args { set, remove } => {
+                let call = site.call.ok_or("not a call")?;
+                let mut edits = Vec::new();
+                for (param, template) in set {
+                    let value = template.expand(&mut cx)?;
+                    match bound.values.get(param) {
+                        Some(arg) => edits.push(Edit::replace(arg.range(), same_quotes(self.src(arg.range()), value))),
+                        None => edits.push(self.append_keyword(call, param, &value)),
+                    }
+                }
+                for param in remove {
+                    if let Some(arg) = bound.values.get(param) {
+                        let range = bound.keyword_ranges.get(param).copied().unwrap_or(arg.range());
+                        edits.push(self.remove_argument(call, range));
+                    }
+                }
+                Ok(fix(edits, vec![], cx.imports))
+            }
+        }
+    }
+
+    /// The tokens lying entirely inside `range` (binary search: tokens are sorted).
+    pub(super) fn tokens_within(&self, range: TextRange) -> &'a [ruff_python_ast::token::Token] {
+        let tokens: &[ruff_python_ast::token::Token] = self.parsed_tokens.tokens();
+        let from = tokens.partition_point(|t| t.start() < range.start());
+        let to = tokens.partition_point(|t| t.end() <= range.end()).max(from);
+        &tokens[from..to]
+    }
+
+    /// Comments inside a replaced span would be lost: move them after the
+    /// replacement when it ends its line. Returns false if they cannot be kept.
+    pub(super) fn carry_comments(&self, range: TextRange, replacement: String) -> (String, bool) {
+        let comments: Vec<&str> = self
+            .tokens_within(range)
+            .iter()
+            .filter(|t| t.kind() == TokenKind::Comment)
+            .map(|t| self.src(t.range()))
+            .collect();
+        if comments.is_empty() {
+            return (replacement, true);
+        }
+        let end = usize::from(range.end());
+        let rest = &self.text[end..crate::source::line_end_inclusive(self.text, end)];
+        if rest.trim().is_empty() {
+            (format!("{replacement}  {}", comments.join("  ")), true)
+        } else {
+            (replacement, false)
+        }
+    }
+
+    /// The statement whose whole value is `expr` (`xm.mark_step()` on its own line).
+    pub(super) fn expression_statement(&self, expr: &Expr) -> Option<(StmtRef, &'a Stmt)> {
+        let (sref, stmt) = *self.stmt.last()?;
+        match stmt {
+            Stmt::Expr(e) if e.value.range() == expr.range() => Some((sref, stmt)),
+            _ => None,
+        }
+    }
+
+    /// The assignment (or `del`) whose single target is `expr` (`os.environ["X"] = …`).
+    pub(super) fn assignment_to(&self, expr: &Expr) -> Option<(StmtRef, &'a Stmt)> {
+        let (sref, stmt) = *self.stmt.last()?;
+        let targets: &[Expr] = match stmt {
+            Stmt::Assign(a) => &a.targets,
+            Stmt::Delete(d) => &d.targets,
+            _ => return None,
+        };
+        (targets.len() == 1 && targets[0].range() == expr.range()).then_some((sref, stmt))
+    }
+
+    pub(super) fn append_keyword(&self, call: &ExprCall, param: &str, value: &str) -> Edit {
+        let last = call
+            .arguments
+            .args
+            .iter()
+            .map(Ranged::range)
+            .chain(call.arguments.keywords.iter().map(Ranged::range))
+            .max_by_key(|r| r.end());
+        match last {
+            Some(r) => Edit::insert(r.end(), format!(", {param}={value}")),
+            None => Edit::insert(call.arguments.range.start() + TextSize::from(1), format!("{param}={value}")),
+        }
+    }
+
+    pub(super) fn remove_argument(&self, call: &ExprCall, range: TextRange) -> Edit {
+        let mut all: Vec<TextRange> = call
+            .arguments
+            .args
+            .iter()
+            .map(Ranged::range)
+            .chain(call.arguments.keywords.iter().map(Ranged::range))
+            .collect();
+        all.sort_by_key(|r| r.start());
+        let i = all.iter().position(|r| *r == range).unwrap_or(0);
+        if let Some(next) = all.get(i + 1) {
+            Edit::delete(TextRange::new(range.start(), next.start()))
+        } else if i > 0 {
+            Edit::delete(TextRange::new(all[i - 1].end(), range.end()))
+        } else {
+            Edit::delete(range)
+        }
+    }
+
+    pub(super) fn unwrap_fix(
+        &self,
+        rule: RuleId,
+        with: &ast::StmtWith,
+        call: &ExprCall,
+    ) -> (Option<Fix>, Option<String>) {
+        let Some(spec) = self.rule(rule).fixes.iter().find(|f| matches!(f.action, FixAction::Unwrap)) else {
+            return (None, None);
+        };
+        if !call.arguments.is_empty() {
+            return (None, Some("not converted: the call has arguments".into()));
+        }
+        match self.dedented_body(with) {
+            Ok(body) => {
+                let fix = Fix {
+                    safety: spec.safety,
+                    edits: vec![Edit::replace(with.range, body)],
+                    deletes: vec![],
+                    imports: vec![],
+                };
+                (Some(fix), spec.note.clone())
+            }
+            Err(reason) => (None, Some(format!("not converted: {reason}"))),
+        }
+    }
+
+    /// The body of a `with` block, dedented to the `with`'s own column.
+    pub(super) fn dedented_body(&self, with: &ast::StmtWith) -> Result<String, String> {
+        let (first, last) = (with.body.first().ok_or("empty body")?, with.body.last().ok_or("empty body")?);
+        let with_indent = indentation_at(self.text, with.start().into());
+        let body_indent = indentation_at(self.text, first.start().into());
+        let body_line_start = usize::from(first.start()) - body_indent.len();
+        if body_line_start < usize::from(with.start()) || !body_indent.starts_with(with_indent) {
+            // `with x: stmt` on one line.
+            return Ok(self.text[TextRange::new(first.start(), last.end())].to_string());
+        }
+        let span = TextRange::new(TextSize::try_from(body_line_start).map_err(|e| e.to_string())?, with.end());
+        let multiline_string = self.tokens_within(span).iter().any(|t| {
+            matches!(t.kind(), TokenKind::String | TokenKind::FStringMiddle | TokenKind::TStringMiddle)
+                && self.text[t.range()].contains('\n')
+        });
+        if multiline_string {
+            return Err("the body has a multi-line string whose content would change".into());
+        }
+        let extra = body_indent.len() - with_indent.len();
+        let mut out = String::new();
+        for line in self.text[span].split_inclusive('\n') {
+            if line.trim().is_empty() {
+                out.push_str(line.trim_start_matches([' ', '\t']));
+            } else if line.starts_with(body_indent)
+                || line[..extra.min(line.len())].chars().all(|c| c == ' ' || c == '\t')
+            {
+                out.push_str(&line[extra..]);
+            } else {
+                return Err("a line in the body is indented less than the body".into());
+            }
+        }
+        // The `with` keyword already sits after its indentation.
+        Ok(out[with_indent.len().min(out.len())..].trim_end_matches(['\n', '\r']).to_string())
+    }
+
+    pub(super) fn literal_fix(&self, rule: RuleId, range: TextRange, literal: &str) -> (Option<Fix>, Option<String>) {
+        let Some(spec) = self.rule(rule).fixes.first() else { return (None, None) };
+        let fix =
+            Fix { safety: spec.safety, edits: vec![Edit::replace(range, literal)], deletes: vec![], imports: vec![] };
+        (Some(fix), spec.note.clone())
+    }
+}
+
+/// Template expansion at one match site.
+struct ExpandCx<'c, 'a> {
+    checker: &'c Checker<'a>,
+    site: &'c Site<'a>,
+    signature: Option<&'c Signature>,
+    bound: &'c Bound<'a>,
+    used_params: HashSet<String>,
+    imports: Vec<ImportRequest>,
+    rank: Option<String>,
+}
+
+impl<'c, 'a> ExpandCx<'c, 'a> {
+    pub(super) fn new(
+        checker: &'c Checker<'a>,
+        site: &'c Site<'a>,
+        signature: Option<&'c Signature>,
+        bound: &'c Bound<'a>,
+    ) -> Self {
+        ExpandCx { checker, site, signature, bound, used_params: HashSet::new(), imports: Vec::new(), rank: None }
+    }
+
+    /// Every argument the call passes must be carried over, conditioned on, or explicitly droppable.
+    pub(super) fn check_consumed(
+        &self,
+        spec: &crate::migrate::rules::FixSpec,
+        template: &Template,
+    ) -> Result<(), String> {
+        let carried: HashSet<&str> = template.params().collect();
+        for p in self.bound.passed_names() {
+            if !carried.contains(p) && !spec.drop.iter().any(|d| d == p) && !spec.when.contains_key(p) {
+                return Err(format!("argument `{p}` has no equivalent in the fix"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ExpandContext for ExpandCx<'_, '_> {
+    fn arg(&mut self, name: &str) -> Option<String> {
+        self.used_params.insert(name.to_string());
+        self.bound.values.get(name).map(|e| self.checker.src(e.range()).to_string())
+    }
+
+    fn default(&self, name: &str) -> Option<Template> {
+        self.signature.and_then(|s| s.default_of(name)).cloned()
+    }
+
+    fn varargs(&mut self, name: &str) -> Vec<String> {
+        self.used_params.insert(name.to_string());
+        self.bound
+            .varargs
+            .get(name)
+            .map(|v| v.iter().map(|e| self.checker.src(e.range()).to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    fn kwargs(&mut self, name: &str) -> Vec<(String, String)> {
+        self.used_params.insert(name.to_string());
+        self.bound
+            .kwargs
+            .get(name)
+            .map(|v| v.iter().map(|(k, e)| (k.clone(), self.checker.src(e.range()).to_string())).collect())
+            .unwrap_or_default()
+    }
+
+    fn module(&mut self, module: &str) -> Result<String, String> {
+        let sem = self.checker.sem;
+        if let Some(name) = sem.name_for_module(module, self.checker.scope, self.site.expr.start()) {
+            return Ok(name);
+        }
+        let alias = match module {
+            "torch.distributed" => Some("dist"),
+            "torch.multiprocessing" => Some("mp"),
+            _ => None,
+        };
+        let name = alias.unwrap_or(module);
+        if module.contains('.') && alias.is_none() {
+            return Err(format!("no import of `{module}` to refer to"));
+        }
+        // A name that is used but never bound (`torch.x` relying on a star import) may be imported.
+        let bound_somewhere = sem.is_bound_anywhere(name);
+        if sem.all_names.contains(name) && (bound_somewhere || name != module) {
+            return Err(format!(
+                "cannot add `import {module}`: the name `{name}` already means something else in this file"
+            ));
+        }
+        self.imports.push(ImportRequest { module: module.to_string(), alias: alias.map(str::to_string) });
+        Ok(name.to_string())
+    }
+
+    fn target(&self) -> Option<&str> {
+        self.site.target
+    }
+
+    fn rank(&self) -> Option<String> {
+        self.rank.clone()
+    }
+
+    fn all_args(&self) -> String {
+        match self.site.call {
+            Some(call) => {
+                let r = call.arguments.range;
+                let inner = TextRange::new(r.start() + TextSize::from(1), r.end() - TextSize::from(1));
+                self.checker.src(inner).to_string()
+            }
+            None => String::new(),
+        }
+    }
+}
+
+fn describe_when(when: &crate::migrate::rules::When) -> String {
+    let parts: Vec<String> = when
+        .iter()
+        .map(|(p, accepted)| {
+            let values: Vec<String> = accepted
+                .iter()
+                .map(|a| match a.as_deref() {
+                    None => "omitted".to_string(),
+                    Some("*") => "passed".to_string(),
+                    Some(v) => format!("`{v}`"),
+                })
+                .collect();
+            format!("`{p}` is {}", values.join(" or "))
+        })
+        .collect();
+    format!("only converted when {}", parts.join(" and "))
+}
+
+/// Keep the file's quote style when a string argument is replaced by another.
+fn same_quotes(original: &str, new: String) -> String {
+    let simple = |s: &str, q: char| {
+        s.len() >= 2 && s.starts_with(q) && s.ends_with(q) && !s[1..s.len() - 1].contains(['\'', '"', '\\'])
+    };
+    if simple(original, '\'') && simple(&new, '"') { format!("'{}'", &new[1..new.len() - 1]) } else { new }
+}
+
+fn is_atomic(text: &str) -> bool {
+    match ruff_python_parser::parse_expression(text) {
+        Ok(parsed) => matches!(
+            parsed.expr(),
+            Expr::Call(_)
+                | Expr::Attribute(_)
+                | Expr::Name(_)
+                | Expr::Subscript(_)
+                | Expr::StringLiteral(_)
+                | Expr::NumberLiteral(_)
+                | Expr::BooleanLiteral(_)
+                | Expr::NoneLiteral(_)
+                | Expr::List(_)
+                | Expr::Dict(_)
+                | Expr::Set(_)
+        ),
+        Err(_) => false,
+    }
+}

@@ -1,0 +1,189 @@
+//! torch_xla imports: removed once nothing uses them, kept (and reported)
+//! while something does; a guarded `try:` import becomes a TorchTPU probe.
+
+use std::collections::HashSet;
+
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+
+use super::{Checker, Diagnostic, in_modules};
+use crate::migrate::fix::{Edit, Fix, StmtRef};
+use crate::migrate::rules::Builtin;
+use crate::source::{indentation_at, newline_of};
+
+/// What a removed torch_xla import in a guarded `try:` becomes.
+const PROBE: &str = "import torch_tpu  # noqa: F401  (TorchTPU probe; was a torch_xla import)";
+
+impl<'a> Checker<'a> {
+    /// `import torch_xla; …; del torch_xla`: the `del` keeps the import alive.
+    /// A `del` of torch_xla names only is deleted (the import then goes in the
+    /// next pass); a mixed one is reported.
+    pub(super) fn check_delete(&mut self, del: &'a ast::StmtDelete, sref: StmtRef) {
+        let Some(rule) = self.rules.builtin(Builtin::Import) else { return };
+        let modules = &self.rule(rule).modules;
+        let xla: Vec<&Expr> = del
+            .targets
+            .iter()
+            .filter(|t| {
+                matches!(t, Expr::Name(_))
+                    && self.sem.qualified_name(t, self.scope).is_some_and(|q| in_modules(&q.name, modules))
+            })
+            .collect();
+        if xla.is_empty() {
+            return;
+        }
+        let names = xla.iter().map(|t| self.src(t.range())).collect::<Vec<_>>().join("`, `");
+        let message = format!("`del {names}` unbinds a torch_xla import");
+        let (fix, note) = if xla.len() == del.targets.len() {
+            let fix = self.rule(rule).fixes.first().map(|spec| Fix {
+                safety: spec.safety,
+                edits: vec![],
+                deletes: vec![sref],
+                imports: vec![],
+            });
+            (fix, None)
+        } else {
+            (None, Some(format!("remove `{names}` from this `del` so the torch_xla import can go")))
+        };
+        self.diagnostics.push(Diagnostic { rule, range: del.range, message, note, fix });
+    }
+
+    pub(super) fn report_imports(&mut self) {
+        let Some(rule) = self.rules.builtin(Builtin::Import) else { return };
+        let modules = self.rule(rule).modules.clone();
+        let probes = self.probe_sites(&modules);
+        for (sref, stmt) in std::mem::take(&mut self.import_sites) {
+            let aliases: Vec<(&ast::Alias, String)> = match stmt {
+                Stmt::Import(i) => i.names.iter().map(|a| (a, a.name.id.to_string())).collect(),
+                Stmt::ImportFrom(i) if i.level == 0 => {
+                    let module = i.module.as_ref().map(|m| m.id.as_str()).unwrap_or_default();
+                    i.names.iter().map(|a| (a, format!("{module}.{}", a.name.id))).collect()
+                }
+                _ => continue,
+            };
+            let xla: Vec<&(&ast::Alias, String)> = aliases.iter().filter(|(_, m)| in_modules(m, &modules)).collect();
+            if xla.is_empty() {
+                continue;
+            }
+            let binding_of = |alias: &ast::Alias| self.sem.binding_at(alias.range.start());
+            let star = xla.iter().any(|(a, _)| a.name.id.as_str() == "*");
+            let unused: Vec<&ast::Alias> = xla
+                .iter()
+                .filter(|(a, _)| binding_of(a).is_some_and(|b| !self.used.contains(&b)))
+                .map(|(a, _)| *a)
+                .collect();
+            let names: Vec<&str> = xla.iter().map(|(_, m)| m.as_str()).collect();
+            let message = self.rule(rule).message.replace("{name}", &names.join("`, `"));
+            let spec = self.rule(rule).fixes.first();
+            let still_used = xla.len() - unused.len();
+            let note = if star {
+                Some("a star import hides which names are used: replace it by hand".to_string())
+            } else if still_used > 0 {
+                Some(format!("{still_used} of these names are still used: migrate their uses first"))
+            } else {
+                None
+            };
+            let fix = match spec {
+                Some(spec) if !unused.is_empty() && !star => {
+                    let (edits, deletes) = if unused.len() == aliases.len() && probes.contains(&sref) {
+                        (vec![Edit::replace(stmt.range(), PROBE)], vec![])
+                    } else if unused.len() == aliases.len() {
+                        (vec![], vec![sref])
+                    } else {
+                        (vec![self.keep_aliases(&aliases, &unused)], vec![])
+                    };
+                    Some(Fix { safety: spec.safety, edits, deletes, imports: vec![] })
+                }
+                _ => None,
+            };
+            self.diagnostics.push(Diagnostic { rule, range: stmt.range(), message, note, fix });
+        }
+    }
+
+    /// In each guarded `try:` body, the first torch_xla import becomes a
+    /// TorchTPU probe, so `except ImportError` still fires where TorchTPU is absent.
+    pub(super) fn probe_sites(&self, modules: &[String]) -> HashSet<StmtRef> {
+        let mut probes = HashSet::new();
+        let mut seen_blocks = HashSet::new();
+        for (sref, stmt) in &self.import_sites {
+            if !self.guarded_try_bodies.contains(&sref.block) || seen_blocks.contains(&sref.block) {
+                continue;
+            }
+            let names: Vec<String> = match stmt {
+                Stmt::Import(i) => i.names.iter().map(|a| a.name.id.to_string()).collect(),
+                Stmt::ImportFrom(i) => vec![i.module.as_ref().map(|m| m.id.to_string()).unwrap_or_default()],
+                _ => continue,
+            };
+            if names.iter().any(|n| n == "torch_tpu") {
+                seen_blocks.insert(sref.block); // already probes TorchTPU
+            } else if names.iter().all(|n| in_modules(n, modules)) {
+                seen_blocks.insert(sref.block);
+                probes.insert(*sref);
+            }
+        }
+        probes
+    }
+
+    /// Rewrite an import's name list without the removed aliases.
+    pub(super) fn keep_aliases(&self, aliases: &[(&ast::Alias, String)], removed: &[&ast::Alias]) -> Edit {
+        let span = TextRange::new(aliases[0].0.start(), aliases[aliases.len() - 1].0.end());
+        let kept: Vec<&str> = aliases
+            .iter()
+            .filter(|(a, _)| !removed.iter().any(|r| r.range == a.range))
+            .map(|(a, _)| self.src(a.range))
+            .collect();
+        let separator = if self.src(span).contains('\n') {
+            format!(",{}{}", newline_of(self.text), indentation_at(self.text, aliases[0].0.start().into()))
+        } else {
+            ", ".to_string()
+        };
+        Edit::replace(span, kept.join(&separator))
+    }
+}
+
+/// `except ImportError` (or broader) handlers: the `try` probes for a module.
+pub(super) fn catches_import_error(t: &ast::StmtTry) -> bool {
+    let catches = |e: &Expr| match e {
+        Expr::Name(n) => matches!(n.id.as_str(), "ImportError" | "ModuleNotFoundError" | "Exception" | "BaseException"),
+        _ => false,
+    };
+    t.handlers.iter().any(|h| {
+        let ast::ExceptHandler::ExceptHandler(h) = h;
+        match h.type_.as_deref() {
+            None => true,
+            Some(Expr::Tuple(t)) => t.elts.iter().any(catches),
+            Some(e) => catches(e),
+        }
+    })
+}
+
+/// `try: import x` whose handlers only `pass` or reset the imported names.
+pub(super) fn try_only_guards_imports(t: &ast::StmtTry) -> bool {
+    if !t.orelse.is_empty() || !t.finalbody.is_empty() {
+        return false;
+    }
+    let mut bound: HashSet<&str> = HashSet::new();
+    for stmt in &t.body {
+        match stmt {
+            Stmt::Import(i) => bound.extend(i.names.iter().map(|a| {
+                a.asname.as_ref().map_or_else(|| a.name.id.split('.').next().unwrap_or_default(), |n| n.id.as_str())
+            })),
+            Stmt::ImportFrom(i) => {
+                bound.extend(i.names.iter().map(|a| a.asname.as_ref().unwrap_or(&a.name).id.as_str()))
+            }
+            _ => return false,
+        }
+    }
+    t.handlers.iter().all(|h| {
+        let ast::ExceptHandler::ExceptHandler(h) = h;
+        h.body.iter().all(|s| match s {
+            Stmt::Pass(_) => true,
+            Stmt::Expr(e) => matches!(*e.value, Expr::EllipsisLiteral(_)),
+            Stmt::Assign(a) => {
+                a.targets.iter().all(|t| matches!(t, Expr::Name(n) if bound.contains(n.id.as_str())))
+                    && matches!(*a.value, Expr::NoneLiteral(_) | Expr::BooleanLiteral(_))
+            }
+            _ => false,
+        })
+    })
+}

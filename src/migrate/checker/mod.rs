@@ -1,0 +1,548 @@
+//! Matching: walk one parsed file, resolve every reference, and turn rule
+//! matches into diagnostics that carry their fix (if one is safe to offer).
+
+use std::collections::HashSet;
+
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, ExprCall, ExprContext, Stmt};
+use ruff_python_parser::Parsed;
+use ruff_text_size::{Ranged, TextRange, TextSize};
+
+mod fixes;
+mod imports;
+mod noqa;
+
+use imports::{catches_import_error, try_only_guards_imports};
+use noqa::Suppressions;
+
+use crate::migrate::fix::{Block, Fix, StmtRef};
+use crate::migrate::rules::template::{Bound, arg_matches};
+use crate::migrate::rules::{Builtin, MatchKind, Rule, RuleId, RuleSet};
+use crate::migrate::semantic::{BindingId, Qualified, ScopeId, Semantic};
+
+/// One finding in one file.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    pub rule: RuleId,
+    pub range: TextRange,
+    pub message: String,
+    /// Why no fix is offered (or what to check after an unsafe one).
+    pub note: Option<String>,
+    pub fix: Option<Fix>,
+}
+
+pub struct CheckResult {
+    pub diagnostics: Vec<Diagnostic>,
+    pub blocks: Vec<Block>,
+}
+
+/// Environment accessors whose first argument names a variable.
+const ENV_CALLS: &[&str] =
+    &["os.environ.get", "os.environ.setdefault", "os.environ.pop", "os.getenv", "os.putenv", "os.unsetenv"];
+
+pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> CheckResult {
+    let module = parsed.syntax();
+    let sem = Semantic::build(module);
+    let mut checker = Checker {
+        text,
+        rules,
+        sem: &sem,
+        parsed_tokens: parsed,
+        scope: 0,
+        blocks: Vec::new(),
+        stmt: Vec::new(),
+        operand: Vec::new(),
+        used: HashSet::new(),
+        owned: HashSet::new(),
+        import_sites: Vec::new(),
+        diagnostics: Vec::new(),
+        guarded_try_bodies: HashSet::new(),
+        functions: module
+            .body
+            .iter()
+            .filter_map(|s| s.as_function_def_stmt())
+            .map(|f| (f.name.id.as_str(), f))
+            .collect(),
+    };
+    checker.visit_block(&module.body, None);
+    checker.report_imports();
+    let mut diagnostics = std::mem::take(&mut checker.diagnostics);
+    let suppressed = Suppressions::new(text, parsed);
+    diagnostics.retain(|d| !suppressed.covers(text, d.range, &rules.rules[d.rule].code));
+    diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
+    CheckResult { diagnostics, blocks: checker.blocks }
+}
+
+struct Checker<'a> {
+    text: &'a str,
+    rules: &'a RuleSet,
+    sem: &'a Semantic,
+    parsed_tokens: &'a Parsed<ast::ModModule>,
+    scope: ScopeId,
+    blocks: Vec<Block>,
+    /// The statements enclosing the current expression, innermost last.
+    stmt: Vec<(StmtRef, &'a Stmt)>,
+    /// For each expression being walked: is it an operand (needs parentheses
+    /// around a non-atomic replacement)?
+    operand: Vec<bool>,
+    used: HashSet<BindingId>,
+    /// Arguments of a call a rule already reported (their constants are the rule's business).
+    owned: HashSet<TextSize>,
+    import_sites: Vec<(StmtRef, &'a Stmt)>,
+    diagnostics: Vec<Diagnostic>,
+    /// Bodies of `try:` blocks whose `except ImportError` does real work (sets
+    /// a flag…): removing their imports must keep the probe meaningful.
+    guarded_try_bodies: HashSet<usize>,
+    /// Module-level functions, for launcher fixes that edit the worker.
+    functions: std::collections::HashMap<&'a str, &'a ast::StmtFunctionDef>,
+}
+
+/// Where a match sits, for building its fix.
+struct Site<'a> {
+    rule: RuleId,
+    target: Option<&'a str>,
+    expr: &'a Expr,
+    call: Option<&'a ExprCall>,
+    /// The spelling used in the source, for messages.
+    spelled: String,
+}
+
+impl<'a> Checker<'a> {
+    fn src(&self, range: TextRange) -> &'a str {
+        &self.text[range]
+    }
+
+    fn rule(&self, id: RuleId) -> &'a Rule {
+        &self.rules.rules[id]
+    }
+
+    fn visit_block(&mut self, body: &'a [Stmt], owner: Option<(StmtRef, bool)>) {
+        let block = self.blocks.len();
+        self.blocks.push(Block { stmts: body.iter().map(Ranged::range).collect(), owner });
+        for (index, stmt) in body.iter().enumerate() {
+            let sref = StmtRef { block, index };
+            self.stmt.push((sref, stmt));
+            self.visit_statement(stmt, sref);
+            self.stmt.pop();
+        }
+    }
+
+    fn in_scope_of(&mut self, start: TextSize, f: impl FnOnce(&mut Self)) {
+        let saved = self.scope;
+        if let Some(scope) = self.sem.scope_of_node(start) {
+            self.scope = scope;
+        }
+        f(self);
+        self.scope = saved;
+    }
+
+    fn visit_statement(&mut self, stmt: &'a Stmt, sref: StmtRef) {
+        let owner = Some((sref, false));
+        match stmt {
+            Stmt::FunctionDef(def) => {
+                crate::migrate::semantic::visit_function_header(self, def);
+                self.in_scope_of(def.range.start(), |c| c.visit_block(&def.body, owner));
+            }
+            Stmt::ClassDef(class) => {
+                class.decorator_list.iter().for_each(|d| self.visit_expr(&d.expression));
+                if let Some(arguments) = &class.arguments {
+                    self.visit_arguments(arguments);
+                }
+                self.in_scope_of(class.range.start(), |c| c.visit_block(&class.body, owner));
+            }
+            Stmt::If(if_stmt) => {
+                self.visit_expr(&if_stmt.test);
+                let droppable = if_stmt.elif_else_clauses.is_empty() && is_pure(&if_stmt.test);
+                self.visit_block(&if_stmt.body, Some((sref, droppable)));
+                for clause in &if_stmt.elif_else_clauses {
+                    if let Some(test) = &clause.test {
+                        self.visit_expr(test);
+                    }
+                    self.visit_block(&clause.body, owner);
+                }
+            }
+            Stmt::Try(try_stmt) => {
+                let droppable = try_only_guards_imports(try_stmt);
+                if !droppable && catches_import_error(try_stmt) {
+                    self.guarded_try_bodies.insert(self.blocks.len());
+                }
+                self.visit_block(&try_stmt.body, Some((sref, droppable)));
+                for handler in &try_stmt.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = handler;
+                    if let Some(t) = &h.type_ {
+                        self.visit_expr(t);
+                    }
+                    self.visit_block(&h.body, owner);
+                }
+                self.visit_block(&try_stmt.orelse, owner);
+                self.visit_block(&try_stmt.finalbody, owner);
+            }
+            Stmt::For(for_stmt) => {
+                self.visit_expr(&for_stmt.iter);
+                self.visit_expr(&for_stmt.target);
+                self.visit_block(&for_stmt.body, owner);
+                self.visit_block(&for_stmt.orelse, owner);
+            }
+            Stmt::While(while_stmt) => {
+                self.visit_expr(&while_stmt.test);
+                self.visit_block(&while_stmt.body, owner);
+                self.visit_block(&while_stmt.orelse, owner);
+            }
+            Stmt::With(with) => {
+                self.check_with(with);
+                self.visit_block(&with.body, owner);
+            }
+            Stmt::Match(m) => {
+                self.visit_expr(&m.subject);
+                for case in &m.cases {
+                    if let Some(guard) = &case.guard {
+                        self.visit_expr(guard);
+                    }
+                    self.visit_block(&case.body, owner);
+                }
+            }
+            Stmt::Import(_) | Stmt::ImportFrom(_) => self.import_sites.push((sref, stmt)),
+            Stmt::Delete(del) => {
+                self.check_delete(del, sref);
+                visitor::walk_stmt(self, stmt);
+            }
+            _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    fn mark_used(&mut self, q: &Qualified) {
+        self.used.extend(q.bindings.iter().copied());
+    }
+
+    // ---- matching -------------------------------------------------------
+
+    fn visit_call(&mut self, expr: &'a Expr, call: &'a ExprCall) {
+        let q = self.sem.qualified_name(&call.func, self.scope);
+        if let Some(q) = &q {
+            self.mark_used(q);
+            if ENV_CALLS.contains(&q.name.as_str())
+                && let Some(first) = call.arguments.args.first()
+            {
+                self.check_env(expr, first);
+            }
+            if let Some((rule, target)) = self.rules.lookup(MatchKind::Call, &q.name) {
+                if self.match_condition_holds(rule, call) {
+                    let spelled = self.src(call.func.range()).to_string();
+                    self.report(Site { rule, target, expr, call: Some(call), spelled });
+                    self.visit_owned_arguments(call);
+                } else {
+                    // e.g. `torch.compile(backend="inductor")`: not ours, and not a bare reference either.
+                    self.check_device_arguments(call, Some(q));
+                    self.operand.push(false);
+                    self.visit_arguments(&call.arguments);
+                    self.operand.pop();
+                }
+                return;
+            }
+        }
+        self.check_device_arguments(call, q.as_ref());
+        self.walk_with_operand(expr);
+    }
+
+    fn visit_owned_arguments(&mut self, call: &'a ExprCall) {
+        for arg in call.arguments.args.iter() {
+            self.owned.insert(arg.start());
+        }
+        for kw in call.arguments.keywords.iter() {
+            self.owned.insert(kw.value.start());
+        }
+        self.operand.push(false);
+        self.visit_arguments(&call.arguments);
+        self.operand.pop();
+    }
+
+    fn match_condition_holds(&self, rule: RuleId, call: &ExprCall) -> bool {
+        let rule = self.rule(rule);
+        if rule.when.is_empty() {
+            return true;
+        }
+        let Some(Ok(bound)) = rule.signature.as_ref().map(|s| s.bind(call)) else { return false };
+        self.when_holds(&rule.when, &bound)
+    }
+
+    fn when_holds(&self, when: &crate::migrate::rules::When, bound: &Bound) -> bool {
+        when.iter().all(|(param, accepted)| {
+            let actual = bound.values.get(param).map(|e| self.src(e.range()));
+            arg_matches(actual, accepted)
+        })
+    }
+
+    /// A name or attribute chain in load position. Returns true if it resolved
+    /// (its inner parts need no separate visit).
+    fn visit_reference(&mut self, expr: &'a Expr) -> bool {
+        let Some(q) = self.sem.qualified_name(expr, self.scope) else { return false };
+        self.mark_used(&q);
+        let spelled = self.src(expr.range()).to_string();
+        if let Some((rule, target)) = self.rules.lookup(MatchKind::Reference, &q.name) {
+            if !self.owned.contains(&expr.start()) {
+                self.report(Site { rule, target, expr, call: None, spelled });
+            }
+        } else if let Some(rule) = self.rules.lookup_any(&q.name) {
+            let message = self.message(rule, &spelled);
+            self.diagnostics.push(Diagnostic {
+                rule,
+                range: expr.range(),
+                message,
+                note: Some(
+                    "referenced without being called here (passed or stored as a value): rewrite the use by hand"
+                        .into(),
+                ),
+                fix: None,
+            });
+        } else if let Some(rule) = self.rules.builtin(Builtin::Unmapped)
+            && in_modules(&q.name, &self.rule(rule).modules)
+        {
+            let message = self.rule(rule).message.replace("{name}", &spelled).replace("{qualified}", &q.name);
+            self.diagnostics.push(Diagnostic { rule, range: expr.range(), message, note: None, fix: None });
+        }
+        true
+    }
+
+    fn check_with(&mut self, with: &'a ast::StmtWith) {
+        for item in &with.items {
+            let Expr::Call(call) = &item.context_expr else {
+                self.visit_expr(&item.context_expr);
+                continue;
+            };
+            let q = self.sem.qualified_name(&call.func, self.scope);
+            let matched = q.as_ref().and_then(|q| self.rules.lookup(MatchKind::With, &q.name));
+            match (q, matched) {
+                (Some(q), Some((rule, _))) => {
+                    self.mark_used(&q);
+                    let spelled = self.src(call.func.range()).to_string();
+                    let (fix, note) = if with.items.len() == 1 && item.optional_vars.is_none() {
+                        self.unwrap_fix(rule, with, call)
+                    } else {
+                        (None, Some("the `with` has other items or an `as` target: unwrap it by hand".into()))
+                    };
+                    let message = self.message(rule, &spelled);
+                    self.diagnostics.push(Diagnostic { rule, range: item.context_expr.range(), message, note, fix });
+                    self.visit_owned_arguments(call);
+                }
+                _ => self.visit_expr(&item.context_expr),
+            }
+            if let Some(vars) = &item.optional_vars {
+                self.visit_expr(vars);
+            }
+        }
+    }
+
+    fn check_device_arguments(&mut self, call: &'a ExprCall, q: Option<&Qualified>) {
+        let is_device_ctor =
+            q.is_some_and(|q| matches!(q.name.as_str(), "torch.device" | "torch.autocast" | "torch.amp.autocast"));
+        let is_to = matches!(&*call.func, Expr::Attribute(a) if a.attr.id.as_str() == "to");
+        if (is_device_ctor || is_to)
+            && let Some(first) = call.arguments.args.first()
+        {
+            self.check_device_literal(first);
+        }
+        for kw in call.arguments.keywords.iter() {
+            if kw.arg.as_ref().is_some_and(|a| matches!(a.id.as_str(), "device" | "map_location" | "device_type")) {
+                self.check_device_literal(&kw.value);
+            }
+        }
+    }
+
+    fn check_device_literal(&mut self, expr: &'a Expr) {
+        let Expr::StringLiteral(lit) = expr else { return };
+        if lit.value.is_implicit_concatenated() {
+            return;
+        }
+        let value = lit.value.to_str();
+        let found: Vec<(RuleId, String, String)> = self
+            .rules
+            .device_string_rules()
+            .filter_map(|(id, r)| {
+                let ds = r.device_string.as_ref()?;
+                let index = if value == ds.from { Some("") } else { value.strip_prefix(&format!("{}:", ds.from)) }?;
+                Some((id, index.to_string(), ds.to.clone()))
+            })
+            .collect();
+        for (rule, index, to) in found {
+            let raw = self.src(lit.range);
+            let Some(quote_at) = raw.find(['"', '\'']) else { continue };
+            let (prefix, body) = raw.split_at(quote_at);
+            let new_value = match index.as_str() {
+                "" => Some(to),
+                "0" => Some(format!("{to}:0")),
+                _ => None, // another chip of this process: TorchTPU gives each process one chip
+            };
+            let (fix, note) = match new_value {
+                Some(v) => {
+                    let quote = &body[..if body.starts_with("\"\"\"") || body.starts_with("'''") { 3 } else { 1 }];
+                    let literal = format!("{prefix}{quote}{v}{quote}");
+                    self.literal_fix(rule, lit.range, &literal)
+                }
+                None => (
+                    None,
+                    Some(format!(
+                        "`{value}` names a specific chip; on TorchTPU each process sees exactly one chip, `tpu:0`"
+                    )),
+                ),
+            };
+            let message = self.message(rule, raw);
+            self.diagnostics.push(Diagnostic { rule, range: lit.range, message, note, fix });
+        }
+    }
+
+    fn check_env(&mut self, expr: &'a Expr, name: &'a Expr) {
+        let Expr::StringLiteral(lit) = name else { return };
+        let var = lit.value.to_str();
+        let Some((rule, _)) = self.rules.env_rules().find(|(_, r)| r.env.iter().any(|e| e == var)) else { return };
+        self.report(Site { rule, target: None, expr, call: None, spelled: var.to_string() });
+    }
+
+    fn walk_with_operand(&mut self, expr: &'a Expr) {
+        self.operand.push(is_operator_context(expr));
+        visitor::walk_expr(self, expr);
+        self.operand.pop();
+    }
+
+    // ---- imports --------------------------------------------------------
+}
+
+impl<'a> Visitor<'a> for Checker<'a> {
+    fn visit_annotation(&mut self, expr: &'a Expr) {
+        // A string annotation (`"pl.MpDeviceLoader"`) still uses its imports.
+        if let Expr::StringLiteral(lit) = expr {
+            if let Ok(parsed) = ruff_python_parser::parse_expression(lit.value.to_str()) {
+                let mut names = NameCollector::default();
+                names.visit_expr(parsed.expr());
+                for name in names.0 {
+                    if let crate::migrate::semantic::Resolution::Import { also, .. } =
+                        self.sem.resolve(&name, self.scope, lit.range.start())
+                    {
+                        self.used.extend(also);
+                    }
+                }
+            }
+            return;
+        }
+        self.visit_expr(expr);
+    }
+
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        // Only reached for statements nested in expressions' walk (none in
+        // practice); blocks go through `visit_block`.
+        visitor::walk_stmt(self, stmt);
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Call(call) => self.visit_call(expr, call),
+            Expr::Name(ast::ExprName { ctx: ExprContext::Load, .. }) => {
+                self.visit_reference(expr);
+            }
+            Expr::Name(ast::ExprName { ctx: ExprContext::Del, .. }) => {
+                // `del torch_xla` needs the binding: the import must stay.
+                if let Some(q) = self.sem.qualified_name(expr, self.scope) {
+                    self.mark_used(&q);
+                }
+            }
+            Expr::Attribute(attr) if attr.ctx == ExprContext::Load => {
+                if !self.visit_reference(expr) {
+                    self.walk_with_operand(expr);
+                }
+            }
+            Expr::Attribute(attr) if attr.ctx == ExprContext::Store => {
+                // `torch.backends.tpu.flag = True`: reference rules apply to targets too.
+                match self.sem.qualified_name(expr, self.scope) {
+                    Some(q) if self.rules.lookup(MatchKind::Reference, &q.name).is_some() => {
+                        self.mark_used(&q);
+                        let (rule, target) = self.rules.lookup(MatchKind::Reference, &q.name).unwrap_or_default();
+                        let spelled = self.src(expr.range()).to_string();
+                        self.report(Site { rule, target, expr, call: None, spelled });
+                    }
+                    Some(q) => self.mark_used(&q),
+                    None => self.walk_with_operand(expr),
+                }
+            }
+            Expr::Subscript(sub) => {
+                if self.sem.qualified_name(&sub.value, self.scope).is_some_and(|q| q.name == "os.environ") {
+                    self.check_env(expr, &sub.slice);
+                }
+                self.walk_with_operand(expr);
+            }
+            Expr::Compare(cmp) => {
+                // `t.device.type == "xla"`
+                let operands: Vec<&Expr> = std::iter::once(&*cmp.left).chain(cmp.comparators.iter()).collect();
+                let is_type = |e: &&Expr| matches!(e, Expr::Attribute(a) if a.attr.id.as_str() == "type");
+                if operands.iter().any(is_type) {
+                    for e in operands.iter().filter(|e| !is_type(e)) {
+                        self.check_device_literal(e);
+                    }
+                }
+                self.walk_with_operand(expr);
+            }
+            Expr::Lambda(_) | Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {
+                self.in_scope_of(expr.start(), |c| c.walk_with_operand(expr));
+            }
+            _ => self.walk_with_operand(expr),
+        }
+    }
+}
+
+/// Names used in an expression parsed from a string annotation.
+#[derive(Default)]
+struct NameCollector(Vec<String>);
+
+impl<'b> Visitor<'b> for NameCollector {
+    fn visit_expr(&mut self, expr: &'b Expr) {
+        if let Expr::Name(n) = expr {
+            self.0.push(n.id.to_string());
+        }
+        visitor::walk_expr(self, expr);
+    }
+}
+
+fn in_modules(name: &str, modules: &[String]) -> bool {
+    modules.iter().any(|m| name == m || name.strip_prefix(m.as_str()).is_some_and(|r| r.starts_with('.')))
+}
+
+/// Expressions whose children are operands: a non-atomic replacement there needs parentheses.
+fn is_operator_context(expr: &Expr) -> bool {
+    matches!(
+        expr,
+        Expr::BinOp(_)
+            | Expr::UnaryOp(_)
+            | Expr::BoolOp(_)
+            | Expr::Compare(_)
+            | Expr::Await(_)
+            | Expr::Attribute(_)
+            | Expr::Subscript(_)
+            | Expr::Starred(_)
+    )
+}
+
+/// A test that can be dropped together with its body: names, attributes,
+/// constants and `is_*_available()`-style checks.
+fn is_pure(expr: &Expr) -> bool {
+    match expr {
+        Expr::Name(_)
+        | Expr::BooleanLiteral(_)
+        | Expr::NoneLiteral(_)
+        | Expr::StringLiteral(_)
+        | Expr::NumberLiteral(_) => true,
+        Expr::Attribute(a) => is_pure(&a.value),
+        Expr::UnaryOp(u) => is_pure(&u.operand),
+        Expr::BoolOp(b) => b.values.iter().all(is_pure),
+        Expr::Compare(c) => is_pure(&c.left) && c.comparators.iter().all(is_pure),
+        Expr::Call(c) => {
+            let name = match &*c.func {
+                Expr::Name(n) => n.id.as_str(),
+                Expr::Attribute(a) => a.attr.id.as_str(),
+                _ => return false,
+            };
+            name.starts_with("is_")
+                && name.ends_with("available")
+                && c.arguments.args.iter().all(is_pure)
+                && c.arguments.keywords.iter().all(|k| is_pure(&k.value))
+        }
+        _ => false,
+    }
+}
