@@ -5,7 +5,6 @@
 //! One module per capability, shared plumbing beside them:
 //! - [`migrate`]: the migrate/check engine. Data flows one way: discover
 //!   files → parse → resolve names → match rules → fixes → render.
-
 //! - [`ops`]: operator profiles and backend registries.
 //! - [`sweep`]: the Hugging Face compatibility report.
 //! - [`source`], [`discover`], [`write`], [`cache`], [`isolate`]: reading, finding and writing

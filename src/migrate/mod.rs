@@ -256,37 +256,63 @@ impl Pass<'_> {
         }
         edits.extend(fix::plan_deletions(self.text, self.blocks, &deletes));
         if !imports.is_empty() {
-            edits.push(import_edit(self.module, self.text, &imports));
+            edits.extend(import_edits(self.module, self.text, &imports));
         }
         let next = fix::apply(self.text, &mut edits)?;
         Some((next, edits))
     }
 }
 
-/// One insertion with every import a pass needs, placed in the file's import
-/// block: after the docstring and `__future__` imports, after the leading run
-/// of top-level imports.
-fn import_edit(module: &ast::ModModule, text: &str, imports: &BTreeSet<ImportRequest>) -> Edit {
+/// The standard-library modules fixes import; isort puts them above third-party ones.
+const STDLIB: &[&str] = &["os", "sys"];
+
+/// The insertions for every import a pass needs, placed in the file's import
+/// block (after the docstring and `__future__` imports): standard-library
+/// modules before the first import, the others after the leading run of
+/// top-level imports, as isort would order them.
+fn import_edits(module: &ast::ModModule, text: &str, imports: &BTreeSet<ImportRequest>) -> Vec<Edit> {
     let newline = newline_of(text);
-    let mut anchor: Option<TextSize> = None;
+    let at_line_end = |end: TextSize| TextSize::try_from(line_end_inclusive(text, end.into())).unwrap_or_default();
+    let mut header_end: Option<TextSize> = None; // after the docstring and `__future__` imports
+    let mut first_import: Option<TextSize> = None;
+    let mut imports_end: Option<TextSize> = None;
     for (i, stmt) in module.body.iter().enumerate() {
         let is_docstring = i == 0 && matches!(stmt, Stmt::Expr(e) if e.value.is_string_literal_expr());
-        // `__future__` imports are imports too, so new lines always land after them.
-        if is_docstring || matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_)) {
-            anchor = Some(stmt.end());
+        let is_future =
+            matches!(stmt, Stmt::ImportFrom(f) if f.module.as_ref().is_some_and(|m| m.id.as_str() == "__future__"));
+        if is_docstring || is_future {
+            header_end = Some(stmt.end());
+        } else if matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_)) {
+            first_import.get_or_insert(
+                TextSize::try_from(crate::source::line_start(text, stmt.start().into())).unwrap_or_default(),
+            );
         } else {
             break;
         }
+        imports_end = Some(stmt.end());
     }
-    let lines: String = imports.iter().map(|r| format!("{}{newline}", r.statement())).collect();
-    match anchor {
+    let lines = |requests: &[&ImportRequest]| -> String {
+        requests.iter().map(|r| format!("{}{newline}", r.statement())).collect()
+    };
+    let (stdlib, others): (Vec<&ImportRequest>, Vec<&ImportRequest>) =
+        imports.iter().partition(|r| STDLIB.contains(&r.module.as_str()));
+    let mut edits = Vec::new();
+    if let (Some(first), false) = (first_import, stdlib.is_empty()) {
+        edits.push(Edit::insert(first, lines(&stdlib)));
+    }
+    let rest: Vec<&ImportRequest> = if first_import.is_some() { others } else { imports.iter().collect() };
+    if rest.is_empty() {
+        return edits;
+    }
+    let text_of = lines(&rest);
+    match imports_end.or(header_end) {
         Some(end) => {
-            let at = line_end_inclusive(text, end.into());
-            if at == text.len() && !text.ends_with('\n') {
+            let at = at_line_end(end);
+            if usize::from(at) == text.len() && !text.ends_with('\n') {
                 // The anchor is the last line and has no newline of its own.
-                Edit::insert(TextSize::try_from(at).unwrap_or_default(), format!("{newline}{}", lines.trim_end()))
+                edits.push(Edit::insert(at, format!("{newline}{}", text_of.trim_end())));
             } else {
-                Edit::insert(TextSize::try_from(at).unwrap_or_default(), lines)
+                edits.push(Edit::insert(at, text_of));
             }
         }
         // No docstring or imports: before the first statement, so a shebang, an
@@ -295,9 +321,10 @@ fn import_edit(module: &ast::ModModule, text: &str, imports: &BTreeSet<ImportReq
             let at = module.body.first().map_or(TextSize::try_from(text.len()).unwrap_or_default(), |s| {
                 TextSize::try_from(crate::source::line_start(text, s.start().into())).unwrap_or_default()
             });
-            Edit::insert(at, lines)
+            edits.push(Edit::insert(at, text_of));
         }
     }
+    edits
 }
 
 #[cfg(test)]
@@ -314,7 +341,7 @@ mod tests {
         let src = "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport torch_xla.core.xla_model as xm\n\nprint(xm.get_ordinal())\n";
         assert_eq!(
             run(src),
-            "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport torch.distributed as dist\n\nprint(dist.get_rank() if dist.is_initialized() else 0)\n"
+            "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport os\nimport torch.distributed as dist\n\nprint(dist.get_rank() if dist.is_initialized() else int(os.environ.get(\"RANK\", \"0\")))\n"
         );
     }
 
@@ -327,8 +354,12 @@ mod tests {
 
     #[test]
     fn existing_aliases_are_reused() {
-        let src = "import torch.distributed as d\nimport torch_xla.core.xla_model as xm\nn = xm.xrt_world_size()\n";
-        assert_eq!(run(src), "import torch.distributed as d\nn = d.get_world_size() if d.is_initialized() else 1\n");
+        let src =
+            "import os as o, torch.distributed as d\nimport torch_xla.core.xla_model as xm\nn = xm.xrt_world_size()\n";
+        assert_eq!(
+            run(src),
+            "import os as o, torch.distributed as d\nn = d.get_world_size() if d.is_initialized() else int(o.environ.get(\"WORLD_SIZE\", \"1\"))\n"
+        );
     }
 
     #[test]
@@ -336,7 +367,7 @@ mod tests {
         let src = "import torch_xla.core.xla_model as xm\nx = 2 * xm.get_ordinal()\n";
         assert_eq!(
             run(src),
-            "import torch.distributed as dist\nx = 2 * (dist.get_rank() if dist.is_initialized() else 0)\n"
+            "import os\nimport torch.distributed as dist\nx = 2 * (dist.get_rank() if dist.is_initialized() else int(os.environ.get(\"RANK\", \"0\")))\n"
         );
     }
 

@@ -17,14 +17,15 @@ def is_tpu_available() -> bool:
 
 def wait_for_everyone():
     if is_tpu_available():
-        dist.barrier()
+        if dist.is_initialized():
+            dist.barrier()
     elif torch.distributed.is_initialized():
         torch.distributed.barrier()
 
 
 def num_processes() -> int:
     if is_tpu_available():
-        return dist.get_world_size() if dist.is_initialized() else 1
+        return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
     return int(os.environ.get("WORLD_SIZE", 1))
 
 

@@ -2,7 +2,6 @@
 import os
 
 import torch
-import torch_xla.core.xla_model as xm
 import torch_xla.utils.serialization as xser
 import torch.distributed as dist
 
@@ -15,8 +14,12 @@ def save_checkpoint(model, optimizer, epoch, ckpt_dir):
         "epoch": epoch,
     }
     # xm.save moves tensors to CPU and writes from the master ordinal only
-    xm.save(state, os.path.join(ckpt_dir, f"epoch_{epoch}.pt"))
-    dist.barrier()
+    if dist.get_node_local_rank(fallback_rank=0) == 0:
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, state), os.path.join(ckpt_dir, f"epoch_{epoch}.pt"))
+    if dist.is_initialized():
+        dist.barrier()
+    if dist.is_initialized():
+        dist.barrier()
 
 
 def save_large(model, path):

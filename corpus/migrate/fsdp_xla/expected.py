@@ -3,10 +3,10 @@ import functools
 
 import torch
 import torch.nn as nn
+import torch_xla.distributed.xla_multiprocessing as xmp
 from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP, checkpoint_module
 from torch_xla.distributed.fsdp.wrap import transformer_auto_wrap_policy
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 
 class Block(nn.Module):
@@ -45,5 +45,4 @@ def _mp_fn(index):
 
 
 if __name__ == "__main__":
-    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=None)
-    mp.spawn(_mp_fn, args=(), nprocs=None)
+    xmp.spawn(_mp_fn, args=(), nprocs=None)

@@ -1,17 +1,25 @@
+import os
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
 def _run(index):
-    dist.init_process_group("tpu_dist", rank=index, world_size=8)
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
     device = torch.device("tpu")
     x = torch.randn(3, 3).to(device)
     y = x @ x.T
-    if not dist.is_initialized() or dist.get_rank() == 0:
+    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         print(y.cpu())
 
 
 if __name__ == "__main__":
     torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=8)
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(8)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * 8)
     mp.spawn(_run, args=(), nprocs=8)

@@ -1,4 +1,5 @@
 import torch
+import torch.distributed as dist
 
 
 def pick_device(use_tpu: bool) -> torch.device:
@@ -13,8 +14,9 @@ def flush(use_tpu: bool) -> None:
 
 def save_checkpoint(model, path, use_tpu=False):
     if use_tpu:
-        import torch_xla.core.xla_model as xm
-
-        xm.save(model.state_dict(), path)
+        if dist.get_node_local_rank(fallback_rank=0) == 0:
+            torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), path)
+        if dist.is_initialized():
+            dist.barrier()
     else:
         torch.save(model.state_dict(), path)

@@ -1,4 +1,5 @@
 """Device helpers for a library that runs on CPU, CUDA or TPU."""
+import os
 import torch
 import torch.distributed as dist
 
@@ -21,7 +22,7 @@ def get_device():
 
 def world_size():
     if _HAS_XLA:
-        return dist.get_world_size() if dist.is_initialized() else 1
+        return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
     return 1
 
 

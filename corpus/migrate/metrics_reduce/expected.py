@@ -1,4 +1,5 @@
 """Evaluation helpers that aggregate metrics across TPU cores."""
+import os
 import numpy as np
 import torch
 import torch_xla.core.xla_model as xm
@@ -7,7 +8,7 @@ import torch.distributed as dist
 
 def reduce_mean(t):
     # sum over replicas, then divide by the replica count
-    return xm.all_reduce(xm.REDUCE_SUM, t, scale=1.0 / (dist.get_world_size() if dist.is_initialized() else 1))
+    return xm.all_reduce(xm.REDUCE_SUM, t, scale=1.0 / (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
 
 
 def evaluate(model, loader, device):
@@ -23,21 +24,25 @@ def evaluate(model, loader, device):
     seen = xm.all_reduce("sum", seen)
     accuracy = (correct / seen).item()
     # gather python floats from every core and average them on the host
-    mean_acc = xm.mesh_reduce("eval_acc", accuracy, np.mean)
-    if not dist.is_initialized() or dist.get_rank() == 0:
+    gathered = [accuracy] * (dist.get_world_size() if dist.is_initialized() else 1)
+    if dist.is_initialized():
+        dist.all_gather_object(gathered, gathered[0])
+    mean_acc = np.mean(gathered)
+    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         print(f"accuracy={mean_acc:.4f}")
     return mean_acc
 
 
 def gather_predictions(preds):
-    all_preds = torch.tpu.ops.all_gather_dim(preds, 0)
+    all_preds = torch.tpu.ops.all_gather_dim(preds, 0) if dist.is_initialized() else preds
     max_loss = xm.all_reduce(xm.REDUCE_MAX, preds.float().max())
-    dist.barrier()
+    if dist.is_initialized():
+        dist.barrier()
     return all_preds, max_loss
 
 
 def log_once(msg):
-    if not dist.is_initialized() or dist.get_rank() == 0:
+    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         print(msg)
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         print("local leader:", msg)

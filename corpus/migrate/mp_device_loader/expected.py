@@ -1,6 +1,6 @@
+import os
 import torch
 import torch.nn as nn
-import torch_xla.core.xla_model as xm
 import torch_xla.distributed.parallel_loader as pl
 import torch_xla.distributed.xla_multiprocessing as xmp
 from torch.utils.data import DataLoader, TensorDataset
@@ -10,7 +10,7 @@ import torch.distributed as dist
 
 def build_loader(batch_size):
     ds = TensorDataset(torch.randn(4096, 64), torch.randn(4096, 1))
-    sampler = DistributedSampler(ds, num_replicas=dist.get_world_size() if dist.is_initialized() else 1, rank=dist.get_rank() if dist.is_initialized() else 0)
+    sampler = DistributedSampler(ds, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")))
     return DataLoader(ds, batch_size=batch_size, sampler=sampler, drop_last=True)
 
 
@@ -25,8 +25,12 @@ def train_fn(rank):
             optimizer.zero_grad()
             loss = nn.functional.mse_loss(model(x), y)
             loss.backward()
-            xm.optimizer_step(optimizer)
-        if not dist.is_initialized() or dist.get_rank() == 0:
+            if dist.is_initialized():
+                for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
+                    dist.all_reduce(grad)
+                    grad /= dist.get_world_size()
+            optimizer.step()
+        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
             print("epoch", epoch, "loss", loss.item())
 
 

@@ -11,7 +11,7 @@ import torch_xla
 import torch_xla.runtime as xr
 
 print(torch.__version__, torch_xla.__version__)
-print("devices:", xr.global_runtime_device_count(), torch.accelerator.current_accelerator().type)
+print("devices:", xr.global_runtime_device_count(), (torch.accelerator.current_accelerator() or torch.device("cpu")).type)
 
 # %%
 dev = torch.device("tpu")

@@ -8,11 +8,11 @@ def set_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    torch.manual_seed(seed)
+    torch.tpu.manual_seed(seed)
 
 
 def set_seed_new_api(seed: int) -> None:
-    torch.manual_seed(seed)
+    torch.tpu.manual_seed(seed)
 
 
 if __name__ == "__main__":

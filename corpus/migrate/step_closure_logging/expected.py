@@ -1,12 +1,12 @@
+import os
 import time
 
 import torch
-import torch_xla.core.xla_model as xm
 import torch.distributed as dist
 
 
 def _log(step, loss, tracker_rate):
-    print(f"[{dist.get_rank() if dist.is_initialized() else 0}] step={step} loss={loss.item():.5f} rate={tracker_rate:.1f}/s {time.asctime()}")
+    print(f"[{dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))}] step={step} loss={loss.item():.5f} rate={tracker_rate:.1f}/s {time.asctime()}")
 
 
 def train_loop(model, loader, optimizer, log_every=10):
@@ -22,4 +22,4 @@ def train_loop(model, loader, optimizer, log_every=10):
         if step % log_every == 0:
             rate = (step + 1) * x.shape[0] / (time.time() - t0)
             # runs after the graph for this step has executed
-            xm.add_step_closure(_log, args=(step, loss, rate))
+            _log(step, loss, rate)

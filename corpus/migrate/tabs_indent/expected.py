@@ -1,5 +1,5 @@
+import os
 import torch
-import torch_xla.core.xla_model as xm
 import torch.distributed as dist
 
 
@@ -13,12 +13,16 @@ class Trainer:
 		self.opt.zero_grad()
 		loss = self.model(x.to(self.device)).sum()
 		loss.backward()
-		xm.optimizer_step(self.opt, barrier=True)
+		if dist.is_initialized():
+			for grad in [p.grad for group in self.opt.param_groups for p in group["params"] if p.grad is not None]:
+				dist.all_reduce(grad)
+				grad /= dist.get_world_size()
+		self.opt.step()
 		return loss
 
 	def fit(self, batches):
 		for b in batches:
 			loss = self.step(b)
 			if dist.get_node_local_rank(fallback_rank=0) == 0:
-				if not dist.is_initialized() or dist.get_rank() == 0:
+				if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
 					print(loss.item())

@@ -1,4 +1,5 @@
 # Distributed training with the torch_xla.launch entry point (2.5+).
+import os
 import torch
 import torch.distributed as dist
 import torch.nn as nn
@@ -9,8 +10,8 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 def _worker(index, lr):
     dist.init_process_group("tpu_dist")
     device = torch.device("tpu")
-    rank = dist.get_rank() if dist.is_initialized() else 0
-    world = dist.get_world_size() if dist.is_initialized() else 1
+    rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+    world = dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
     print(f"rank {rank}/{world} local={dist.get_node_local_rank(fallback_rank=0)} on {device}")
 
     model = nn.Linear(128, 128).to(device)

@@ -1,5 +1,6 @@
 ﻿# -*- coding: utf-8 -*-
 # Entraînement sur TPU — script avec BOM
+import os
 import torch
 import torch.distributed as dist
 
@@ -7,5 +8,5 @@ appareil = torch.device("tpu")  # « le TPU »
 modèle = torch.nn.Linear(16, 16).to(appareil)
 sortie = modèle(torch.randn(4, 16, device=appareil))
 print("résultat :", sortie.sum().item())
-if not dist.is_initialized() or dist.get_rank() == 0:
+if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
     print("terminé ✓")

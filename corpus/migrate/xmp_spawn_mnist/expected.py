@@ -9,7 +9,6 @@ import torch.optim as optim
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-import torch_xla.core.xla_model as xm
 import torch_xla.distributed.parallel_loader as pl
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -39,19 +38,22 @@ class Net(nn.Module):
 
 
 def _mp_fn(index, flags):
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
     torch.manual_seed(1)
     dataset = TensorDataset(torch.randn(2048, 1, 28, 28), torch.randint(0, 10, (2048,)))
     sampler = DistributedSampler(
         dataset,
-        num_replicas=dist.get_world_size() if dist.is_initialized() else 1,
-        rank=dist.get_rank() if dist.is_initialized() else 0,
+        num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")),
+        rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")),
         shuffle=True,
     )
     loader = DataLoader(dataset, batch_size=flags["batch_size"], sampler=sampler, num_workers=2)
 
     device = torch.device("tpu")
     model = Net().to(device)
-    optimizer = optim.SGD(model.parameters(), lr=flags["lr"] * (dist.get_world_size() if dist.is_initialized() else 1), momentum=0.5)
+    optimizer = optim.SGD(model.parameters(), lr=flags["lr"] * (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))), momentum=0.5)
 
     for epoch in range(flags["num_epochs"]):
         para_loader = pl.ParallelLoader(loader, [device])
@@ -60,16 +62,29 @@ def _mp_fn(index, flags):
             optimizer.zero_grad()
             loss = F.nll_loss(model(data), target)
             loss.backward()
-            xm.optimizer_step(optimizer)
+            if dist.is_initialized():
+                for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
+                    dist.all_reduce(grad)
+                    grad /= dist.get_world_size()
+            optimizer.step()
             if step % 10 == 0:
-                if not dist.is_initialized() or dist.get_rank() == 0:
+                if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
                     print(f"[{epoch}] step {step} loss={loss.item():.4f}")
-        dist.barrier()
+        if dist.is_initialized():
+            dist.barrier()
 
     if dist.get_node_local_rank(fallback_rank=0) == 0:
-        xm.save(model.state_dict(), "/tmp/mnist.pt")
+        if dist.get_node_local_rank(fallback_rank=0) == 0:
+            torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/mnist.pt")
+        if dist.is_initialized():
+            dist.barrier()
 
 
 if __name__ == "__main__":
     torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=FLAGS["num_cores"])
-    mp.spawn(_mp_fn, args=(FLAGS,), nprocs=FLAGS["num_cores"], start_method="fork")
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(FLAGS["num_cores"])
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * FLAGS["num_cores"])
+    mp.start_processes(_mp_fn, args=(FLAGS,), nprocs=FLAGS["num_cores"], start_method="fork")

@@ -1,8 +1,19 @@
-# TPU107 xla-save: reported only
+# TPU107 xla-save
+import os
 import torch
 import torch_xla.core.xla_model as xm
-import torch_xla.utils.serialization as xser
+import torch.distributed as dist
 
 model = torch.nn.Linear(2, 2)
-xm.save(model.state_dict(), "/tmp/model.pt")
-xser.save(model.state_dict(), "/tmp/model_ser")
+if dist.get_node_local_rank(fallback_rank=0) == 0:
+    torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/model.pt")
+if dist.is_initialized():
+    dist.barrier()
+if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+    torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/global.pt")
+if dist.is_initialized():
+    dist.barrier()
+if dist.get_node_local_rank(fallback_rank=0) == 0:
+    torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/nosync.pt")
+xm.save(model.state_dict(), "/tmp/every.pt", master_only=False)  # every process writes: reported
+ok = xm.save(model.state_dict(), "/tmp/model.pt")  # result used: reported

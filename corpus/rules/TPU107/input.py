@@ -1,8 +1,10 @@
-# TPU107 xla-save: reported only
+# TPU107 xla-save
 import torch
 import torch_xla.core.xla_model as xm
-import torch_xla.utils.serialization as xser
 
 model = torch.nn.Linear(2, 2)
 xm.save(model.state_dict(), "/tmp/model.pt")
-xser.save(model.state_dict(), "/tmp/model_ser")
+xm.save(model.state_dict(), "/tmp/global.pt", global_master=True)
+xm.save(model.state_dict(), "/tmp/nosync.pt", sync=False)
+xm.save(model.state_dict(), "/tmp/every.pt", master_only=False)  # every process writes: reported
+ok = xm.save(model.state_dict(), "/tmp/model.pt")  # result used: reported

@@ -1,4 +1,4 @@
-# TPU130 step-closure: reported only
+# TPU130 step-closure
 import torch_xla.core.xla_model as xm
 
 

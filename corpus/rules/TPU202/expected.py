@@ -1,9 +1,10 @@
 # TPU202 ordinal
+import os
 import torch.distributed as dist
 
-a = dist.get_rank() if dist.is_initialized() else 0
-b = dist.get_rank() if dist.is_initialized() else 0
-c = dist.get_rank() if dist.is_initialized() else 0  # defval is ignored under PJRT: dropped
+a = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+b = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+c = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))  # defval is ignored under PJRT: dropped
 
 
 class Worker:

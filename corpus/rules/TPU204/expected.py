@@ -1,11 +1,12 @@
 # TPU204 is-master-ordinal
+import os
 import torch.distributed as dist
 
 if dist.get_node_local_rank(fallback_rank=0) == 0:
     print("local master")
-if not dist.is_initialized() or dist.get_rank() == 0:
+if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
     print("global master")
-flag = not (not dist.is_initialized() or dist.get_rank() == 0)
+flag = not ((dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0)
 
 
 class Node:

@@ -1,5 +1,6 @@
 # TPU212 spawn
 import torch_xla.distributed.xla_multiprocessing as xmp
+from trainer import train_worker
 
 
 def fn(index, cfg):
@@ -7,10 +8,22 @@ def fn(index, cfg):
 
 
 def gn(index):
+    """Worker with a docstring: the prelude goes after it."""
     print(index)
+
+
+def launch(n):
+    def nested(index, n):
+        print(index, n)
+
+    xmp.spawn(nested, args=(n,), nprocs=n)
 
 
 if __name__ == "__main__":
     xmp.spawn(fn, args=({"a": 1},), nprocs=4)
     xmp.spawn(gn, nprocs=8, start_method="fork")
     xmp.spawn(gn, args=())  # no nprocs: reported
+    xmp.spawn(gn, nprocs=None)  # every chip: reported, TorchTPU needs the count
+    xmp.spawn(gn, nprocs=len(range(4)))  # computed by a call: reported
+    xmp.spawn(train_worker, nprocs=4)  # worker defined elsewhere: reported
+    xmp.spawn(lambda i: print(i), nprocs=2)  # not a function of this file: reported

@@ -61,50 +61,117 @@ impl<'a> Checker<'a> {
             None => &empty,
         };
         if !spec.when.is_empty() && !self.when_holds(&spec.when, bound) {
-            return Err(describe_when(&spec.when));
+            return Err(self.describe_unmet(&spec.when, bound));
         }
-        if !spec.requires_use.is_empty() && !spec.requires_use.iter().any(|r| self.sem.imports_name(r)) {
-            return Err(format!("the file does not use {}", spec.requires_use.join(" or ")));
+        if !spec.requires_call_in_function.is_empty() && !self.function_calls_any(&spec.requires_call_in_function) {
+            return Err(format!(
+                "this function does not call {}",
+                spec.requires_call_in_function.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ")
+            ));
         }
         let mut fix = self.try_action(site, rule, spec, bound)?;
-        if let Some(prelude) = &spec.worker_prelude
-            && let Some((edit, imports)) = self.worker_prelude(site, rule, prelude, bound)
-        {
+        if let Some(prelude) = &spec.worker_prelude {
+            let (edit, imports) = self.worker_prelude(site, rule, prelude, bound)?;
             fix.edits.push(edit);
             fix.imports.extend(imports);
         }
         Ok(fix)
     }
 
-    /// Insert the prelude at the top of the worker function a launcher call names.
+    /// Why a fix variant's `when` does not hold: only the conditions that fail.
+    fn describe_unmet(&self, when: &crate::migrate::rules::When, bound: &Bound<'a>) -> String {
+        let parts: Vec<String> = when
+            .iter()
+            .filter(|(p, accepted)| {
+                !crate::migrate::rules::template::arg_matches(
+                    bound.values.get(*p).map(|e| self.src(e.range())),
+                    accepted,
+                )
+            })
+            .map(|(p, accepted)| {
+                let values: Vec<String> = accepted
+                    .iter()
+                    .map(|a| match a.as_deref() {
+                        None => "omitted".to_string(),
+                        Some("*") => "passed".to_string(),
+                        Some("$value") => "a plain value (a literal other than None, a name or attribute)".to_string(),
+                        Some(v) => format!("`{v}`"),
+                    })
+                    .collect();
+                let actual = match bound.values.get(p) {
+                    Some(e) => format!(" (here `{}`)", self.src(e.range())),
+                    None => " (here omitted)".to_string(),
+                };
+                format!("`{p}` is {}{actual}", values.join(" or "))
+            })
+            .collect();
+        format!("only converted when {}", parts.join(" and "))
+    }
+
+    /// The statements a launcher fix puts at the top of the worker function it
+    /// starts. A worker that cannot be found and edited makes the whole launcher
+    /// fix unavailable: converting the launcher alone would start workers that
+    /// all believe they are rank 0.
     pub(super) fn worker_prelude(
         &self,
         site: &Site<'a>,
         rule: &Rule,
         prelude: &crate::migrate::rules::WorkerPrelude,
         bound: &Bound<'a>,
-    ) -> Option<(Edit, Vec<ImportRequest>)> {
-        let Expr::Name(worker) = bound.values.get(&prelude.param)? else { return None };
-        let def = self.functions.get(worker.id.as_str())?;
-        if self.src(def.range).contains(prelude.unless.as_str()) {
-            return None;
-        }
-        let rank = def.parameters.posonlyargs.iter().chain(def.parameters.args.iter()).next()?.name().id.to_string();
+    ) -> Result<(Edit, Vec<ImportRequest>), String> {
+        let worker = bound.values.get(&prelude.param).ok_or("no worker function is passed")?;
+        let unreachable =
+            || format!("the worker `{}` is not a function defined in this file", self.src(worker.range()));
+        let Expr::Name(name) = worker else { return Err(unreachable()) };
+        let binding = self.sem.unique_binding(&name.id, self.scope, name.start()).ok_or_else(unreachable)?;
+        let def = self.inventory.defs.get(&self.sem.bindings[binding].range.start()).ok_or_else(unreachable)?;
+        let rank = def
+            .parameters
+            .posonlyargs
+            .iter()
+            .chain(def.parameters.args.iter())
+            .next()
+            .ok_or_else(|| format!("the worker `{}` takes no index parameter", name.id))?
+            .name()
+            .id
+            .to_string();
         let first = match def.body.as_slice() {
             [Stmt::Expr(doc), next, ..] if doc.value.is_string_literal_expr() => next,
             [first, ..] => first,
-            [] => return None,
+            [] => return Err(unreachable()),
         };
         let at = crate::source::line_start(self.text, first.start().into());
         if !self.text[at..usize::from(first.start())].trim().is_empty() {
-            return None; // `def f(r): body` on one line
+            return Err(format!("the worker `{}` is written on one line", name.id));
         }
         let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
         cx.rank = Some(rank);
-        let text = prelude.statement.expand(&mut cx).ok()?;
+        let mut text = prelude.statement.expand(&mut cx)?;
+        if let Some(init) = &prelude.init
+            && !self.file_creates_process_group()
+        {
+            text = format!("{}\n{}", text.trim_end(), init.expand(&mut cx)?);
+        }
         let indent = indentation_at(self.text, first.start().into());
-        let edit = Edit::insert(TextSize::try_from(at).ok()?, format!("{indent}{text}{}", newline_of(self.text)));
-        Some((edit, cx.imports))
+        let edit = Edit::insert(
+            TextSize::try_from(at).map_err(|e| e.to_string())?,
+            format!("{}{}", self.indent_block(&text, indent), newline_of(self.text)),
+        );
+        Ok((edit, cx.imports))
+    }
+
+    /// Lay a template's lines out at `indent`: templates indent nested lines
+    /// with four spaces; follow the file where it uses tabs.
+    fn indent_block(&self, text: &str, indent: &str) -> String {
+        let unit = if indent.starts_with('\t') { "\t" } else { "    " };
+        text.trim_end_matches('\n')
+            .split('\n')
+            .map(|line| {
+                let depth = (line.len() - line.trim_start_matches(' ').len()) / 4;
+                format!("{indent}{}{}", unit.repeat(depth), &line[depth * 4..])
+            })
+            .collect::<Vec<_>>()
+            .join(newline_of(self.text))
     }
 
     pub(super) fn try_action(
@@ -123,35 +190,38 @@ impl<'a> Checker<'a> {
                 if self.operand.last() == Some(&true) && !is_atomic(&text) {
                     text = format!("({text})");
                 }
+                if let Some(Some(quote)) = self.fstring_quotes.last() {
+                    text = requote_for_fstring(&text, *quote)?;
+                }
+                let literals = self.compared_literals(site.expr, &spec.compare)?;
                 let (text, lossless) = self.carry_comments(site.expr.range(), text);
-                let mut fix = fix(vec![Edit::replace(site.expr.range(), text)], vec![], cx.imports);
+                let mut edits = vec![Edit::replace(site.expr.range(), text)];
+                edits.extend(literals);
+                let mut fix = fix(edits, vec![], cx.imports);
                 if !lossless {
                     fix.safety = crate::migrate::rules::Safety::Unsafe;
                 }
                 Ok(fix)
             }
             FixAction::Statement(t) => {
-                let (_, stmt) = self.expression_statement(site.expr).ok_or("its result is used as a value")?;
+                let (stmt, assign) = match self.expression_statement(site.expr) {
+                    Some((_, stmt)) => (stmt, String::new()),
+                    None if t.uses_assign() => {
+                        let (stmt, target) = self.assigned_by(site.expr).ok_or("its result is used as a value")?;
+                        (stmt, format!("{target} = "))
+                    }
+                    None => return Err("its result is used as a value".into()),
+                };
                 let line_start = crate::source::line_start(self.text, stmt.start().into());
                 if !self.text[line_start..usize::from(stmt.start())].trim().is_empty() {
                     return Err("the statement shares its line with other code".into());
                 }
+                cx.assign = Some(assign);
                 let text = t.expand(&mut cx)?;
                 cx.check_consumed(spec, t)?;
                 let indent = indentation_at(self.text, stmt.start().into());
-                let newline = newline_of(self.text);
-                // Templates indent with four spaces; follow the file where it uses tabs.
-                let unit = if indent.starts_with('\t') { "\t" } else { "    " };
-                let text = text
-                    .split('\n')
-                    .enumerate()
-                    .map(|(i, line)| {
-                        let depth = (line.len() - line.trim_start_matches(' ').len()) / 4;
-                        let body = &line[depth * 4..];
-                        if i == 0 { body.to_string() } else { format!("{indent}{}{body}", unit.repeat(depth)) }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(newline);
+                // The statement's own indentation is already in the file.
+                let text = self.indent_block(&text, indent)[indent.len()..].to_string();
                 let (text, lossless) = self.carry_comments(stmt.range(), text);
                 let mut fix = fix(vec![Edit::replace(stmt.range(), text)], vec![], cx.imports);
                 if !lossless {
@@ -239,6 +309,44 @@ impl<'a> Checker<'a> {
             _ => return None,
         };
         (targets.len() == 1 && targets[0].range() == expr.range()).then_some((sref, stmt))
+    }
+
+    /// The assignment statement whose value is `expr` (`x = xm.mesh_reduce(…)`), and its target's text.
+    pub(super) fn assigned_by(&self, expr: &Expr) -> Option<(&'a Stmt, &'a str)> {
+        let (_, stmt) = *self.stmt.last()?;
+        match stmt {
+            Stmt::Assign(a) if a.targets.len() == 1 && a.value.range() == expr.range() => {
+                Some((stmt, self.src(a.targets[0].range())))
+            }
+            _ => None,
+        }
+    }
+
+    /// With a `compare` table, the edits that carry a comparison over
+    /// (`hw == "TPU"` → `… == "tpu"`); a literal the table does not know
+    /// makes the comparison meaningless on TorchTPU, so no fix is offered.
+    fn compared_literals(
+        &self,
+        expr: &Expr,
+        table: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Vec<Edit>, String> {
+        let Some(cmp) = self.compare.last().filter(|_| !table.is_empty()) else { return Ok(vec![]) };
+        let operands: Vec<&Expr> = std::iter::once(&*cmp.left).chain(cmp.comparators.iter()).collect();
+        if !operands.iter().any(|o| o.range() == expr.range()) {
+            return Ok(vec![]);
+        }
+        let mut edits = Vec::new();
+        for operand in operands.iter().filter(|o| o.range() != expr.range()) {
+            let Expr::StringLiteral(lit) = operand else { continue };
+            let value = lit.value.to_str();
+            let new = table.get(value).ok_or_else(|| {
+                format!("it is compared with {value:?}, which can never match on TorchTPU: delete that branch by hand")
+            })?;
+            let raw = self.src(lit.range);
+            let quote = if raw.ends_with('\'') { '\'' } else { '"' };
+            edits.push(Edit::replace(lit.range, format!("{quote}{new}{quote}")));
+        }
+        Ok(edits)
     }
 
     pub(super) fn append_keyword(&self, call: &ExprCall, param: &str, value: &str) -> Edit {
@@ -352,6 +460,8 @@ struct ExpandCx<'c, 'a> {
     used_params: HashSet<String>,
     imports: Vec<ImportRequest>,
     rank: Option<String>,
+    assign: Option<String>,
+    fresh: std::collections::HashMap<String, String>,
 }
 
 impl<'c, 'a> ExpandCx<'c, 'a> {
@@ -361,7 +471,17 @@ impl<'c, 'a> ExpandCx<'c, 'a> {
         signature: Option<&'c Signature>,
         bound: &'c Bound<'a>,
     ) -> Self {
-        ExpandCx { checker, site, signature, bound, used_params: HashSet::new(), imports: Vec::new(), rank: None }
+        ExpandCx {
+            checker,
+            site,
+            signature,
+            bound,
+            used_params: HashSet::new(),
+            imports: Vec::new(),
+            rank: None,
+            assign: None,
+            fresh: std::collections::HashMap::new(),
+        }
     }
 
     /// Every argument the call passes must be carried over, conditioned on, or explicitly droppable.
@@ -441,6 +561,23 @@ impl ExpandContext for ExpandCx<'_, '_> {
         self.rank.clone()
     }
 
+    fn assign(&self) -> Option<String> {
+        self.assign.clone()
+    }
+
+    fn fresh(&mut self, hint: &str) -> String {
+        if let Some(name) = self.fresh.get(hint) {
+            return name.clone();
+        }
+        let names = &self.checker.sem.all_names;
+        let name = std::iter::once(hint.to_string())
+            .chain((2..).map(|i| format!("{hint}_{i}")))
+            .find(|n| !names.contains(n) && !self.fresh.values().any(|v| v == n))
+            .expect("an unused name exists");
+        self.fresh.insert(hint.to_string(), name.clone());
+        name
+    }
+
     fn all_args(&self) -> String {
         match self.site.call {
             Some(call) => {
@@ -453,22 +590,19 @@ impl ExpandContext for ExpandCx<'_, '_> {
     }
 }
 
-fn describe_when(when: &crate::migrate::rules::When) -> String {
-    let parts: Vec<String> = when
-        .iter()
-        .map(|(p, accepted)| {
-            let values: Vec<String> = accepted
-                .iter()
-                .map(|a| match a.as_deref() {
-                    None => "omitted".to_string(),
-                    Some("*") => "passed".to_string(),
-                    Some(v) => format!("`{v}`"),
-                })
-                .collect();
-            format!("`{p}` is {}", values.join(" or "))
-        })
-        .collect();
-    format!("only converted when {}", parts.join(" and "))
+/// Inside an f-string delimited by `quote`, a replacement must use the other
+/// quote for its own string literals (Python < 3.12 rejects the same one).
+/// The user's code that fills the template was valid there, so only the
+/// template's own literals can hold `quote`.
+fn requote_for_fstring(text: &str, quote: char) -> Result<String, String> {
+    if !text.contains(quote) {
+        return Ok(text.to_string());
+    }
+    let other = if quote == '"' { '\'' } else { '"' };
+    if text.contains(other) {
+        return Err("its replacement needs both quote characters inside an f-string".into());
+    }
+    Ok(text.replace(quote, &other.to_string()))
 }
 
 /// Keep the file's quote style when a string argument is replaced by another.

@@ -187,3 +187,19 @@ pub(super) fn try_only_guards_imports(t: &ast::StmtTry) -> bool {
         })
     })
 }
+
+/// Names a `try` statement assigns (`_HAS_XLA = True` in its body or handlers).
+pub(super) fn assigned_names(t: &ast::StmtTry) -> Vec<&str> {
+    let handlers = t.handlers.iter().flat_map(|h| {
+        let ast::ExceptHandler::ExceptHandler(h) = h;
+        h.body.iter()
+    });
+    t.body
+        .iter()
+        .chain(handlers)
+        .chain(t.orelse.iter())
+        .filter_map(|s| s.as_assign_stmt())
+        .flat_map(|a| a.targets.iter())
+        .filter_map(|target| target.as_name_expr().map(|n| n.id.as_str()))
+        .collect()
+}

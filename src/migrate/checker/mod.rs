@@ -9,8 +9,11 @@ use ruff_python_parser::Parsed;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
 mod fixes;
+mod guards;
 mod imports;
+mod inventory;
 mod noqa;
+mod strings;
 
 use imports::{catches_import_error, try_only_guards_imports};
 use noqa::Suppressions;
@@ -57,16 +60,18 @@ pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> Ch
         import_sites: Vec::new(),
         diagnostics: Vec::new(),
         guarded_try_bodies: HashSet::new(),
-        functions: module
-            .body
-            .iter()
-            .filter_map(|s| s.as_function_def_stmt())
-            .map(|f| (f.name.id.as_str(), f))
-            .collect(),
+        compare: Vec::new(),
+        inventory: inventory::Inventory::build(module, &sem),
+        literals_seen: HashSet::new(),
+        keyword_of: std::collections::HashMap::new(),
+        xla_only: Vec::new(),
+        probe_flags: HashSet::new(),
+        fstring_quotes: Vec::new(),
     };
     checker.visit_block(&module.body, None);
     checker.report_imports();
     let mut diagnostics = std::mem::take(&mut checker.diagnostics);
+    checker.report_xla_only_branches(&mut diagnostics);
     let suppressed = Suppressions::new(text, parsed);
     diagnostics.retain(|d| !suppressed.covers(text, d.range, &rules.rules[d.rule].code));
     diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
@@ -93,8 +98,21 @@ struct Checker<'a> {
     /// Bodies of `try:` blocks whose `except ImportError` does real work (sets
     /// a flag…): removing their imports must keep the probe meaningful.
     guarded_try_bodies: HashSet<usize>,
-    /// Module-level functions, for launcher fixes that edit the worker.
-    functions: std::collections::HashMap<&'a str, &'a ast::StmtFunctionDef>,
+    /// The comparisons enclosing the current expression, innermost last.
+    compare: Vec<&'a ast::ExprCompare>,
+    inventory: inventory::Inventory<'a>,
+    /// String literals a positional check already judged (device arguments, dict keys).
+    literals_seen: HashSet<TextSize>,
+    /// The keyword each keyword-argument literal is the value of.
+    keyword_of: std::collections::HashMap<TextSize, &'a str>,
+    /// Branches that only run with torch_xla: (the guard's test, the branch).
+    xla_only: Vec<(TextRange, TextRange)>,
+    /// Flags set by a `try: import torch_xla…` that becomes a TorchTPU probe:
+    /// branches they guard are TorchTPU branches after the migration, not dead code.
+    probe_flags: HashSet<&'a str>,
+    /// Quote characters of the f-strings enclosing the current expression:
+    /// before Python 3.12 a replacement field cannot reuse them.
+    fstring_quotes: Vec<Option<char>>,
 }
 
 /// Where a match sits, for building its fix.
@@ -114,6 +132,17 @@ impl<'a> Checker<'a> {
 
     fn rule(&self, id: RuleId) -> &'a Rule {
         &self.rules.rules[id]
+    }
+
+    /// Whether the function (or module) being checked calls one of `names`.
+    fn function_calls_any(&self, names: &[String]) -> bool {
+        self.inventory.scope_calls_any(self.scope, names)
+    }
+
+    /// Whether the file creates a process group itself (then a launcher fix
+    /// must not create a second one in the worker).
+    fn file_creates_process_group(&self) -> bool {
+        self.inventory.file_calls("torch.distributed.init_process_group")
     }
 
     fn visit_block(&mut self, body: &'a [Stmt], owner: Option<(StmtRef, bool)>) {
@@ -140,6 +169,7 @@ impl<'a> Checker<'a> {
         let owner = Some((sref, false));
         match stmt {
             Stmt::FunctionDef(def) => {
+                self.check_device_defaults(&def.parameters);
                 crate::migrate::semantic::visit_function_header(self, def);
                 self.in_scope_of(def.range.start(), |c| c.visit_block(&def.body, owner));
             }
@@ -151,6 +181,7 @@ impl<'a> Checker<'a> {
                 self.in_scope_of(class.range.start(), |c| c.visit_block(&class.body, owner));
             }
             Stmt::If(if_stmt) => {
+                self.note_xla_guard(if_stmt);
                 self.visit_expr(&if_stmt.test);
                 let droppable = if_stmt.elif_else_clauses.is_empty() && is_pure(&if_stmt.test);
                 self.visit_block(&if_stmt.body, Some((sref, droppable)));
@@ -165,6 +196,8 @@ impl<'a> Checker<'a> {
                 let droppable = try_only_guards_imports(try_stmt);
                 if !droppable && catches_import_error(try_stmt) {
                     self.guarded_try_bodies.insert(self.blocks.len());
+                    // Its flag (`_HAS_XLA = True`) will then mean "TorchTPU is here".
+                    self.probe_flags.extend(imports::assigned_names(try_stmt));
                 }
                 self.visit_block(&try_stmt.body, Some((sref, droppable)));
                 for handler in &try_stmt.handlers {
@@ -202,6 +235,16 @@ impl<'a> Checker<'a> {
                 }
             }
             Stmt::Import(_) | Stmt::ImportFrom(_) => self.import_sites.push((sref, stmt)),
+            Stmt::Assign(assign) => {
+                self.check_assigned_device(&assign.targets.iter().collect::<Vec<_>>(), &assign.value);
+                visitor::walk_stmt(self, stmt);
+            }
+            Stmt::AnnAssign(assign) => {
+                if let Some(value) = &assign.value {
+                    self.check_assigned_device(&[&assign.target], value);
+                }
+                visitor::walk_stmt(self, stmt);
+            }
             Stmt::Delete(del) => {
                 self.check_delete(del, sref);
                 visitor::walk_stmt(self, stmt);
@@ -217,6 +260,11 @@ impl<'a> Checker<'a> {
     // ---- matching -------------------------------------------------------
 
     fn visit_call(&mut self, expr: &'a Expr, call: &'a ExprCall) {
+        for kw in call.arguments.keywords.iter() {
+            if let (Some(arg), Expr::StringLiteral(lit)) = (&kw.arg, &kw.value) {
+                self.keyword_of.insert(lit.range.start(), arg.id.as_str());
+            }
+        }
         let q = self.sem.qualified_name(&call.func, self.scope);
         if let Some(q) = &q {
             self.mark_used(q);
@@ -241,6 +289,17 @@ impl<'a> Checker<'a> {
             }
         }
         self.check_device_arguments(call, q.as_ref());
+        let unmapped = self.rules.builtin(Builtin::Unmapped);
+        if let (Some(q), Some(rule)) = (&q, unmapped)
+            && in_modules(&q.name, &self.rule(rule).modules)
+        {
+            // Arguments of a torch_xla call nobody converts stay torch_xla's (`xm.REDUCE_SUM` in them too).
+            self.operand.push(true);
+            self.visit_expr(&call.func);
+            self.operand.pop();
+            self.visit_owned_arguments(call);
+            return;
+        }
         self.walk_with_operand(expr);
     }
 
@@ -258,11 +317,12 @@ impl<'a> Checker<'a> {
 
     fn match_condition_holds(&self, rule: RuleId, call: &ExprCall) -> bool {
         let rule = self.rule(rule);
-        if rule.when.is_empty() {
+        if rule.when.is_empty() && rule.when_any.is_empty() {
             return true;
         }
         let Some(Ok(bound)) = rule.signature.as_ref().map(|s| s.bind(call)) else { return false };
         self.when_holds(&rule.when, &bound)
+            && (rule.when_any.is_empty() || rule.when_any.iter().any(|w| self.when_holds(w, &bound)))
     }
 
     fn when_holds(&self, when: &crate::migrate::rules::When, bound: &Bound) -> bool {
@@ -345,48 +405,6 @@ impl<'a> Checker<'a> {
             if kw.arg.as_ref().is_some_and(|a| matches!(a.id.as_str(), "device" | "map_location" | "device_type")) {
                 self.check_device_literal(&kw.value);
             }
-        }
-    }
-
-    fn check_device_literal(&mut self, expr: &'a Expr) {
-        let Expr::StringLiteral(lit) = expr else { return };
-        if lit.value.is_implicit_concatenated() {
-            return;
-        }
-        let value = lit.value.to_str();
-        let found: Vec<(RuleId, String, String)> = self
-            .rules
-            .device_string_rules()
-            .filter_map(|(id, r)| {
-                let ds = r.device_string.as_ref()?;
-                let index = if value == ds.from { Some("") } else { value.strip_prefix(&format!("{}:", ds.from)) }?;
-                Some((id, index.to_string(), ds.to.clone()))
-            })
-            .collect();
-        for (rule, index, to) in found {
-            let raw = self.src(lit.range);
-            let Some(quote_at) = raw.find(['"', '\'']) else { continue };
-            let (prefix, body) = raw.split_at(quote_at);
-            let new_value = match index.as_str() {
-                "" => Some(to),
-                "0" => Some(format!("{to}:0")),
-                _ => None, // another chip of this process: TorchTPU gives each process one chip
-            };
-            let (fix, note) = match new_value {
-                Some(v) => {
-                    let quote = &body[..if body.starts_with("\"\"\"") || body.starts_with("'''") { 3 } else { 1 }];
-                    let literal = format!("{prefix}{quote}{v}{quote}");
-                    self.literal_fix(rule, lit.range, &literal)
-                }
-                None => (
-                    None,
-                    Some(format!(
-                        "`{value}` names a specific chip; on TorchTPU each process sees exactly one chip, `tpu:0`"
-                    )),
-                ),
-            };
-            let message = self.message(rule, raw);
-            self.diagnostics.push(Diagnostic { rule, range: lit.range, message, note, fix });
         }
     }
 
@@ -477,6 +495,20 @@ impl<'a> Visitor<'a> for Checker<'a> {
                         self.check_device_literal(e);
                     }
                 }
+                self.compare.push(cmp);
+                self.walk_with_operand(expr);
+                self.compare.pop();
+            }
+            Expr::StringLiteral(lit) => self.check_string_literal(lit),
+            Expr::FString(f) => {
+                self.check_fstring(f);
+                let quote = fstring_quote(self.src(f.range));
+                self.fstring_quotes.push(quote);
+                self.walk_with_operand(expr);
+                self.fstring_quotes.pop();
+            }
+            Expr::Dict(dict) => {
+                self.check_dict(dict);
                 self.walk_with_operand(expr);
             }
             Expr::Lambda(_) | Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {
@@ -485,6 +517,16 @@ impl<'a> Visitor<'a> for Checker<'a> {
             _ => self.walk_with_operand(expr),
         }
     }
+}
+
+/// The quote an f-string is delimited by; `None` when triple-quoted (either
+/// quote may then appear inside its replacement fields).
+fn fstring_quote(raw: &str) -> Option<char> {
+    let body = raw.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    if body.starts_with("\"\"\"") || body.starts_with("'''") {
+        return None;
+    }
+    body.chars().next()
 }
 
 /// Names used in an expression parsed from a string annotation.
@@ -516,6 +558,8 @@ fn is_operator_context(expr: &Expr) -> bool {
             | Expr::Attribute(_)
             | Expr::Subscript(_)
             | Expr::Starred(_)
+            // `a if c else b` nested in another conditional changes how it groups.
+            | Expr::If(_)
     )
 }
 

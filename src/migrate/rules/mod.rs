@@ -83,11 +83,30 @@ struct RawMatcher {
     #[serde(default)]
     device_string: Option<DeviceString>,
     #[serde(default)]
+    string: Option<StringMatch>,
+    #[serde(default)]
+    dict_key: Vec<String>,
+    #[serde(default)]
     builtin: Option<Builtin>,
     #[serde(default)]
     modules: Vec<String>,
     #[serde(default)]
     when: When,
+    /// Alternatives: the call matches if any of these holds (and `when` does).
+    #[serde(default)]
+    when_any: Vec<When>,
+}
+
+/// String literals with one of `values`: fixed to `to` where they are the
+/// value of one of `keywords` (`backend="openxla"`), reported elsewhere.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StringMatch {
+    pub values: Vec<String>,
+    #[serde(default)]
+    pub to: Option<String>,
+    #[serde(default)]
+    pub keywords: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -105,6 +124,8 @@ pub enum Builtin {
     Import,
     /// A reference to one of `modules` that no other rule covers.
     Unmapped,
+    /// A branch guarded by a torch_xla availability test (dead on TorchTPU).
+    XlaOnlyBranch,
 }
 
 /// Argument conditions: parameter → accepted source texts (`~` = not passed).
@@ -131,28 +152,31 @@ struct RawFix {
     #[serde(default)]
     note: Option<String>,
     #[serde(default)]
-    requires_use: Vec<String>,
+    requires_call_in_function: Vec<String>,
+    #[serde(default)]
+    compare: BTreeMap<String, String>,
     #[serde(default)]
     worker_prelude: Option<RawPrelude>,
 }
 
-/// A statement to put at the top of the worker function a launcher call names.
+/// Statements to put at the top of the worker function a launcher call names.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPrelude {
     /// The parameter holding the worker function (e.g. `fn`).
     param: String,
-    /// The statement; `{$rank}` is the worker's first parameter.
+    /// The statements; `{$rank}` is the worker's first parameter.
     statement: String,
-    /// Skip when the worker already contains this text.
-    unless: String,
+    /// A last statement added only when the file creates no process group itself.
+    #[serde(default)]
+    init: Option<String>,
 }
 
 #[derive(Debug, Clone)]
 pub struct WorkerPrelude {
     pub param: String,
     pub statement: Template,
-    pub unless: String,
+    pub init: Option<Template>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -186,8 +210,12 @@ pub struct FixSpec {
     pub drop: Vec<String>,
     pub action: FixAction,
     pub note: Option<String>,
-    /// Only offer the fix when the file imports one of these names (e.g. DDP).
-    pub requires_use: Vec<String>,
+    /// Only offer the fix when the function containing the match also calls
+    /// one of these (e.g. wraps a model in DDP).
+    pub requires_call_in_function: Vec<String>,
+    /// When the match is compared with string literals (`hw == "TPU"`), each
+    /// literal's new value; a literal not listed blocks the fix.
+    pub compare: BTreeMap<String, String>,
     pub worker_prelude: Option<WorkerPrelude>,
 }
 
@@ -208,8 +236,11 @@ pub struct Rule {
     pub explanation: String,
     pub fixes: Vec<FixSpec>,
     pub when: When,
+    pub when_any: Vec<When>,
     pub env: Vec<String>,
     pub device_string: Option<DeviceString>,
+    pub string: Option<StringMatch>,
+    pub dict_keys: Vec<String>,
     pub builtin: Option<Builtin>,
     pub modules: Vec<String>,
     /// Where the rule came from (file name), for error messages.
@@ -291,8 +322,11 @@ impl RuleSet {
             explanation: raw.explanation,
             fixes,
             when: m.when,
+            when_any: m.when_any,
             env: m.env,
             device_string: m.device_string,
+            string: m.string,
+            dict_keys: m.dict_key,
             builtin: m.builtin,
             modules: m.modules,
             origin: origin.to_string(),
@@ -322,6 +356,14 @@ impl RuleSet {
 
     pub fn device_string_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
         self.rules.iter().enumerate().filter(|(_, r)| r.device_string.is_some())
+    }
+
+    pub fn string_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
+        self.rules.iter().enumerate().filter(|(_, r)| r.string.is_some())
+    }
+
+    pub fn dict_key_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
+        self.rules.iter().enumerate().filter(|(_, r)| !r.dict_keys.is_empty())
     }
 
     pub fn by_code(&self, code: &str) -> Option<&Rule> {
@@ -379,7 +421,7 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
             Ok::<_, anyhow::Error>(WorkerPrelude {
                 param: p.param,
                 statement: Template::parse(&p.statement)?,
-                unless: p.unless,
+                init: p.init.as_deref().map(Template::parse).transpose()?,
             })
         })
         .transpose()?;
@@ -389,7 +431,8 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
         drop: f.drop,
         action,
         note: f.note,
-        requires_use: f.requires_use,
+        requires_call_in_function: f.requires_call_in_function,
+        compare: f.compare,
         worker_prelude,
     })
 }

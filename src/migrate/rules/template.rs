@@ -9,12 +9,15 @@
 //! | `{p}`              | the argument's source text, else the declared default         |
 //! | `{p:kw}`           | `, p=<text>` when the argument was passed, else nothing       |
 //! | `{p:kw=name}`      | `, name=<text>` when passed, else nothing                     |
+//! | `{p:splat}`        | a tuple/list literal's items, else `*<text>`; nothing if omitted |
 //! | `{*p}`             | the variadic arguments bound to `*p`, comma-separated        |
 //! | `{**p}`            | `, k=v` for each keyword collected by `**p`                   |
 //! | `{@module.path}`   | a name bound to that module (an import is added if needed)    |
 //! | `{$target}`        | the rule's per-name target (`match.call` given as a map)      |
 //! | `{$args}`          | the call's original argument list, verbatim                   |
 //! | `{$rank}`          | (worker preludes) the worker function's first parameter       |
+//! | `{$assign}`        | (statements) `target = ` when the call is assigned, else empty |
+//! | `{$fresh:name}`    | `name`, or `name_2`… if the file already uses it              |
 //! | `{{` / `}}`        | literal braces                                                |
 //!
 //! An argument the call passes but the template does not carry over makes the
@@ -169,12 +172,15 @@ enum Piece {
     Text(String),
     Param(String),
     Keyword { param: String, rename: String },
+    Splat(String),
     VarArgs(String),
     VarKeywords(String),
     Module(String),
     Target,
     Args,
     Rank,
+    Assign,
+    Fresh(String),
 }
 
 /// A parsed replacement template.
@@ -226,11 +232,16 @@ impl Template {
         Template { pieces: vec![Piece::Text(text.to_string())] }
     }
 
+    /// Whether the template uses `{$assign}` (it may then replace an assignment).
+    pub fn uses_assign(&self) -> bool {
+        self.pieces.contains(&Piece::Assign)
+    }
+
     /// Parameter names the template refers to.
     pub fn params(&self) -> impl Iterator<Item = &str> {
         self.pieces.iter().filter_map(|p| match p {
             Piece::Param(n) | Piece::VarArgs(n) | Piece::VarKeywords(n) => Some(n.as_str()),
-            Piece::Keyword { param, .. } => Some(param.as_str()),
+            Piece::Keyword { param, .. } | Piece::Splat(param) => Some(param.as_str()),
             _ => None,
         })
     }
@@ -253,6 +264,11 @@ impl Template {
                         out.push_str(&format!(", {rename}={text}"));
                     }
                 }
+                Piece::Splat(param) => {
+                    if let Some(text) = cx.arg(param) {
+                        out.push_str(&splat(&text));
+                    }
+                }
                 Piece::VarArgs(name) => out.push_str(&cx.varargs(name).join(", ")),
                 Piece::VarKeywords(name) => {
                     for (k, v) in cx.kwargs(name) {
@@ -263,6 +279,8 @@ impl Template {
                 Piece::Target => out.push_str(cx.target().ok_or("rule has no target for this name")?),
                 Piece::Args => out.push_str(&cx.all_args()),
                 Piece::Rank => out.push_str(&cx.rank().ok_or("`{$rank}` is only available in a worker prelude")?),
+                Piece::Assign => out.push_str(&cx.assign().ok_or("`{$assign}` is only available in statements")?),
+                Piece::Fresh(hint) => out.push_str(&cx.fresh(hint)),
             }
         }
         Ok(out)
@@ -282,6 +300,13 @@ pub trait ExpandContext {
     fn rank(&self) -> Option<String> {
         None
     }
+    /// `target = ` when the matched call is the value of an assignment
+    /// statement, `""` for an expression statement.
+    fn assign(&self) -> Option<String> {
+        None
+    }
+    /// A name that clashes with nothing in the file, stable within one fix.
+    fn fresh(&mut self, hint: &str) -> String;
 }
 
 fn parse_placeholder(inner: &str) -> Option<Piece> {
@@ -299,9 +324,16 @@ fn parse_placeholder(inner: &str) -> Option<Piece> {
         "$target" => return Some(Piece::Target),
         "$args" => return Some(Piece::Args),
         "$rank" => return Some(Piece::Rank),
+        "$assign" => return Some(Piece::Assign),
         _ => {}
     }
+    if let Some(hint) = inner.strip_prefix("$fresh:") {
+        return ident(hint).then(|| Piece::Fresh(hint.to_string()));
+    }
     if let Some((param, spec)) = inner.split_once(':') {
+        if spec == "splat" {
+            return ident(param).then(|| Piece::Splat(param.to_string()));
+        }
         let rename = match spec {
             "kw" => param,
             _ => spec.strip_prefix("kw=")?,
@@ -310,6 +342,21 @@ fn parse_placeholder(inner: &str) -> Option<Piece> {
             .then(|| Piece::Keyword { param: param.to_string(), rename: rename.to_string() });
     }
     ident(inner).then(|| Piece::Param(inner.to_string()))
+}
+
+/// The arguments a tuple or list literal spreads into (`(a, b)` → `a, b`);
+/// any other expression is starred (`args` → `*args`).
+fn splat(text: &str) -> String {
+    let Ok(parsed) = ruff_python_parser::parse_expression(text) else { return format!("*{text}") };
+    let elts = match parsed.expr() {
+        Expr::Tuple(t) => &t.elts,
+        Expr::List(l) => &l.elts,
+        _ => return format!("*{text}"),
+    };
+    if elts.iter().any(Expr::is_starred_expr) {
+        return format!("*{text}");
+    }
+    elts.iter().map(|e| &text[e.range()]).collect::<Vec<_>>().join(", ")
 }
 
 /// Split on commas that are not inside brackets or quotes.
@@ -335,18 +382,34 @@ fn split_top_level(text: &str) -> Vec<&str> {
 }
 
 /// Does an argument's source text satisfy a `when` entry? String literals
-/// compare by value, so `'xla'` matches `"xla"`; `~` means "not passed" and
-/// `"*"` means "passed, whatever the value".
+/// compare by value, so `'xla'` matches `"xla"`; `~` means "not passed",
+/// `"*"` means "passed, whatever the value", and `"$value"` means "passed,
+/// and a value that is safe to evaluate more than once" (a literal other than
+/// `None`, a name, an attribute or subscript of those).
 pub fn arg_matches(actual: Option<&str>, accepted: &[Option<String>]) -> bool {
     accepted.iter().any(|a| match (actual, a) {
         (None, None) => true,
         (Some(_), Some(expected)) if expected == "*" => true,
+        (Some(actual), Some(expected)) if expected == "$value" => is_plain_value(actual),
         (Some(actual), Some(expected)) => {
             actual == expected
                 || string_value(actual).is_some_and(|v| Some(v) == string_value(expected).or(Some(expected)))
         }
         _ => false,
     })
+}
+
+fn is_plain_value(text: &str) -> bool {
+    fn plain(e: &Expr) -> bool {
+        match e {
+            Expr::Name(_) | Expr::NumberLiteral(_) | Expr::StringLiteral(_) | Expr::BooleanLiteral(_) => true,
+            Expr::Attribute(a) => plain(&a.value),
+            Expr::Subscript(s) => plain(&s.value) && plain(&s.slice),
+            Expr::UnaryOp(u) => plain(&u.operand),
+            _ => false,
+        }
+    }
+    ruff_python_parser::parse_expression(text).is_ok_and(|p| plain(p.expr()))
 }
 
 /// The value of a simple (unprefixed, single-part) string literal.
@@ -394,10 +457,25 @@ mod tests {
     }
 
     #[test]
+    fn splat_spreads_literals_and_stars_the_rest() {
+        assert_eq!(splat("(step, loss)"), "step, loss");
+        assert_eq!(splat("[x]"), "x");
+        assert_eq!(splat("()"), "");
+        assert_eq!(splat("args"), "*args");
+        assert_eq!(splat("(a, *rest)"), "*(a, *rest)");
+    }
+
+    #[test]
     fn when_compares_string_values() {
         assert!(arg_matches(Some("'xla'"), &[Some("\"xla\"".into())]));
         assert!(arg_matches(Some("'xla'"), &[Some("xla".into())]));
         assert!(arg_matches(None, &[None]));
         assert!(!arg_matches(Some("True"), &[None, Some("False".into())]));
+        let value = [Some("$value".to_string())];
+        assert!(arg_matches(Some("FLAGS['num_cores']"), &value));
+        assert!(arg_matches(Some("args.nprocs"), &value));
+        assert!(!arg_matches(Some("None"), &value));
+        assert!(!arg_matches(Some("count_devices()"), &value));
+        assert!(!arg_matches(None, &value));
     }
 }

@@ -1,0 +1,88 @@
+//! What fixes ask about the file as a whole, gathered in one walk before
+//! matching: every function definition (launcher fixes edit the worker they
+//! start) and every call's qualified name with its scope (does this file, or
+//! this function, create a process group or wrap a model in DDP?).
+
+use std::collections::HashMap;
+
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::{Ranged, TextSize};
+
+use crate::migrate::semantic::{ScopeId, Semantic};
+
+#[derive(Default)]
+pub(super) struct Inventory<'a> {
+    /// Function definitions, by the start of their name (their binding's range).
+    pub defs: HashMap<TextSize, &'a ast::StmtFunctionDef>,
+    /// Qualified names of the calls made directly in each scope.
+    pub calls: HashMap<ScopeId, Vec<String>>,
+}
+
+impl<'a> Inventory<'a> {
+    pub fn build(module: &'a ast::ModModule, sem: &Semantic) -> Inventory<'a> {
+        let mut walker = Walker { sem, scope: 0, inventory: Inventory::default() };
+        walker.visit_body(&module.body);
+        walker.inventory
+    }
+
+    pub fn scope_calls_any(&self, scope: ScopeId, names: &[String]) -> bool {
+        self.calls.get(&scope).is_some_and(|calls| calls.iter().any(|c| names.contains(c)))
+    }
+
+    pub fn file_calls(&self, name: &str) -> bool {
+        self.calls.values().flatten().any(|c| c == name)
+    }
+}
+
+struct Walker<'s, 'a> {
+    sem: &'s Semantic,
+    scope: ScopeId,
+    inventory: Inventory<'a>,
+}
+
+impl Walker<'_, '_> {
+    fn within(&mut self, start: TextSize, f: impl FnOnce(&mut Self)) {
+        let saved = self.scope;
+        if let Some(scope) = self.sem.scope_of_node(start) {
+            self.scope = scope;
+        }
+        f(self);
+        self.scope = saved;
+    }
+}
+
+impl<'a> Visitor<'a> for Walker<'_, 'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(def) => {
+                self.inventory.defs.insert(def.name.range.start(), def);
+                crate::migrate::semantic::visit_function_header(self, def);
+                self.within(def.range.start(), |w| w.visit_body(&def.body));
+            }
+            Stmt::ClassDef(class) => {
+                class.decorator_list.iter().for_each(|d| self.visit_decorator(d));
+                if let Some(arguments) = &class.arguments {
+                    self.visit_arguments(arguments);
+                }
+                self.within(class.range.start(), |w| w.visit_body(&class.body));
+            }
+            _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Call(call) => {
+                if let Some(q) = self.sem.qualified_name(&call.func, self.scope) {
+                    self.inventory.calls.entry(self.scope).or_default().push(q.name);
+                }
+                visitor::walk_expr(self, expr);
+            }
+            Expr::Lambda(_) | Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {
+                self.within(expr.start(), |w| visitor::walk_expr(w, expr));
+            }
+            _ => visitor::walk_expr(self, expr),
+        }
+    }
+}
