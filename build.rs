@@ -1,7 +1,8 @@
-// The rule files, backend registries and operator profiles are embedded with
+// The rule files, backend registries, operator profiles and the emulator are embedded with
 // include_dir!, which does not notice *new* files; rebuild when these trees change.
 fn main() {
     println!("cargo:rerun-if-changed=rules");
+    println!("cargo:rerun-if-changed=emulator/python");
     println!("cargo:rerun-if-changed=corpus/ops");
     println!("cargo:rerun-if-changed=corpus/models");
 }

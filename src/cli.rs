@@ -18,6 +18,8 @@ pub enum Command {
     Check(crate::migrate::commands::CheckArgs),
     /// Explain a rule, or list all rules.
     Rule(crate::migrate::commands::RuleArgs),
+    /// Run a program on the CPU emulation of TorchTPU 0.2.0: try your migration before you have a TPU.
+    Run(crate::run::RunArgs),
     /// Operator profiles and backend registries.
     Ops(crate::ops::cli::OpsArgs),
     /// Compatibility report over the most-downloaded Hugging Face models.
@@ -30,6 +32,7 @@ pub fn main() -> ExitCode {
         Command::Migrate(args) => crate::migrate::commands::migrate(args),
         Command::Check(args) => crate::migrate::commands::check(args),
         Command::Rule(args) => crate::migrate::commands::rule(args),
+        Command::Run(args) => crate::run::run(args),
         Command::Ops(args) => crate::ops::cli::run(args),
         Command::Sweep(args) => crate::sweep::cli::run(args),
     };

@@ -5,6 +5,7 @@
 //! One module per capability, shared plumbing beside them:
 //! - [`migrate`]: the migrate/check engine. Data flows one way: discover
 //!   files → parse → resolve names → match rules → fixes → render.
+//! - [`run`]: `xla2tpu run`, a program on the embedded TorchTPU emulator.
 //! - [`ops`]: operator profiles and backend registries.
 //! - [`sweep`]: the Hugging Face compatibility report.
 //! - [`source`], [`discover`], [`write`], [`cache`], [`isolate`]: reading, finding and writing
@@ -16,6 +17,7 @@ pub mod discover;
 pub mod isolate;
 pub mod migrate;
 pub mod ops;
+pub mod run;
 pub mod source;
 pub mod sweep;
 pub mod write;

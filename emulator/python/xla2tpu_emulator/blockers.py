@@ -1,0 +1,149 @@
+"""Import blockers for torch_xla and optimum.tpu (no torch import here).
+
+On a TorchTPU host neither package exists. An `import` of either from user
+code fails with an ImportError that names the importing file:line and says
+how to migrate it, and records an incompatibility event. Availability probes
+(`importlib.util.find_spec("torch_xla")`, as transformers and diffusers do)
+see "not installed", exactly as on TorchTPU, so libraries keep working.
+"""
+
+import importlib.abc
+import importlib.machinery
+import linecache
+import os
+import sys
+
+from xla2tpu_emulator import report
+
+_EMU_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+KINDS = {"torch_xla": "torch_xla_import", "optimum.tpu": "optimum_tpu_import"}
+
+
+def _blocked_root(fullname):
+  if fullname == "torch_xla" or fullname.startswith("torch_xla."):
+    return "torch_xla"
+  if fullname == "optimum.tpu" or fullname.startswith("optimum.tpu."):
+    return "optimum.tpu"
+  return None
+
+
+def message(root, fullname, frames):
+  site = ""
+  fix = "xla2tpu migrate <file>"
+  if frames:
+    f = frames[0]
+    site = f"{f['file']}:{f['line']}: "
+    fix = f"xla2tpu migrate {f['file']}"
+    src = linecache.getline(f["file"], f["line"]).strip()
+    if src:
+      site += f"`{src}`: "
+  if root == "torch_xla":
+    what = (
+        f"No module named '{fullname}' (torch_xla is not installed under"
+        " TorchTPU, which replaces PyTorch/XLA)."
+    )
+  else:
+    what = (
+        f"No module named '{fullname}' (optimum-tpu is archived and built on"
+        " torch_xla; TorchTPU runs Hugging Face models natively on device"
+        " 'tpu')."
+    )
+  return f"{site}{what} Migrate this file to TorchTPU with `{fix}`."
+
+
+def blocked_import_error(root, fullname, frame):
+  """Records the event (user code only) and returns the error to raise."""
+  frames = report.user_frames(frame)
+  msg = message(root, fullname, frames)
+  if frames:
+    report.incompatibility(KINDS[root], msg, frames=frames)
+  return ModuleNotFoundError(msg, name=fullname)
+
+
+def _is_probe(frame):
+  """True when called through importlib.util.find_spec (not an import)."""
+  while frame is not None:
+    code = frame.f_code
+    name = code.co_name
+    if name in ("_find_and_load", "_gcd_import", "__import__", "import_module"):
+      return False
+    if name == "find_spec" and frame.f_globals.get("__name__") == "importlib.util":
+      return True
+    frame = frame.f_back
+  return False
+
+
+def _mentions_optimum_tpu(frames):
+  if not frames:
+    return False
+  f = frames[0]
+  src = linecache.getline(f["file"], f["line"])
+  return "optimum.tpu" in src or ("optimum" in src and "tpu" in src)
+
+
+class BlockingFinder(importlib.abc.MetaPathFinder):
+  """First on sys.meta_path once the emulator is loaded."""
+
+  def find_spec(self, fullname, path=None, target=None):
+    root = _blocked_root(fullname)
+    frame = sys._getframe(1)  # pylint: disable=protected-access
+    if root is None:
+      if fullname == "optimum" and not _is_probe(frame):
+        # optimum itself is missing: say why `import optimum.tpu` fails.
+        if importlib.machinery.PathFinder.find_spec("optimum") is None:
+          frames = report.user_frames(frame)
+          if _mentions_optimum_tpu(frames):
+            raise blocked_import_error("optimum.tpu", "optimum.tpu", frame)
+      return None
+    if _is_probe(frame):
+      return None
+    raise blocked_import_error(root, fullname, frame)
+
+  def invalidate_caches(self):
+    pass
+
+
+class _HidingPathEntryFinder:
+  """Wraps the path-entry finder of the emulator dir: hides the stub package
+  from availability probes (the BlockingFinder answers real imports)."""
+
+  def __init__(self, inner):
+    self._inner = inner
+
+  def find_spec(self, fullname, target=None):
+    if fullname == "torch_xla" and _is_probe(sys._getframe(1)):  # pylint: disable=protected-access
+      return None
+    return self._inner.find_spec(fullname, target)
+
+  def invalidate_caches(self):
+    if hasattr(self._inner, "invalidate_caches"):
+      self._inner.invalidate_caches()
+
+  def __getattr__(self, name):
+    return getattr(self._inner, name)
+
+
+FINDER = BlockingFinder()
+
+
+def install():
+  if FINDER not in sys.meta_path:
+    sys.meta_path.insert(0, FINDER)
+  root = os.path.realpath(_EMU_ROOT)
+  for entry in list(sys.path):
+    try:
+      if os.path.realpath(entry or os.getcwd()) != root:
+        continue
+    except (OSError, ValueError):
+      continue
+    inner = sys.path_importer_cache.get(entry)
+    if inner is None:
+      for hook in sys.path_hooks:
+        try:
+          inner = hook(entry)
+          break
+        except ImportError:
+          continue
+    if inner is not None and not isinstance(inner, _HidingPathEntryFinder):
+      sys.path_importer_cache[entry] = _HidingPathEntryFinder(inner)

@@ -1,0 +1,440 @@
+"""Patches of torch's Python surface that TorchTPU (or the emulator) needs.
+
+- torch.accelerator: device_count (chips before init, 1 after),
+  set_device_index / device_index (only index 0), synchronize, random.*
+- torch.set/get_float32_matmul_precision mapped to TorchTPU precision
+- host-sync accounting: item, tolist, bool, print, numpy, torch.save
+- DTensor.from_local warning (as TorchTPU's loader)
+- torch.multiprocessing.spawn worker wrapper: exceptions recorded in workers
+"""
+
+import functools
+import importlib.abc
+import importlib.util
+import sys
+import threading
+import warnings
+import weakref
+
+import torch
+
+from xla2tpu_emulator import config
+from xla2tpu_emulator import device
+from xla2tpu_emulator import kernels
+from xla2tpu_emulator import report
+from xla2tpu_emulator import tpu_module
+
+_SYNC = kernels.SYNC
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def _sync_call(kind, fn, *args, **kwargs):
+  depth = getattr(_SYNC, "depth", 0)
+  if depth == 0:
+    report.count_host_sync(kind, frame=sys._getframe(2))  # pylint: disable=protected-access
+  _SYNC.depth = depth + 1
+  try:
+    return fn(*args, **kwargs)
+  finally:
+    _SYNC.depth = depth
+
+
+def _patch_method(name, kind):
+  orig = getattr(torch.Tensor, name)
+
+  @functools.wraps(orig)
+  def method(self, *args, **kwargs):
+    if type(self) in _PLAIN and self.device.type == "tpu":
+      return _sync_call(kind, orig, self, *args, **kwargs)
+    return orig(self, *args, **kwargs)
+
+  setattr(torch.Tensor, name, method)
+
+
+def _patch_numpy():
+  orig = torch.Tensor.numpy
+
+  @functools.wraps(orig)
+  def numpy(self, *args, **kwargs):
+    if isinstance(self, torch.Tensor) and self.device.type == "tpu":
+      msg = (
+          "can't convert tpu:0 device type tensor to numpy. Use Tensor.cpu() to"
+          " copy the tensor to host memory first."
+      )
+      report.incompatibility(
+          "numpy_on_device", msg, frame=sys._getframe(1)  # pylint: disable=protected-access
+      )
+    return orig(self, *args, **kwargs)
+
+  torch.Tensor.numpy = numpy
+
+
+def _patch_save():
+  orig = torch.save
+
+  @functools.wraps(orig)
+  def save(*args, **kwargs):
+    depth = getattr(_SYNC, "depth", 0)
+    hit = getattr(_SYNC, "hit", False)
+    _SYNC.depth = depth + 1
+    _SYNC.hit = False
+    try:
+      return orig(*args, **kwargs)
+    finally:
+      synced = _SYNC.hit
+      _SYNC.depth = depth
+      _SYNC.hit = hit or synced
+      if synced and depth == 0:
+        report.count_host_sync("save", frame=sys._getframe(1))  # pylint: disable=protected-access
+
+  torch.save = save
+  torch.serialization.save = save
+
+
+_pinned = weakref.WeakValueDictionary()  # id -> pinned host tensor
+
+
+def _patch_pin_memory():
+  """Pinned host memory for the tpu accelerator (TorchTPU has a pinned
+  allocator; a Python backend has none): a plain host copy, reported pinned."""
+  orig_pin = torch.Tensor.pin_memory
+  orig_is_pinned = torch.Tensor.is_pinned
+
+  def _for_tpu(dev):
+    if dev is None:
+      acc = torch.accelerator.current_accelerator()
+      return acc is not None and acc.type == "tpu"
+    return torch.device(dev).type == "tpu"
+
+  @functools.wraps(orig_pin)
+  def pin_memory(self, device=None):
+    if self.device.type == "cpu" and _for_tpu(device):
+      if _pinned.get(id(self)) is self:
+        return self
+      out = self.clone(memory_format=torch.contiguous_format)
+      _pinned[id(out)] = out
+      return out
+    return orig_pin(self) if device is None else orig_pin(self, device)
+
+  @functools.wraps(orig_is_pinned)
+  def is_pinned(self, device=None):
+    if _pinned.get(id(self)) is self and _for_tpu(device):
+      return True
+    try:
+      return orig_is_pinned(self) if device is None else orig_is_pinned(self, device)
+    except (NotImplementedError, RuntimeError):
+      return False
+
+  torch.Tensor.pin_memory = pin_memory
+  torch.Tensor.is_pinned = is_pinned
+
+
+def _patch_accelerator():
+  acc = torch.accelerator
+
+  def _index_of(dev):
+    if dev is None:
+      return 0
+    if isinstance(dev, int):
+      return dev
+    d = torch.device(dev)
+    if d.type != "tpu":
+      raise ValueError(
+          f"{d} doesn't match the current accelerator tpu."
+      )
+    return d.index if d.index is not None else 0
+
+  @functools.wraps(acc.device_count)
+  def device_count():
+    return tpu_module.device_count_impl()
+
+  def _set(dev):
+    idx = _index_of(dev)
+    if idx != 0:
+      tpu_module._set_device_impl(idx, frame=sys._getframe(2))  # pylint: disable=protected-access
+
+  @functools.wraps(acc.set_device_index)
+  def set_device_index(dev, /):
+    _set(dev)
+
+  @functools.wraps(acc.synchronize)
+  def synchronize(dev=None, /):
+    idx = _index_of(dev)
+    if idx != 0:
+      tpu_module._set_device_impl(idx, frame=sys._getframe(1))  # pylint: disable=protected-access
+    if device.bad_fork:
+      device.check_fork()
+
+  acc.device_count = device_count
+  acc.set_device_index = set_device_index
+  acc.set_device_idx = set_device_index
+  acc.synchronize = synchronize
+
+  di = acc.device_index
+  orig_enter = di.__enter__
+
+  def enter(self):
+    idx = getattr(self, "idx", None)
+    if idx is not None and idx >= 0:
+      _set(idx)
+    return orig_enter(self)
+
+  di.__enter__ = enter
+
+  rnd = acc.random
+
+  @functools.wraps(rnd.initial_seed)
+  def initial_seed(dev=None, /):
+    _set(dev) if dev is not None else None  # pylint: disable=expression-not-assigned
+    return device.initial_seed()
+
+  @functools.wraps(rnd.get_rng_state)
+  def get_rng_state(dev=None, /):
+    if dev is not None:
+      _set(dev)
+    return device.get_rng_state()
+
+  rnd.initial_seed = initial_seed
+  rnd.get_rng_state = get_rng_state
+  rnd.get_rng_state_all = lambda: [device.get_rng_state()]
+
+
+def _patch_precision():
+  P = tpu_module.Precision  # pylint: disable=invalid-name
+
+  @functools.wraps(torch.set_float32_matmul_precision)
+  def set_precision(precision):
+    mapping = {"medium": P.DEFAULT, "high": P.HIGH, "highest": P.HIGHEST}
+    if precision not in mapping:
+      raise ValueError(
+          "expected to be one of 'highest', 'high', or 'medium', got"
+          f" '{precision}'"
+      )
+    tpu_module.set_global_precision(mapping[precision])
+
+  @functools.wraps(torch.get_float32_matmul_precision)
+  def get_precision():
+    return {P.DEFAULT: "medium", P.HIGH: "high", P.HIGHEST: "highest"}[
+        tpu_module.get_global_precision()
+    ]
+
+  torch.set_float32_matmul_precision = set_precision
+  torch.get_float32_matmul_precision = get_precision
+
+
+UNEVEN_SHARDING_WARNING = (
+    "`DTensor.from_local` called without `shape` and `stride`. Unevenly"
+    " sharded tensors across ranks may cause collectives to hang or error out."
+    " Provide global `shape` and `stride` when shapes differ across ranks."
+)
+
+
+def _patch_from_local(dt):
+  orig = dt.DTensor.from_local
+
+  def from_local(*args, run_check=None, shape=None, stride=None, **kwargs):
+    if (shape is None or stride is None) and not torch.compiler.is_compiling():
+      warnings.warn(
+          "<TorchTpu/Correctness/> " + UNEVEN_SHARDING_WARNING,
+          UserWarning,
+          stacklevel=2,
+      )
+    if run_check is None:
+      run_check = config.truthy("TORCH_TPU_ENABLE_DEBUG_CHECKS")
+    return orig(*args, run_check=run_check, shape=shape, stride=stride, **kwargs)
+
+  dt.DTensor.from_local = staticmethod(from_local)
+
+
+def _patch_storage_new():
+  """torch.UntypedStorage(n, device="tpu"): a Python backend has no C++
+  allocator, so build the storage from a tpu tensor instead."""
+  cls = torch.UntypedStorage
+  orig_new = cls.__new__
+
+  def new(klass, *args, **kwargs):
+    dev = kwargs.get("device")
+    if dev is not None and torch.device(dev).type == "tpu":
+      if args and isinstance(args[0], int):
+        t = torch.empty(args[0], dtype=torch.uint8, device=dev)
+      elif args:
+        t = torch.tensor(list(args[0]), dtype=torch.uint8).to(dev)
+      else:
+        t = torch.empty(0, dtype=torch.uint8, device=dev)
+      return t.untyped_storage()
+    return orig_new(klass, *args, **kwargs)
+
+  cls.__new__ = new
+
+  orig_resize = cls.resize_
+
+  @functools.wraps(orig_resize)
+  def resize_(self, size):
+    if self.device.type == "tpu":
+      return kernels.resize_storage(self, size)
+    return orig_resize(self, size)
+
+  cls.resize_ = resize_
+
+
+class _PostImportHook(importlib.abc.MetaPathFinder):
+  """Runs a callback right after a module is first imported."""
+
+  def __init__(self, name, callback):
+    self.name = name
+    self.callback = callback
+
+  def find_spec(self, fullname, path=None, target=None):
+    if fullname != self.name:
+      return None
+    sys.meta_path.remove(self)
+    spec = importlib.util.find_spec(fullname)
+    if spec is None or spec.loader is None:
+      return spec
+    loader = spec.loader
+    orig_exec = loader.exec_module
+    callback = self.callback
+
+    def exec_module(module):
+      orig_exec(module)
+      try:
+        callback(module)
+      except Exception:  # pylint: disable=broad-except
+        pass
+
+    loader.exec_module = exec_module
+    return spec
+
+
+def _after_import(name, callback):
+  if name in sys.modules:
+    callback(sys.modules[name])
+  else:
+    sys.meta_path.insert(0, _PostImportHook(name, callback))
+
+
+def _patch_generator():
+  """torch.Generator(device="tpu"): a Python backend cannot provide device
+  generators, so hand out a host generator (random ops on tpu accept it)."""
+  base = torch._C.Generator  # pylint: disable=protected-access
+  if getattr(torch.Generator, "_xla2tpu", False):
+    return
+
+  class _Meta(type(base)):
+
+    def __instancecheck__(cls, obj):
+      return isinstance(obj, base)
+
+    def __subclasscheck__(cls, sub):
+      return issubclass(sub, base)
+
+  class Generator(base, metaclass=_Meta):  # pylint: disable=missing-class-docstring
+    __doc__ = base.__doc__
+    _xla2tpu = True
+
+    def __new__(cls, device="cpu"):
+      d = torch.device(device) if device is not None else torch.device("cpu")
+      if d.type == "tpu":
+        kernels.check_device_arg(d)
+        return base("cpu")
+      return base(device)
+
+  Generator.__module__ = "torch"
+  Generator.__qualname__ = "Generator"
+  torch.Generator = Generator
+
+
+_apply_depth = threading.local()
+
+
+def _patch_module_apply():
+  """Warns when Module.to("tpu") unties shared parameters.
+
+  torch replaces (instead of updating) parameters whose tensor type changes
+  unless the backend overrides aten::_has_compatible_shallow_copy_type, which
+  TorchTPU 0.2.0 does not (composite_implicit in the registry): each module
+  then gets its own copy, so tied weights (embeddings / LM heads) are untied,
+  as they were with torch_xla. Recorded as an `untied_parameters` warning.
+  """
+  orig = torch.nn.Module._apply  # pylint: disable=protected-access
+
+  def _apply(self, fn, recurse=True):
+    depth = getattr(_apply_depth, "n", 0)
+    if depth:
+      return orig(self, fn, recurse)
+    shared = {}
+    for mod_name, mod in self.named_modules(remove_duplicate=False):
+      for p_name, p in mod.named_parameters(recurse=False):
+        shared.setdefault(id(p), []).append((mod, p_name, f"{mod_name}.{p_name}".lstrip(".")))
+    shared = {k: v for k, v in shared.items() if len(v) > 1}
+    _apply_depth.n = depth + 1
+    try:
+      out = orig(self, fn, recurse)
+    finally:
+      _apply_depth.n = depth
+    for users in shared.values():
+      objs = {id(m._parameters.get(n)) for m, n, _ in users}  # pylint: disable=protected-access
+      if len(objs) > 1:
+        names = ", ".join(q for _, _, q in users)
+        report.warning(
+            "untied_parameters",
+            f"moving the module to the tpu device replaced the shared parameter"
+            f" {names} by separate copies (TorchTPU has no"
+            " _has_compatible_shallow_copy_type kernel); re-tie them after"
+            " .to('tpu') (e.g. model.tie_weights()) and create optimizers"
+            " afterwards",
+            frame=sys._getframe(1),  # pylint: disable=protected-access
+        )
+    return out
+
+  torch.nn.Module._apply = _apply  # pylint: disable=protected-access
+
+
+def _record_and_call(fn, *args):
+  try:
+    return fn(*args)
+  except BaseException as e:  # pylint: disable=broad-except
+    if not isinstance(e, (SystemExit, KeyboardInterrupt)):
+      report.exception(type(e), e, e.__traceback__)
+      report.summary()
+    raise
+
+
+def _patch_spawn():
+  import torch.multiprocessing.spawn  # pylint: disable=import-outside-toplevel,unused-import
+
+  sp = sys.modules["torch.multiprocessing.spawn"]
+
+  orig = sp._wrap  # pylint: disable=protected-access
+  if getattr(orig, "_xla2tpu", False):
+    return
+
+  def _wrap(fn, i, args, error_file):
+    return orig(functools.partial(_record_and_call, fn), i, args, error_file)
+
+  _wrap.__module__ = orig.__module__
+  _wrap.__qualname__ = orig.__qualname__
+  _wrap.__name__ = orig.__name__
+  _wrap._xla2tpu = True  # pylint: disable=protected-access
+  sp._wrap = _wrap  # pylint: disable=protected-access
+
+
+def install():
+  for name, kind in (
+      ("item", "item"),
+      ("tolist", "tolist"),
+      ("__bool__", "bool"),
+      ("__repr__", "print"),
+      ("__format__", "print"),
+  ):
+    _patch_method(name, kind)
+  _patch_numpy()
+  _patch_save()
+  _patch_storage_new()
+  _patch_pin_memory()
+  _patch_module_apply()
+  _patch_generator()
+  _patch_accelerator()
+  _patch_precision()
+  _after_import("torch.distributed.tensor", _patch_from_local)
+  _patch_spawn()

@@ -1,0 +1,226 @@
+//! `xla2tpu run -- python train.py`: run a program on the CPU emulation of
+//! TorchTPU that ships inside the binary, then say whether it would run on
+//! TorchTPU 0.2.0 (and if not, where it first fails) or that it finished,
+//! with the ops it dispatched and the host syncs it made.
+//!
+//! The emulator is loaded the way the real wheel is: an entry point in the
+//! `torch.backends` group, found on `PYTHONPATH`, so every process of the run
+//! (spawned workers, torchrun children) gets it at `import torch`.
+
+pub mod emulator;
+pub mod python;
+pub mod report;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::Context;
+use report::{Incompatibility, RunReport};
+
+/// Exit codes of `xla2tpu run`.
+pub mod exit {
+    /// The program finished and nothing it did fails on TorchTPU 0.2.0.
+    pub const OK: u8 = 0;
+    /// The program hit a TorchTPU 0.2.0 incompatibility (it would fail there).
+    pub const INCOMPATIBLE: u8 = 1;
+    /// xla2tpu could not run the program (usage, no Python, torch missing or too old).
+    pub const ERROR: u8 = 2;
+    /// The program failed for another reason; its own output says why.
+    pub const PROGRAM_FAILED: u8 = 3;
+}
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  the program finished and nothing it did fails on TorchTPU 0.2.0
+  1  the program hit a TorchTPU 0.2.0 incompatibility (reported with file and line)
+  2  xla2tpu could not run it (no Python, torch missing or older than 2.11, bad arguments)
+  3  the program failed for another reason (see its own output)
+
+The emulator models TorchTPU's API surface, operator registry, launch environment, process groups
+(on gloo) and autocast op list; not bf16 matmul numerics, memory, compilation or speed.";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct RunArgs {
+    /// Emulated TorchTPU chips on this host; TorchTPU runs one process per chip.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub nproc: u32,
+    /// Python whose torch (2.11–2.15) hosts the emulator [default: the command's own interpreter]
+    #[arg(long, value_name = "PYTHON")]
+    pub python: Option<PathBuf>,
+    /// Also write everything the emulator saw, merged over processes, as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// The program and its arguments, after `--`: `python train.py ARGS`, `torchrun …`.
+    #[arg(required = true, last = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let program = args.command[0].to_string_lossy().to_string();
+    let python = match &args.python {
+        Some(p) => p.clone(),
+        None => python::interpreter_of(&program)
+            .or_else(|| python::which("python3"))
+            .with_context(|| format!("cannot tell which Python `{program}` runs; pass --python"))?,
+    };
+    let (_, _, torch) = python::torch_version(&python)?;
+    let installed = emulator::install(&crate::cache::root()?)?;
+    let events = tempfile::Builder::new().prefix("xla2tpu-run-").tempdir()?;
+    let state = events.path().join("state");
+    std::fs::create_dir(&state)?;
+
+    let mut pythonpath = vec![installed.pythonpath.clone()];
+    pythonpath.extend(std::env::var_os("PYTHONPATH").iter().flat_map(std::env::split_paths));
+    let status = Command::new(&args.command[0])
+        .args(&args.command[1..])
+        .env("PYTHONPATH", std::env::join_paths(pythonpath)?)
+        .env("TORCH_DEVICE_BACKEND_AUTOLOAD", "1")
+        .env("XLA2TPU_EMULATOR_CHIPS", args.nproc.to_string())
+        .env("XLA2TPU_EMULATOR_REGISTRY", &installed.registry)
+        .env("XLA2TPU_EMULATOR_AUTOCAST", &installed.autocast)
+        .env("XLA2TPU_EMULATOR_REPORT", events.path())
+        .env("XLA2TPU_EMULATOR_STATE", &state)
+        .status()
+        .with_context(|| format!("cannot start `{program}`"))?;
+
+    let report = RunReport::read(events.path());
+    if let Some(path) = &args.report {
+        let json = serde_json::to_string_pretty(&report)?;
+        crate::write::create(path, json.as_bytes())?;
+    }
+    let mut err = anstream::stderr();
+    let code = if let Some(first) = report.first_incompatibility() {
+        render_incompatibility(&mut err, first, &report)?;
+        exit::INCOMPATIBLE
+    } else if !status.success() {
+        let how = match status.code() {
+            Some(c) => format!("exited with status {c}"),
+            None => "was killed by a signal".to_string(),
+        };
+        writeln!(err, "xla2tpu run: the program {how}; no TorchTPU incompatibility was seen (see its output above)")?;
+        for p in &report.processes {
+            if let Some(e) = &p.exception {
+                writeln!(err, "  {}: {}: {}", site(e.file.as_deref(), e.line), e.kind, first_line(&e.message))?;
+            }
+        }
+        exit::PROGRAM_FAILED
+    } else {
+        render_finished(&mut err, &report, &torch, args.nproc)?;
+        exit::OK
+    };
+    for w in report.warnings.iter().take(5) {
+        writeln!(err, "  warning: {}: {}", site(w.file.as_deref(), w.line), first_line(&w.message))?;
+    }
+    for p in &report.problems {
+        writeln!(err, "  note: unreadable emulator event: {p}")?;
+    }
+    Ok(ExitCode::from(code))
+}
+
+fn render_incompatibility(out: &mut impl Write, first: &Incompatibility, report: &RunReport) -> anyhow::Result<()> {
+    let what = match (&first.op, first.kind.as_str()) {
+        (Some(op), "missing_op") => format!("{op} has no TorchTPU 0.2.0 kernel"),
+        _ => first.kind.replace('_', " "),
+    };
+    writeln!(out, "xla2tpu run: TorchTPU 0.2.0 incompatibility: {what}")?;
+    writeln!(out, "  --> {}", site_fn(first.file.as_deref(), first.line, first.function.as_deref()))?;
+    for frame in first.stack.iter().skip(1).take(4) {
+        writeln!(out, "      called from {}", site_fn(Some(&frame.file), Some(frame.line), Some(&frame.function)))?;
+    }
+    writeln!(out, "  = on TorchTPU 0.2.0 this raises: {}", first_line(&first.message))?;
+    if let Some(help) = help_for(first) {
+        writeln!(out, "  = help: {help}")?;
+    }
+    let more = report.incompatibilities.len() - 1;
+    if more > 0 {
+        writeln!(out, "  ({more} more after it; `--report FILE` lists them all)")?;
+    }
+    Ok(())
+}
+
+fn help_for(i: &Incompatibility) -> Option<String> {
+    Some(match i.kind.as_str() {
+        "missing_op" => format!(
+            "`xla2tpu ops show {}` says what TorchTPU has instead; compute it on the CPU deliberately (`.cpu()`), or use a supported op",
+            i.op.as_deref().unwrap_or("OP")
+        ),
+        "torch_xla_import" | "optimum_tpu_import" => {
+            "torch_xla and optimum-tpu do not exist on TorchTPU: `xla2tpu migrate --unsafe-fixes FILE` converts them".into()
+        }
+        "set_device" => "each process sees its own chip as `tpu:0`: do not pick a device by rank or LOCAL_RANK".into(),
+        "launch_env" => "call `torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=N)` in the launcher before spawning, or `eval $(python -m torch.tpu.distributed | sed 's/^/export /')` before torchrun".into(),
+        "device_busy" => "another process holds this chip (often a launcher that touched the TPU before spawning): keep the parent off the device, or emulate more chips with --nproc".into(),
+        _ => return None,
+    })
+}
+
+fn render_finished(out: &mut impl Write, report: &RunReport, torch: &str, chips: u32) -> anyhow::Result<()> {
+    let loaded = report.processes.len();
+    if loaded == 0 {
+        writeln!(out, "xla2tpu run: the program finished without importing torch; nothing ran on the emulator")?;
+        return Ok(());
+    }
+    let ranks = report.ranks();
+    let ranks_text = match (ranks.first(), ranks.last()) {
+        (Some((lo, world)), Some((hi, _))) => {
+            let world = world.map(|w| format!(" of {w}")).unwrap_or_default();
+            if lo == hi { format!(", rank {lo}{world}") } else { format!(", ranks {lo}–{hi}{world}") }
+        }
+        _ => String::new(),
+    };
+    writeln!(
+        out,
+        "xla2tpu run: finished on {chips} emulated TorchTPU 0.2.0 chip{} (torch {torch}, CPU): {loaded} process{}{ranks_text}",
+        if chips == 1 { "" } else { "s" },
+        if loaded == 1 { "" } else { "es" },
+    )?;
+    let ops = report.ops();
+    let dispatched: u64 = ops.iter().map(|(_, n)| n).sum();
+    let top: Vec<String> = ops.iter().take(5).map(|(op, n)| format!("{op} ×{n}")).collect();
+    writeln!(
+        out,
+        "  ops: {dispatched} dispatched to the chips ({} distinct){}",
+        ops.len(),
+        if top.is_empty() { String::new() } else { format!("; most frequent {}", top.join(", ")) }
+    )?;
+    let syncs = report.host_syncs();
+    let total: u64 = syncs.iter().map(|h| h.count).sum();
+    let sites: Vec<String> = syncs
+        .iter()
+        .take(5)
+        .map(|h| format!("{} at {} ×{}", h.kind, site(h.file.as_deref(), h.line), h.count))
+        .collect();
+    writeln!(
+        out,
+        "  host syncs: {total}{}",
+        if sites.is_empty() { String::new() } else { format!(" ({})", sites.join(", ")) }
+    )?;
+    Ok(())
+}
+
+/// `train.py:42`, relative to the working directory when inside it.
+fn site(file: Option<&str>, line: Option<u32>) -> String {
+    let Some(file) = file else { return "<unknown>".into() };
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| Path::new(file).strip_prefix(cwd).ok().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| file.to_string());
+    match line {
+        Some(l) => format!("{shown}:{l}"),
+        None => shown,
+    }
+}
+
+fn site_fn(file: Option<&str>, line: Option<u32>, function: Option<&str>) -> String {
+    match function.filter(|f| !f.is_empty() && *f != "<module>") {
+        Some(f) => format!("{} in {f}", site(file, line)),
+        None => site(file, line),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}

@@ -1,0 +1,140 @@
+//! `xla2tpu run` on the real binary and the embedded emulator: the verdicts
+//! (finished, incompatible at file:line, failed for another reason, no usable
+//! Python) and their exit codes. Needs the torch 2.15 venv (`tracer/.venv`).
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn python() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tracer/.venv/bin/python");
+    if p.is_file() {
+        return Some(p);
+    }
+    assert!(std::env::var_os("XLA2TPU_REQUIRE_TRACER").is_none(), "tracer/.venv is missing");
+    eprintln!("skipped: tracer/.venv not found");
+    None
+}
+
+/// `xla2tpu run -- PYTHON program.py` in a fresh directory holding `program`.
+fn run(program: &str, extra: &[&str]) -> Option<(assert_cmd::assert::Assert, tempfile::TempDir)> {
+    let python = python()?;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("train.py"), program).unwrap();
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/xla2tpu-test-cache");
+    let assert = Command::cargo_bin("xla2tpu")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("XLA2TPU_CACHE_DIR", cache)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .arg("run")
+        .args(extra)
+        .arg("--")
+        .arg(&python)
+        .arg("train.py")
+        .assert();
+    Some((assert, dir))
+}
+
+#[test]
+fn a_program_that_runs_is_summarised() {
+    let program = "import torch\nx = torch.ones(3, device='tpu')\nprint((x * 2).sum().item())\n";
+    let Some((assert, _dir)) = run(program, &[]) else { return };
+    assert
+        .code(0)
+        .stdout("6.0\n")
+        .stderr(predicate::str::contains("finished on 1 emulated TorchTPU 0.2.0 chip"))
+        .stderr(predicate::str::contains("aten::mul.out"))
+        .stderr(predicate::str::contains("item at train.py:3 ×1"));
+}
+
+#[test]
+fn a_missing_kernel_is_reported_with_the_line_that_called_it() {
+    let program = "import torch\n\ndef robust(x):\n    return torch.median(x)\n\nprint(robust(torch.arange(5.0, device='tpu')))\n";
+    let Some((assert, _dir)) = run(program, &[]) else { return };
+    assert
+        .code(1)
+        .stderr(predicate::str::contains("incompatibility: aten::median has no TorchTPU 0.2.0 kernel"))
+        .stderr(predicate::str::contains("--> train.py:4 in robust"))
+        .stderr(predicate::str::contains("called from train.py:6"))
+        .stderr(predicate::str::contains("xla2tpu ops show aten::median"));
+}
+
+#[test]
+fn a_leftover_torch_xla_import_is_reported() {
+    let program = "import torch\nimport torch_xla.core.xla_model as xm\nprint(xm.xla_device())\n";
+    let Some((assert, _dir)) = run(program, &[]) else { return };
+    assert.code(1).stderr(predicate::str::contains("torch xla import")).stderr(predicate::str::contains("train.py:2"));
+}
+
+#[test]
+fn an_api_that_raises_in_0_2_0_is_reported() {
+    let program = "import torch\ntorch.tpu.synchronize()\n";
+    let Some((assert, _dir)) = run(program, &[]) else { return };
+    assert
+        .code(1)
+        .stderr(predicate::str::contains("internal api"))
+        .stderr(predicate::str::contains("torch.accelerator.synchronize"));
+}
+
+#[test]
+fn a_failure_of_the_program_itself_is_not_blamed_on_torchtpu() {
+    let program = "import torch\nraise SystemExit(5)\n";
+    let Some((assert, _dir)) = run(program, &[]) else { return };
+    assert.code(3).stderr(predicate::str::contains("exited with status 5"));
+}
+
+#[test]
+fn the_report_lists_every_process() {
+    let program = r#"
+import os, torch, torch.distributed as dist, torch.multiprocessing as mp
+
+def worker(index):
+    os.environ["RANK"] = str(index)
+    dist.init_process_group("tpu_dist")
+    t = torch.ones(1, device="tpu") * (index + 1)
+    dist.all_reduce(t)
+    print(f"rank {dist.get_rank()} sum {t.item():.1f}")
+
+if __name__ == "__main__":
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=2)
+    os.environ.update(MASTER_ADDR="localhost", MASTER_PORT=os.environ.get("MASTER_PORT", "29531"), WORLD_SIZE="2")
+    mp.spawn(worker, nprocs=2)
+"#;
+    let Some((assert, dir)) = run(program, &["--nproc", "2", "--report", "report.json"]) else { return };
+    assert
+        .code(0)
+        .stdout(predicate::str::contains("rank 0 sum 3.0"))
+        .stdout(predicate::str::contains("rank 1 sum 3.0"))
+        .stderr(predicate::str::contains("ranks 0–1 of 2"));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
+    let ranks: Vec<u64> = report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["summary"]["rank"].as_u64())
+        .collect();
+    assert_eq!(ranks.len(), 2, "{report}");
+}
+
+#[test]
+fn a_python_without_torch_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // A fake interpreter that has no torch.
+    let fake = dir.path().join("python3");
+    std::fs::write(&fake, "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n").unwrap();
+    let mut perms = std::fs::metadata(&fake).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&fake, perms).unwrap();
+    Command::cargo_bin("xla2tpu")
+        .unwrap()
+        .args(["run", "--"])
+        .arg(&fake)
+        .arg("train.py")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has no torch"))
+        .stderr(predicate::str::contains("pip install"));
+}
