@@ -273,3 +273,56 @@ fn noqa_comments_suppress_findings_and_fixes() {
         .success()
         .stdout("import torch_xla.core.xla_model as xm\nimport torch\nxm.mark_step()  # noqa: TPU110\ntorch.accelerator.synchronize()  # noqa: F401\nxm.mark_step()  # noqa\n");
 }
+
+#[test]
+fn a_file_that_crashes_the_engine_is_reported_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = format!("import torch_xla.core.xla_model as xm\n{}\nxm.mark_step()\n", xla2tpu::migrate::PANIC_MARKER);
+    write(dir.path(), "a_bad.py", &bad);
+    let good = write(dir.path(), "b_good.py", TRAIN);
+    for command in ["migrate", "check"] {
+        bin()
+            .arg(command)
+            .arg(dir.path())
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "a_bad.py: internal error, file left unchanged: fault injected for testing",
+            ))
+            .stdout(predicate::str::contains("b_good.py"));
+    }
+    bin().args(["migrate", "--write"]).arg(dir.path()).assert().code(2);
+    assert_eq!(fs::read_to_string(dir.path().join("a_bad.py")).unwrap(), bad, "the crashing file is untouched");
+    assert_eq!(fs::read_to_string(&good).unwrap(), TRAIN_FIXED, "the other file is migrated");
+}
+
+#[test]
+fn manual_items_point_at_the_lines_of_the_original_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // Fixes above the manual item change the line count (three lines become one).
+    let src = "import torch_xla.core.xla_model as xm\nxm.mark_step()\nxm.mark_step()\nt = xm.all_reduce(xm.REDUCE_SUM, [1])\n";
+    let path = write(dir.path(), "train.py", src);
+    bin()
+        .args(["migrate", "--unsafe-fixes"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("train.py:4:5: TPU207"));
+}
+
+#[test]
+fn launchers_that_cannot_be_converted_are_reported_with_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "import torch_xla.distributed.xla_multiprocessing as xmp\nfrom worker import run\n\nxmp.spawn(run, nprocs=4)\nxmp.spawn(print, args=(), nprocs=None)\n";
+    let path = write(dir.path(), "launch.py", src);
+    bin()
+        .args(["migrate", "--unsafe-fixes"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("launch.py:4:1: TPU212"))
+        .stderr(predicate::str::contains("the worker `run` is not a function defined in this file"))
+        .stderr(predicate::str::contains("launch.py:5:1: TPU212"))
+        .stderr(predicate::str::contains("(here `None`)"))
+        .stderr(predicate::str::contains("2 items need manual migration"));
+}

@@ -283,7 +283,10 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         .into_par_iter()
         .map(|l| {
             let path = l.input.display();
-            let r = match crate::isolate::catch(|| migrate::lint(&l.source.text, &rules, &selection)) {
+            let r = match crate::isolate::catch(|| {
+                migrate::fault_injection_point(&l.source.text);
+                migrate::lint(&l.source.text, &rules, &selection)
+            }) {
                 Ok(Ok((d, _))) => Ok(d),
                 Ok(Err(e)) => Err(describe_problem(&path, &l.source.text, &Problem::Syntax(e))),
                 Err(panic) => Err(describe_problem(&path, &l.source.text, &Problem::Internal(panic))),

@@ -105,8 +105,21 @@ pub fn lint(
 
 /// [`migrate`], with a panic turned into [`Problem::Internal`] and the file left unchanged.
 pub fn migrate_isolated(original: &str, rules: &RuleSet, selection: &Selection) -> Migration {
-    crate::isolate::catch(|| migrate(original, rules, selection))
-        .unwrap_or_else(|panic| Migration { problem: Some(Problem::Internal(panic)), ..Migration::unchanged(original) })
+    crate::isolate::catch(|| {
+        fault_injection_point(original);
+        migrate(original, rules, selection)
+    })
+    .unwrap_or_else(|panic| Migration { problem: Some(Problem::Internal(panic)), ..Migration::unchanged(original) })
+}
+
+/// Debug builds panic on a file holding this marker, so the integration tests
+/// can prove that one file's failure never takes down a run.
+pub const PANIC_MARKER: &str = "# xla2tpu-fault-injection: panic";
+
+pub(crate) fn fault_injection_point(text: &str) {
+    if cfg!(debug_assertions) && text.contains(PANIC_MARKER) {
+        panic!("fault injected for testing");
+    }
 }
 
 /// Apply fixes to a fixpoint.
