@@ -110,12 +110,8 @@ if __name__ == "__main__":
         .stderr(predicate::str::contains("ranks 0–1 of 2"));
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
-    let ranks: Vec<u64> = report["processes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|p| p["summary"]["rank"].as_u64())
-        .collect();
+    let ranks: Vec<u64> =
+        report["processes"].as_array().unwrap().iter().filter_map(|p| p["summary"]["rank"].as_u64()).collect();
     assert_eq!(ranks.len(), 2, "{report}");
 }
 

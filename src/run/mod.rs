@@ -111,7 +111,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         render_finished(&mut err, &report, &torch, args.nproc)?;
         exit::OK
     };
-    for w in report.warnings.iter().take(5) {
+    // Experimental-API notices are TorchTPU's own (it warns at the call); the rest deserve a look.
+    for w in report.warnings.iter().filter(|w| w.kind != "experimental_api").take(5) {
         writeln!(err, "  warning: {}: {}", site(w.file.as_deref(), w.line), first_line(&w.message))?;
     }
     for p in &report.problems {
