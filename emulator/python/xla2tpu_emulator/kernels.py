@@ -535,7 +535,7 @@ def _sdpa_fwd(
   if lse.dim() == 2:
     lse = lse.unsqueeze(0)
   return (
-      adopt(out.contiguous()),
+      adopt(_query_layout(q, out)),
       adopt(lse.contiguous()),
       None,
       None,
@@ -545,6 +545,18 @@ def _sdpa_fwd(
       adopt(torch.tensor(0, dtype=torch.long)),
       None,
   )
+
+
+def _query_layout(query, values):
+  """`values` laid out in `query`'s dimension order, as torch's meta kernel
+  for the fused SDPA ops allocates the output: under torch.compile, views of
+  the output are planned on those strides, so a contiguous result would break
+  them (e.g. `out.transpose(1, 2).view(b, t, -1)` after a permuted q/k/v)."""
+  if query.dim() != values.dim():
+    return values.contiguous()
+  order = sorted(range(query.dim()), key=lambda d: query.stride(d), reverse=True)
+  res = torch.empty([values.size(d) for d in order], dtype=values.dtype)
+  return res.permute([order.index(d) for d in range(query.dim())]).copy_(values)
 
 
 def _sum_to(g, shape):
@@ -588,10 +600,12 @@ def _sdpa_bwd(
   gb = None
   if b is not None and b.dtype != torch.bool and grad_input_mask[3]:
     gb = adopt(_sum_to(gs, b.shape).to(b.dtype).contiguous())
+  # Gradients take their input's layout, as torch's meta kernel says
+  # (`empty_like`): compiled graphs plan views on those strides.
   return (
-      adopt(gq.to(q.dtype)),
-      adopt(gk.to(k0.dtype)),
-      adopt(gv.to(v0.dtype)),
+      adopt(torch.empty_like(q).copy_(gq)),
+      adopt(torch.empty_like(k0).copy_(gk)),
+      adopt(torch.empty_like(v0).copy_(gv)),
       gb,
   )
 
