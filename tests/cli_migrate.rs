@@ -24,7 +24,7 @@ import torch
 
 
 def step(model, x):
-    device = torch.device("tpu")  # the device
+    device = torch.device("tpu:0")  # the device
     y = model(x.to(device))
     return y
 "#;
