@@ -69,6 +69,9 @@ impl<'a> Checker<'a> {
                 spec.requires_call_in_function.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ")
             ));
         }
+        if let Some(missing) = spec.requires_call_in_file.iter().find(|n| !self.inventory.file_calls(n)) {
+            return Err(format!("the file does not call `{missing}`"));
+        }
         let mut fix = self.try_action(site, rule, spec, bound)?;
         if let Some(prelude) = &spec.worker_prelude {
             let (edit, imports) = self.worker_prelude(site, rule, prelude, bound)?;
@@ -148,7 +151,7 @@ impl<'a> Checker<'a> {
         cx.rank = Some(rank);
         let mut text = prelude.statement.expand(&mut cx)?;
         if let Some(init) = &prelude.init
-            && !self.file_creates_process_group()
+            && !self.worker_creates_process_group(def)
         {
             text = format!("{}\n{}", text.trim_end(), init.expand(&mut cx)?);
         }

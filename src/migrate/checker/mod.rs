@@ -139,10 +139,21 @@ impl<'a> Checker<'a> {
         self.inventory.scope_calls_any(self.scope, names)
     }
 
-    /// Whether the file creates a process group itself (then a launcher fix
-    /// must not create a second one in the worker).
-    fn file_creates_process_group(&self) -> bool {
-        self.inventory.file_calls("torch.distributed.init_process_group")
+    /// Whether `worker` certainly creates the process group itself: one of its
+    /// own top-level statements calls `init_process_group` (then a launcher fix
+    /// must not create a second one before it). A call behind a condition or in
+    /// another function does not count: the worker may run without it.
+    fn worker_creates_process_group(&self, worker: &ast::StmtFunctionDef) -> bool {
+        let scope = self.sem.scope_of_node(worker.range.start()).unwrap_or(self.scope);
+        worker.body.iter().any(|stmt| {
+            let value = match stmt {
+                Stmt::Expr(e) => &e.value,
+                Stmt::Assign(a) => &a.value,
+                _ => return false,
+            };
+            matches!(&**value, Expr::Call(call)
+                if self.sem.qualified_name(&call.func, scope).is_some_and(|q| q.name == "torch.distributed.init_process_group"))
+        })
     }
 
     fn visit_block(&mut self, body: &'a [Stmt], owner: Option<(StmtRef, bool)>) {
@@ -237,6 +248,10 @@ impl<'a> Checker<'a> {
             Stmt::Import(_) | Stmt::ImportFrom(_) => self.import_sites.push((sref, stmt)),
             Stmt::Assign(assign) => {
                 self.check_assigned_device(&assign.targets.iter().collect::<Vec<_>>(), &assign.value);
+                if self.is_probe(&assign.value) {
+                    // `_xla = find_spec("torch_xla") is not None`: a flag the probe's fix retargets.
+                    self.probe_flags.extend(assign.targets.iter().filter_map(|t| Some(t.as_name_expr()?.id.as_str())));
+                }
                 visitor::walk_stmt(self, stmt);
             }
             Stmt::AnnAssign(assign) => {
@@ -251,6 +266,30 @@ impl<'a> Checker<'a> {
             }
             _ => visitor::walk_stmt(self, stmt),
         }
+    }
+
+    /// Whether `expr` contains a call to a torch_xla availability probe (a rule with `probe: true`).
+    fn is_probe(&self, expr: &'a Expr) -> bool {
+        struct Finder<'c, 'a> {
+            checker: &'c Checker<'a>,
+            found: bool,
+        }
+        impl<'b> Visitor<'b> for Finder<'_, '_> {
+            fn visit_expr(&mut self, expr: &'b Expr) {
+                if let Expr::Call(call) = expr
+                    && let Some(q) = self.checker.sem.qualified_name(&call.func, self.checker.scope)
+                    && let Some((rule, _)) = self.checker.rules.lookup(MatchKind::Call, &q.name)
+                    && self.checker.rule(rule).probe
+                    && self.checker.match_condition_holds(rule, call)
+                {
+                    self.found = true;
+                }
+                visitor::walk_expr(self, expr);
+            }
+        }
+        let mut finder = Finder { checker: self, found: false };
+        finder.visit_expr(expr);
+        finder.found
     }
 
     fn mark_used(&mut self, q: &Qualified) {

@@ -95,6 +95,10 @@ struct RawMatcher {
     /// Alternatives: the call matches if any of these holds (and `when` does).
     #[serde(default)]
     when_any: Vec<When>,
+    /// The call is a torch_xla availability probe: names assigned from it are
+    /// flags whose branches the probe's fix retargets to TorchTPU.
+    #[serde(default)]
+    probe: bool,
 }
 
 /// String literals with one of `values`: fixed to `to` where they are the
@@ -153,6 +157,8 @@ struct RawFix {
     note: Option<String>,
     #[serde(default)]
     requires_call_in_function: Vec<String>,
+    #[serde(default)]
+    requires_call_in_file: Vec<String>,
     #[serde(default)]
     compare: BTreeMap<String, String>,
     #[serde(default)]
@@ -213,6 +219,8 @@ pub struct FixSpec {
     /// Only offer the fix when the function containing the match also calls
     /// one of these (e.g. wraps a model in DDP).
     pub requires_call_in_function: Vec<String>,
+    /// Only offer the fix in files that call one of these (all of them, if several).
+    pub requires_call_in_file: Vec<String>,
     /// When the match is compared with string literals (`hw == "TPU"`), each
     /// literal's new value; a literal not listed blocks the fix.
     pub compare: BTreeMap<String, String>,
@@ -237,6 +245,7 @@ pub struct Rule {
     pub fixes: Vec<FixSpec>,
     pub when: When,
     pub when_any: Vec<When>,
+    pub probe: bool,
     pub env: Vec<String>,
     pub device_string: Option<DeviceString>,
     pub string: Option<StringMatch>,
@@ -323,6 +332,7 @@ impl RuleSet {
             fixes,
             when: m.when,
             when_any: m.when_any,
+            probe: m.probe,
             env: m.env,
             device_string: m.device_string,
             string: m.string,
@@ -432,6 +442,7 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
         action,
         note: f.note,
         requires_call_in_function: f.requires_call_in_function,
+        requires_call_in_file: f.requires_call_in_file,
         compare: f.compare,
         worker_prelude,
     })
