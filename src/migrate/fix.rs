@@ -255,7 +255,9 @@ fn with_blank_lines(text: &str, block: &Block, index: usize, lines: TextRange) -
     } else if is_last && index > 0 {
         (blank_run_before, end)
     } else if blank_run_before < start && blank_run_after > end {
-        (start, blank_run_after)
+        // Blank lines on both sides: keep the ones after, which separate what
+        // follows (two before a top-level `def`, as PEP 8 wants).
+        (blank_run_before, end)
     } else {
         (start, end)
     };
@@ -350,6 +352,15 @@ mod tests {
         let deletes = [StmtRef { block: 0, index: 1 }].into_iter().collect();
         let mut edits = plan_deletions(text, &blocks, &deletes);
         assert_eq!(apply(text, &mut edits).as_deref(), Some("a(); c()\n"));
+    }
+
+    #[test]
+    fn a_deleted_statement_keeps_the_blank_lines_before_a_def() {
+        let text = "import a\n\nsetup()\n\n\ndef f():\n    pass\n";
+        let blocks = vec![Block { stmts: vec![r(0, 8), r(10, 17), r(20, 37)], owner: None }];
+        let deletes = [StmtRef { block: 0, index: 1 }].into_iter().collect();
+        let mut edits = plan_deletions(text, &blocks, &deletes);
+        assert_eq!(apply(text, &mut edits).as_deref(), Some("import a\n\n\ndef f():\n    pass\n"));
     }
 
     #[test]

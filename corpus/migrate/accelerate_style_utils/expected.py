@@ -5,7 +5,7 @@ import os
 import torch
 import torch.distributed as dist
 
-_torch_xla_available = importlib.util.find_spec("torch_xla") is not None
+_torch_xla_available = importlib.util.find_spec("torch_tpu") is not None
 
 if _torch_xla_available:
     import torch_xla.core.xla_model as xm
@@ -38,5 +38,14 @@ def reduce_sum(tensor):
 
 def send_to_device(tensor):
     if is_tpu_available():
-        return tensor.to(torch.device("tpu"))
+        return tensor.to(torch.device("tpu:0"))
     return tensor.to("cuda" if torch.cuda.is_available() else "cpu")
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    t = send_to_device(torch.randn(3))
+    print(f"tpu={is_tpu_available()} processes={num_processes()} on {t.device}")
+    wait_for_everyone()
+    total = reduce_sum(t * 2)
+    print(f"sum={total.sum().item():.6f}")

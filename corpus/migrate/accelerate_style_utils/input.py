@@ -39,3 +39,12 @@ def send_to_device(tensor):
     if is_tpu_available():
         return tensor.to(xm.xla_device())
     return tensor.to("cuda" if torch.cuda.is_available() else "cpu")
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    t = send_to_device(torch.randn(3))
+    print(f"tpu={is_tpu_available()} processes={num_processes()} on {t.device}")
+    wait_for_everyone()
+    total = reduce_sum(t * 2)
+    print(f"sum={total.sum().item():.6f}")

@@ -1,3 +1,5 @@
+import argparse
+
 import torch
 from torch_xla.core import xla_model as xm
 from torch_xla import runtime as xr
@@ -9,7 +11,11 @@ def fn(rank):
     t = torch.full((2,), float(xr.global_ordinal()), device=dev)
     xm.mark_step()
     print(rank, t.cpu())
+    print(f"rank {xr.global_ordinal()} of {xr.world_size()}")
 
 
 if __name__ == "__main__":
-    xmp.spawn(fn, nprocs=4)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nprocs", type=int, default=4)
+    args = parser.parse_args()
+    xmp.spawn(fn, nprocs=args.nprocs)

@@ -27,7 +27,24 @@ def save_large(model, path):
 
 
 def load_checkpoint(model, path):
-    device = torch.device("tpu")
+    device = torch.device("tpu:0")
     state = torch.load(path, map_location="cpu")
     model.load_state_dict(state["model"])
     return model.to(device), state["epoch"]
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    device = torch.device("tpu:0")
+    model = torch.nn.Linear(4, 2).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    for epoch in range(2):
+        loss = model(torch.randn(8, 4).to(device)).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        save_checkpoint(model, optimizer, epoch, "ckpt")
+        print(f"epoch {epoch} loss={loss.item():.6f}")
+    save_large(model, "large.pt")
+    restored, epoch = load_checkpoint(torch.nn.Linear(4, 2), "ckpt/epoch_1.pt")
+    print(f"restored epoch {epoch} on {restored.weight.device}: {restored.weight.sum().item():.6f}")

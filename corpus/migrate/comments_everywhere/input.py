@@ -21,3 +21,13 @@ def train(model, data):  # def comment
 
 
 # final comment
+
+
+if __name__ == "__main__":  # driver comment
+    # seeded model and batches, built on the CPU
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2).to(device)  # moved to the device
+    data = [torch.randn(3, 4) for _ in range(3)]  # three batches
+    loss = train(model, data)
+    # print the last loss and the accumulated gradient
+    print(f"loss={loss.item():.6f} grad={model.weight.grad.sum().item():.6f}")  # done

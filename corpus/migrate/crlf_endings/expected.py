@@ -1,7 +1,7 @@
 import torch
 
 # Windows-edited script: CRLF line endings
-device = torch.device("tpu")
+device = torch.device("tpu:0")
 
 
 def train_step(model, batch, optimizer):
@@ -12,7 +12,8 @@ def train_step(model, batch, optimizer):
     return loss
 
 
+torch.manual_seed(0)
 model = torch.nn.Linear(4, 1).to(device)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for _ in range(5):
-    print(train_step(model, torch.randn(8, 4), opt).item())
+    print(f"{train_step(model, torch.randn(8, 4), opt).item():.6f}")

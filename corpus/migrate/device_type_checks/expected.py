@@ -15,4 +15,5 @@ def describe(t: torch.Tensor) -> str:
 
 x = torch.zeros(3).to("tpu")
 y = torch.ones(3, device=torch.device("tpu:0"))
-print(describe(x), describe(y), move({"a": x}, torch.device("tpu")))
+print(describe(x), describe(y), move({"a": x}, torch.device("tpu:0")))
+print(describe(torch.ones(2)), move({"b": torch.ones(1)}, torch.device("cpu")))

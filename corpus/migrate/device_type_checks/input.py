@@ -17,3 +17,4 @@ def describe(t: torch.Tensor) -> str:
 x = torch.zeros(3).to("xla")
 y = torch.ones(3, device=torch.device("xla:0"))
 print(describe(x), describe(y), move({"a": x}, xm.xla_device()))
+print(describe(torch.ones(2)), move({"b": torch.ones(1)}, torch.device("cpu")))

@@ -14,9 +14,10 @@ def setup():
 
 def main():
     rank, world_size = setup()
-    device = torch.device("tpu")
+    device = torch.device("tpu:0")
     t = torch.ones(4, device=device) * rank
     dist.all_reduce(t, op=dist.ReduceOp.SUM)
+    print(f"rank {rank} of {world_size} total={t.sum().item():.6f}")
     if rank == 0:
         print("sum of ranks:", t.cpu().tolist(), "world", world_size)
     dist.barrier()

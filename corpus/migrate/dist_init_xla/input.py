@@ -20,6 +20,7 @@ def main():
     t = torch.ones(4, device=device) * rank
     dist.all_reduce(t, op=dist.ReduceOp.SUM)
     xm.mark_step()
+    print(f"rank {rank} of {world_size} total={t.sum().item():.6f}")
     if rank == 0:
         print("sum of ranks:", t.cpu().tolist(), "world", world_size)
     dist.barrier()

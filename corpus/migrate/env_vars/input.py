@@ -3,8 +3,8 @@ import os
 
 os.environ["PJRT_DEVICE"] = "TPU"
 os.environ["XLA_USE_BF16"] = "1"
-os.environ.setdefault("XLA_PERSISTENT_CACHE_PATH", "/tmp/xla_cache")
-os.environ["XLA_FLAGS"] = "--xla_dump_to=/tmp/hlo"  # still honoured by TorchTPU
+os.environ.setdefault("XLA_PERSISTENT_CACHE_PATH", "xla_cache")
+os.environ["XLA_FLAGS"] = "--xla_dump_to=hlo"  # still honoured by TorchTPU
 
 import torch
 import torch_xla.core.xla_model as xm
@@ -13,5 +13,6 @@ if os.environ.get("PJRT_DEVICE") == "TPU":
     print("running on TPU")
 
 device = xm.xla_device()
-x = torch.randn(4, 4, device=device)
-print(x.sum().item())
+torch.manual_seed(0)
+x = torch.randn(4, 4).to(device)
+print(f"{x.sum().item():.6f}")

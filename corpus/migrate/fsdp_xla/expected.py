@@ -24,8 +24,9 @@ class Block(nn.Module):
 
 
 def _mp_fn(index):
-    device = torch.device("tpu")
-    model = nn.Sequential(*[Block(512) for _ in range(6)])
+    device = torch.device("tpu:0")
+    torch.manual_seed(0)
+    model = nn.Sequential(*[Block(32) for _ in range(2)])
     auto_wrap = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block})
     model = FSDP(
         model,
@@ -34,14 +35,14 @@ def _mp_fn(index):
         compute_dtype=torch.bfloat16,
     )
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    for step in range(20):
-        x = torch.randn(4, 128, 512, device=device)
+    for step in range(3):
+        x = torch.randn(2, 8, 32).to(device)
         loss = model(x).pow(2).mean()
         loss.backward()
         optimizer.step()  # FSDP already reduced the gradients: do not use xm.optimizer_step
         optimizer.zero_grad()
         if dist.get_node_local_rank(fallback_rank=0) == 0:
-            print(step, loss.item())
+            print(step, f"{loss.item():.6f}")
 
 
 if __name__ == "__main__":

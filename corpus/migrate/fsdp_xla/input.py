@@ -26,7 +26,8 @@ class Block(nn.Module):
 
 def _mp_fn(index):
     device = xm.xla_device()
-    model = nn.Sequential(*[Block(512) for _ in range(6)])
+    torch.manual_seed(0)
+    model = nn.Sequential(*[Block(32) for _ in range(2)])
     auto_wrap = functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block})
     model = FSDP(
         model,
@@ -35,15 +36,15 @@ def _mp_fn(index):
         compute_dtype=torch.bfloat16,
     )
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    for step in range(20):
-        x = torch.randn(4, 128, 512, device=device)
+    for step in range(3):
+        x = torch.randn(2, 8, 32).to(device)
         loss = model(x).pow(2).mean()
         loss.backward()
         optimizer.step()  # FSDP already reduced the gradients: do not use xm.optimizer_step
         optimizer.zero_grad()
         xm.mark_step()
         if xm.is_master_ordinal():
-            print(step, loss.item())
+            print(step, f"{loss.item():.6f}")
 
 
 if __name__ == "__main__":

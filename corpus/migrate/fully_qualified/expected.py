@@ -1,4 +1,6 @@
 import os
+import sys
+
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -8,18 +10,21 @@ def _run(index):
     os.environ["LOCAL_RANK"] = str(index)
     os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
     dist.init_process_group("tpu_dist")
-    device = torch.device("tpu")
+    device = torch.device("tpu:0")
+    torch.manual_seed(0)
     x = torch.randn(3, 3).to(device)
     y = x @ x.T
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         print(y.cpu())
+    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={y.sum().item():.6f}")
 
 
 if __name__ == "__main__":
-    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=8)
+    nprocs = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
     # torchrun's rendezvous variables, which torch.multiprocessing does not set
     os.environ.setdefault("MASTER_ADDR", "localhost")
     os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(8)
-    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * 8)
-    mp.spawn(_run, args=(), nprocs=8)
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(_run, args=(), nprocs=nprocs)

@@ -25,3 +25,31 @@ class DenoisePipeline:
             if XLA_AVAILABLE:
                 xm.mark_step()
         return latents
+
+
+if __name__ == "__main__":
+    # A user script: tiny stand-ins for a diffusers UNet and scheduler.
+    import types
+
+    import torch_xla.core.xla_model as xm
+
+    class TinyUNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(8, 8)
+
+        def forward(self, latents, t):
+            return types.SimpleNamespace(sample=self.proj(latents) * (t / 10.0))
+
+    class TinyScheduler:
+        def set_timesteps(self, n):
+            self.timesteps = torch.arange(n, 0, -1).tolist()
+
+        def step(self, noise_pred, t, latents):
+            return types.SimpleNamespace(prev_sample=latents - 0.1 * noise_pred)
+
+    device = xm.xla_device()
+    torch.manual_seed(0)
+    pipe = DenoisePipeline(TinyUNet().to(device), TinyScheduler())
+    latents = pipe(torch.randn(2, 8).to(device), num_inference_steps=4)
+    print(latents.device, f"{latents.sum().item():.6f}", f"{latents.abs().max().item():.6f}")

@@ -14,7 +14,7 @@ except ImportError:
 
 def get_device():
     if _HAS_XLA:
-        return torch.device("tpu")
+        return torch.device("tpu:0")
     if torch.cuda.is_available():
         return torch.device("cuda")
     return torch.device("cpu")
@@ -28,3 +28,12 @@ def world_size():
 
 def step_barrier():
     """Flush pending device work (TPU only)."""
+
+
+if __name__ == "__main__":
+    device = get_device()
+    torch.manual_seed(0)
+    w = torch.randn(4, 4).to(device)
+    y = (w @ w.T).sum()
+    step_barrier()
+    print(f"has_xla={_HAS_XLA} world={world_size()} on {y.device}: {y.item():.6f}")

@@ -29,3 +29,12 @@ def step_barrier():
     """Flush pending device work (TPU only)."""
     if xm is not None:
         xm.mark_step()
+
+
+if __name__ == "__main__":
+    device = get_device()
+    torch.manual_seed(0)
+    w = torch.randn(4, 4).to(device)
+    y = (w @ w.T).sum()
+    step_barrier()
+    print(f"has_xla={_HAS_XLA} world={world_size()} on {y.device}: {y.item():.6f}")

@@ -46,3 +46,15 @@ def log_once(msg):
         print(msg)
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         print("local leader:", msg)
+
+
+if __name__ == "__main__":
+    # (reduce_mean is not called: xm.xrt_world_size was removed in torch_xla 2.9)
+    torch.manual_seed(0)
+    device = torch.device("tpu:0")
+    model = torch.nn.Linear(8, 3).to(device)
+    batches = [(torch.randn(16, 8).to(device), torch.randint(0, 3, (16,)).to(device)) for _ in range(3)]
+    evaluate(model, batches, device)
+    preds, max_loss = gather_predictions(torch.arange(6).to(device))
+    print(tuple(preds.shape), f"{max_loss.item():.6f}")
+    log_once("done")

@@ -1,7 +1,6 @@
 import os
 import torch
 import torch.nn as nn
-import torch_xla.distributed.parallel_loader as pl
 import torch_xla.distributed.xla_multiprocessing as xmp
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
@@ -9,19 +8,21 @@ import torch.distributed as dist
 
 
 def build_loader(batch_size):
-    ds = TensorDataset(torch.randn(4096, 64), torch.randn(4096, 1))
+    ds = TensorDataset(torch.randn(256, 64), torch.randn(256, 1))
     sampler = DistributedSampler(ds, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")))
     return DataLoader(ds, batch_size=batch_size, sampler=sampler, drop_last=True)
 
 
 def train_fn(rank):
-    device = torch.device("tpu")
+    torch.manual_seed(0)  # weights and data drawn on the CPU
+    device = torch.device("tpu:0")
     model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 1)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    train_loader = pl.MpDeviceLoader(build_loader(32), device)
+    train_loader = build_loader(32)
 
-    for epoch in range(5):
+    for epoch in range(2):
         for x, y in train_loader:
+            x, y = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (x, y))
             optimizer.zero_grad()
             loss = nn.functional.mse_loss(model(x), y)
             loss.backward()
@@ -31,7 +32,7 @@ def train_fn(rank):
                     grad /= dist.get_world_size()
             optimizer.step()
         if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print("epoch", epoch, "loss", loss.item())
+            print("epoch", epoch, "loss", f"{loss.item():.6f}")
 
 
 if __name__ == "__main__":

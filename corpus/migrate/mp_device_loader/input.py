@@ -10,24 +10,25 @@ from torch.utils.data.distributed import DistributedSampler
 
 
 def build_loader(batch_size):
-    ds = TensorDataset(torch.randn(4096, 64), torch.randn(4096, 1))
+    ds = TensorDataset(torch.randn(256, 64), torch.randn(256, 1))
     sampler = DistributedSampler(ds, num_replicas=xr.world_size(), rank=xr.global_ordinal())
     return DataLoader(ds, batch_size=batch_size, sampler=sampler, drop_last=True)
 
 
 def train_fn(rank):
+    torch.manual_seed(0)  # weights and data drawn on the CPU
     device = torch_xla.device()
     model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 1)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     train_loader = pl.MpDeviceLoader(build_loader(32), device)
 
-    for epoch in range(5):
+    for epoch in range(2):
         for x, y in train_loader:
             optimizer.zero_grad()
             loss = nn.functional.mse_loss(model(x), y)
             loss.backward()
             xm.optimizer_step(optimizer)
-        xm.master_print("epoch", epoch, "loss", loss.item())
+        xm.master_print("epoch", epoch, "loss", f"{loss.item():.6f}")
 
 
 if __name__ == "__main__":

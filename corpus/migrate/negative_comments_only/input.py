@@ -17,3 +17,12 @@ def step(model, optimizer, x):
     loss.backward()
     optimizer.step()
     return loss
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        optimizer.zero_grad()
+        print(f"{step(model, optimizer, torch.randn(2, 4)).item():.6f}")

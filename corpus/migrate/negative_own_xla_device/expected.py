@@ -1,5 +1,7 @@
 import torch
 
+torch.manual_seed(0)  # deterministic weights, so runs compare
+
 
 def xla_device():
     """Our own helper: picks the best device available on this machine."""

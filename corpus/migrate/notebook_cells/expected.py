@@ -14,9 +14,10 @@ print(torch.__version__, torch_xla.__version__)
 print("devices:", xr.global_runtime_device_count(), (torch.accelerator.current_accelerator() or torch.device("cpu")).type)
 
 # %%
-dev = torch.device("tpu")
-a = torch.randn(2048, 2048, device=dev)
-b = torch.randn(2048, 2048, device=dev)
+torch.manual_seed(0)
+dev = torch.device("tpu:0")
+a = torch.randn(64, 64).to(dev)
+b = torch.randn(64, 64).to(dev)
 c = a @ b
 c.shape
 

@@ -16,9 +16,10 @@ print(torch.__version__, torch_xla.__version__)
 print("devices:", xr.global_runtime_device_count(), xm.xla_device_hw(xm.xla_device()))
 
 # %%
+torch.manual_seed(0)
 dev = xm.xla_device()
-a = torch.randn(2048, 2048, device=dev)
-b = torch.randn(2048, 2048, device=dev)
+a = torch.randn(64, 64).to(dev)
+b = torch.randn(64, 64).to(dev)
 c = a @ b
 xm.mark_step()
 c.shape

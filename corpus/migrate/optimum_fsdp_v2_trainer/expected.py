@@ -1,16 +1,33 @@
 # Fine-tune Gemma with FSDPv2 on a TPU v5e using optimum-tpu and the HF Trainer.
 import torch
-from datasets import load_dataset
 from optimum.tpu import fsdp_v2
 from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments, DataCollatorForLanguageModeling
 
-model_id = "google/gemma-2b"
+
+def make_tiny_checkpoint(path):
+    """Offline stand-in for google/gemma-2b: a 2-layer Gemma (seeded random weights) and a word-level tokenizer."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GemmaConfig, GemmaForCausalLM, PreTrainedTokenizerFast
+
+    words = "<pad> <eos> <bos> <unk> be yourself everyone else is already taken so it goes".split()
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", bos_token="<bos>", unk_token="<unk>").save_pretrained(path)
+    torch.manual_seed(0)
+    config = GemmaConfig(vocab_size=len(words), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                         num_key_value_heads=1, head_dim=16, pad_token_id=0, eos_token_id=1, bos_token_id=2)
+    GemmaForCausalLM(config).save_pretrained(path)
+    return path
+
+
+model_id = make_tiny_checkpoint("tiny-gemma")  # was "google/gemma-2b"
 tokenizer = AutoTokenizer.from_pretrained(model_id)
 tokenizer.pad_token = tokenizer.eos_token
 model = AutoModelForCausalLM.from_pretrained(model_id, torch_dtype=torch.bfloat16)
 
-data = load_dataset("Abirate/english_quotes", split="train")
-data = data.map(lambda samples: tokenizer(samples["quote"], truncation=True, max_length=128), batched=True)
+# in place of load_dataset("Abirate/english_quotes", split="train"): a few quotes, tokenized
+quotes = ["be yourself everyone else is already taken", "so it goes", "everyone else is taken", "it goes"]
+data = [tokenizer(q, truncation=True, max_length=128) for q in quotes]
 
 fsdp_training_args = fsdp_v2.get_fsdp_training_args(model)
 
@@ -18,7 +35,7 @@ trainer = Trainer(
     model=model,
     train_dataset=data,
     args=TrainingArguments(
-        per_device_train_batch_size=32,
+        per_device_train_batch_size=2,
         num_train_epochs=1,
         max_steps=-1,
         output_dir="./output",

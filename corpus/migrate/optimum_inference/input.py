@@ -8,7 +8,25 @@ from transformers import AutoTokenizer, StaticCache
 
 os.environ.setdefault("PJRT_DEVICE", "TPU")
 
-MODEL_ID = os.environ.get("MODEL_ID", "google/gemma-2b")
+
+def make_tiny_checkpoint(path):
+    """Offline stand-in for google/gemma-2b: a 2-layer Gemma (seeded random weights) and a word-level tokenizer."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import GemmaConfig, GemmaForCausalLM, PreTrainedTokenizerFast
+
+    words = "<pad> <eos> <bos> <unk> Here ' s a recipe for banana bread : The three laws of robotics are one two".split()
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>", bos_token="<bos>", unk_token="<unk>").save_pretrained(path)
+    torch.manual_seed(0)
+    config = GemmaConfig(vocab_size=len(words), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                         num_key_value_heads=1, head_dim=16, initializer_range=0.5, pad_token_id=0, eos_token_id=1, bos_token_id=2)
+    GemmaForCausalLM(config).save_pretrained(path)
+
+
+MODEL_ID = os.environ.get("MODEL_ID", "tiny-gemma")
+if MODEL_ID == "tiny-gemma":
+    make_tiny_checkpoint(MODEL_ID)
 
 tokenizer = AutoTokenizer.from_pretrained(MODEL_ID)
 model = AutoModelForCausalLM.from_pretrained(MODEL_ID)

@@ -7,17 +7,18 @@ import torch_xla.debug.metrics as met
 import torch_xla.debug.profiler as xp
 
 server = xp.start_server(9012)  # capture with tensorboard's profile plugin
+torch.manual_seed(0)
 device = xm.xla_device()
-model = torch.nn.Linear(1024, 1024).to(device)
+model = torch.nn.Linear(64, 64).to(device)
 
-for step in range(30):
+for step in range(4):
     with xp.StepTrace("train_step", step_num=step):
         with xp.Trace("forward"):
-            y = model(torch.randn(128, 1024, device=device))
+            y = model(torch.randn(8, 64).to(device))
         with xp.Trace("backward"):
             y.sum().backward()
-    if step == 10:
-        xp.trace_detached("localhost:9012", "/tmp/profile", duration_ms=5000)
+    if step == 1:
+        xp.trace_detached("localhost:9012", "profile", duration_ms=500)
 
 xm.wait_device_ops()
 print(met.short_metrics_report())

@@ -19,6 +19,8 @@ def set_seed_new_api(seed: int) -> None:
 
 if __name__ == "__main__":
     set_seed(0)
+    # host generators: seeded identically on every backend
+    print(f"{random.random():.6f} {np.random.rand():.6f} {torch.rand(1).item():.6f}")
     dev = xm.xla_device()
     a = torch.rand(3, device=dev)
     set_seed_new_api(0)

@@ -12,13 +12,14 @@ device_ids = np.array(range(num_devices))
 mesh = xs.Mesh(device_ids, mesh_shape, ("data", "model"))
 xs.set_global_mesh(mesh)
 
-device = torch.device("tpu")
-weight = torch.randn(1024, 4096, device=device)
+torch.manual_seed(0)
+device = torch.device("tpu:0")
+weight = torch.randn(16, 32).to(device)
 xs.mark_sharding(weight, mesh, (None, "model"))
 
-for step in range(10):
-    batch = torch.randn(256, 1024).to(device)
+for step in range(3):
+    batch = torch.randn(8, 16).to(device)
     xs.mark_sharding(batch, mesh, ("data", None))
     out = batch @ weight
     loss = out.float().pow(2).mean()
-    print(step, loss.item())
+    print(step, f"{loss.item():.6f}")

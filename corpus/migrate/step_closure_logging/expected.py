@@ -1,16 +1,19 @@
 import os
+import sys
 import time
 
 import torch
+from torch.utils.data import DataLoader, TensorDataset
 import torch.distributed as dist
 
 
 def _log(step, loss, tracker_rate):
-    print(f"[{dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))}] step={step} loss={loss.item():.5f} rate={tracker_rate:.1f}/s {time.asctime()}")
+    print(f"[{dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))}] step={step} loss={loss.item():.5f}")
+    print(f"rate={tracker_rate:.1f}/s {time.asctime()}", file=sys.stderr)  # timings vary run to run
 
 
 def train_loop(model, loader, optimizer, log_every=10):
-    device = torch.device("tpu")
+    device = torch.device("tpu:0")
     model.train()
     t0 = time.time()
     for step, (x, y) in enumerate(loader):
@@ -23,3 +26,11 @@ def train_loop(model, loader, optimizer, log_every=10):
             rate = (step + 1) * x.shape[0] / (time.time() - t0)
             # runs after the graph for this step has executed
             _log(step, loss, rate)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    ds = TensorDataset(torch.randn(64, 16), torch.randint(0, 4, (64,)))
+    model = torch.nn.Linear(16, 4).to(torch.device("tpu:0"))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    train_loop(model, DataLoader(ds, batch_size=8), optimizer, log_every=2)

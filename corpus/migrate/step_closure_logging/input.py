@@ -1,13 +1,16 @@
+import sys
 import time
 
 import torch
 import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.runtime as xr
+from torch.utils.data import DataLoader, TensorDataset
 
 
 def _log(step, loss, tracker_rate):
-    print(f"[{xr.global_ordinal()}] step={step} loss={loss.item():.5f} rate={tracker_rate:.1f}/s {time.asctime()}")
+    print(f"[{xr.global_ordinal()}] step={step} loss={loss.item():.5f}")
+    print(f"rate={tracker_rate:.1f}/s {time.asctime()}", file=sys.stderr)  # timings vary run to run
 
 
 def train_loop(model, loader, optimizer, log_every=10):
@@ -25,3 +28,11 @@ def train_loop(model, loader, optimizer, log_every=10):
             # runs after the graph for this step has executed
             xm.add_step_closure(_log, args=(step, loss, rate))
         torch_xla.sync()
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    ds = TensorDataset(torch.randn(64, 16), torch.randint(0, 4, (64,)))
+    model = torch.nn.Linear(16, 4).to(torch_xla.device())
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    train_loop(model, DataLoader(ds, batch_size=8), optimizer, log_every=2)

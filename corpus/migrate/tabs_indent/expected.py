@@ -5,7 +5,7 @@ import torch.distributed as dist
 
 class Trainer:
 	def __init__(self, model):
-		self.device = torch.device("tpu")
+		self.device = torch.device("tpu:0")
 		self.model = model.to(self.device)
 		self.opt = torch.optim.SGD(self.model.parameters(), lr=0.01)
 
@@ -26,3 +26,9 @@ class Trainer:
 			if dist.get_node_local_rank(fallback_rank=0) == 0:
 				if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
 					print(loss.item())
+
+
+if __name__ == "__main__":
+	torch.manual_seed(0)
+	trainer = Trainer(torch.nn.Linear(8, 1))
+	trainer.fit([torch.randn(4, 8) for _ in range(3)])

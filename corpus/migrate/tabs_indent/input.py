@@ -20,3 +20,9 @@ class Trainer:
 			loss = self.step(b)
 			if xm.is_master_ordinal():
 				xm.master_print(loss.item())
+
+
+if __name__ == "__main__":
+	torch.manual_seed(0)
+	trainer = Trainer(torch.nn.Linear(8, 1))
+	trainer.fit([torch.randn(4, 8) for _ in range(3)])

@@ -9,20 +9,23 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 def _worker(index, lr):
     dist.init_process_group("tpu_dist")
-    device = torch.device("tpu")
+    device = torch.device("tpu:0")
     rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
     world = dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
     print(f"rank {rank}/{world} local={dist.get_node_local_rank(fallback_rank=0)} on {device}")
 
-    model = nn.Linear(128, 128).to(device)
+    torch.manual_seed(0)  # same weights and batches on every rank
+    model = nn.Linear(32, 32).to(device)
     ddp_model = DDP(model, gradient_as_bucket_view=True)
     opt = torch.optim.SGD(ddp_model.parameters(), lr=lr)
 
-    for _ in range(10):
+    for step in range(3):
         opt.zero_grad()
-        out = ddp_model(torch.randn(16, 128, device=device))
-        out.sum().backward()
+        out = ddp_model(torch.randn(16, 32).to(device))
+        loss = out.pow(2).mean()
+        loss.backward()
         opt.step()
+        print(f"rank {rank} step {step} loss={loss.item():.6f}")
 
     dist.destroy_process_group()
 

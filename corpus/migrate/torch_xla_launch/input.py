@@ -15,16 +15,19 @@ def _worker(index, lr):
     world = xr.world_size()
     print(f"rank {rank}/{world} local={xr.local_ordinal()} on {device}")
 
-    model = nn.Linear(128, 128).to(device)
+    torch.manual_seed(0)  # same weights and batches on every rank
+    model = nn.Linear(32, 32).to(device)
     ddp_model = DDP(model, gradient_as_bucket_view=True)
     opt = torch.optim.SGD(ddp_model.parameters(), lr=lr)
 
-    for _ in range(10):
+    for step in range(3):
         opt.zero_grad()
-        out = ddp_model(torch.randn(16, 128, device=device))
-        out.sum().backward()
+        out = ddp_model(torch.randn(16, 32).to(device))
+        loss = out.pow(2).mean()
+        loss.backward()
         opt.step()
         torch_xla.sync()
+        print(f"rank {rank} step {step} loss={loss.item():.6f}")
 
     dist.destroy_process_group()
 

@@ -14,13 +14,14 @@ def run_epoch(model, loader, optimizer, device):
             loss = nn.functional.nll_loss(output, target)
             loss.backward()
             optimizer.step()
-        if batch_idx % 20 == 0:
-            print(batch_idx, loss.item())
+        if batch_idx % 4 == 0:
+            print(batch_idx, f"{loss.item():.6f}")
 
 
 def main():
+    torch.manual_seed(0)
     device = torch_xla.device()
-    ds = TensorDataset(torch.randn(512, 20), torch.randint(0, 4, (512,)))
+    ds = TensorDataset(torch.randn(256, 20), torch.randint(0, 4, (256,)))
     loader = DataLoader(ds, batch_size=32, shuffle=True)
     model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 4), nn.LogSoftmax(dim=1)).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
@@ -31,7 +32,7 @@ def main():
             model.eval()
             with torch.no_grad():
                 acc = (model(ds.tensors[0][:128].to(device)).argmax(1) == ds.tensors[1][:128].to(device)).float().mean()
-        print(f"epoch {epoch} acc={acc.item():.3f}")
+        print(f"epoch {epoch} acc={acc.item():.6f}")
 
 
 main()

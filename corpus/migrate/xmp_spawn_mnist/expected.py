@@ -1,4 +1,5 @@
 """Multi-core MNIST-style training with xmp.spawn (classic PyTorch/XLA recipe)."""
+import argparse
 import os
 import sys
 
@@ -9,12 +10,11 @@ import torch.optim as optim
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-import torch_xla.distributed.parallel_loader as pl
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
 FLAGS = {
-    "batch_size": 128,
+    "batch_size": 64,
     "num_epochs": 2,
     "lr": 0.01,
     "num_cores": 8,
@@ -42,7 +42,7 @@ def _mp_fn(index, flags):
     os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
     dist.init_process_group("tpu_dist")
     torch.manual_seed(1)
-    dataset = TensorDataset(torch.randn(2048, 1, 28, 28), torch.randint(0, 10, (2048,)))
+    dataset = TensorDataset(torch.randn(512, 1, 28, 28), torch.randint(0, 10, (512,)))
     sampler = DistributedSampler(
         dataset,
         num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")),
@@ -51,14 +51,15 @@ def _mp_fn(index, flags):
     )
     loader = DataLoader(dataset, batch_size=flags["batch_size"], sampler=sampler, num_workers=2)
 
-    device = torch.device("tpu")
+    device = torch.device("tpu:0")
     model = Net().to(device)
     optimizer = optim.SGD(model.parameters(), lr=flags["lr"] * (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))), momentum=0.5)
 
     for epoch in range(flags["num_epochs"]):
-        para_loader = pl.ParallelLoader(loader, [device])
+        para_loader = loader
         model.train()
-        for step, (data, target) in enumerate(para_loader.per_device_loader(device)):
+        for step, (data, target) in enumerate(para_loader):
+            (data, target) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (data, target))
             optimizer.zero_grad()
             loss = F.nll_loss(model(data), target)
             loss.backward()
@@ -67,20 +68,25 @@ def _mp_fn(index, flags):
                     dist.all_reduce(grad)
                     grad /= dist.get_world_size()
             optimizer.step()
-            if step % 10 == 0:
+            if step % 2 == 0:
                 if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-                    print(f"[{epoch}] step {step} loss={loss.item():.4f}")
+                    print(f"[{epoch}] step {step} loss={loss.item():.6f}")
         if dist.is_initialized():
             dist.barrier()
 
+    checksum = sum(p.sum().item() for p in model.parameters())
+    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+    # every rank calls xm.save (it synchronises the ranks); only the master writes
     if dist.get_node_local_rank(fallback_rank=0) == 0:
-        if dist.get_node_local_rank(fallback_rank=0) == 0:
-            torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/mnist.pt")
-        if dist.is_initialized():
-            dist.barrier()
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "mnist.pt")
+    if dist.is_initialized():
+        dist.barrier()
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--num_cores", type=int, default=FLAGS["num_cores"])
+    FLAGS["num_cores"] = parser.parse_args().num_cores
     torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=FLAGS["num_cores"])
     # torchrun's rendezvous variables, which torch.multiprocessing does not set
     os.environ.setdefault("MASTER_ADDR", "localhost")

@@ -1,4 +1,5 @@
 """Multi-core MNIST-style training with xmp.spawn (classic PyTorch/XLA recipe)."""
+import argparse
 import os
 import sys
 
@@ -12,9 +13,10 @@ from torch.utils.data.distributed import DistributedSampler
 import torch_xla.core.xla_model as xm
 import torch_xla.distributed.parallel_loader as pl
 import torch_xla.distributed.xla_multiprocessing as xmp
+import torch_xla.runtime as xr
 
 FLAGS = {
-    "batch_size": 128,
+    "batch_size": 64,
     "num_epochs": 2,
     "lr": 0.01,
     "num_cores": 8,
@@ -39,18 +41,18 @@ class Net(nn.Module):
 
 def _mp_fn(index, flags):
     torch.manual_seed(1)
-    dataset = TensorDataset(torch.randn(2048, 1, 28, 28), torch.randint(0, 10, (2048,)))
+    dataset = TensorDataset(torch.randn(512, 1, 28, 28), torch.randint(0, 10, (512,)))
     sampler = DistributedSampler(
         dataset,
-        num_replicas=xm.xrt_world_size(),
-        rank=xm.get_ordinal(),
+        num_replicas=xr.world_size(),
+        rank=xr.global_ordinal(),
         shuffle=True,
     )
     loader = DataLoader(dataset, batch_size=flags["batch_size"], sampler=sampler, num_workers=2)
 
     device = xm.xla_device()
     model = Net().to(device)
-    optimizer = optim.SGD(model.parameters(), lr=flags["lr"] * xm.xrt_world_size(), momentum=0.5)
+    optimizer = optim.SGD(model.parameters(), lr=flags["lr"] * xr.world_size(), momentum=0.5)
 
     for epoch in range(flags["num_epochs"]):
         para_loader = pl.ParallelLoader(loader, [device])
@@ -60,13 +62,18 @@ def _mp_fn(index, flags):
             loss = F.nll_loss(model(data), target)
             loss.backward()
             xm.optimizer_step(optimizer)
-            if step % 10 == 0:
-                xm.master_print(f"[{epoch}] step {step} loss={loss.item():.4f}")
+            if step % 2 == 0:
+                xm.master_print(f"[{epoch}] step {step} loss={loss.item():.6f}")
         xm.rendezvous("epoch_end")
 
-    if xm.is_master_ordinal():
-        xm.save(model.state_dict(), "/tmp/mnist.pt")
+    checksum = sum(p.sum().item() for p in model.parameters())
+    print(f"rank {xr.global_ordinal()} of {xr.world_size()} checksum={checksum:.6f}")
+    # every rank calls xm.save (it synchronises the ranks); only the master writes
+    xm.save(model.state_dict(), "mnist.pt")
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--num_cores", type=int, default=FLAGS["num_cores"])
+    FLAGS["num_cores"] = parser.parse_args().num_cores
     xmp.spawn(_mp_fn, args=(FLAGS,), nprocs=FLAGS["num_cores"], start_method="fork")

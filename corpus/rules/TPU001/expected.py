@@ -2,5 +2,5 @@
 import torch
 import torch_xla.debug.metrics as met  # still used below: must stay
 
-device = torch.device("tpu")
+device = torch.device("tpu:0")
 print(met.metrics_report())

@@ -1,10 +1,37 @@
-# TPU211 device-loader: reported only
+# TPU211 device-loader
 import torch
 import torch_xla.distributed.parallel_loader as pl
 
 loader = torch.utils.data.DataLoader(list(range(8)), batch_size=2)
-device = torch.device("tpu")
-for batch in pl.MpDeviceLoader(loader, device):
+device = torch.device("tpu:0")
+for batch in loader:
+    batch = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), batch)
     print(batch)
-for batch in pl.ParallelLoader(loader, [device]).per_device_loader(device):
-    print(batch)
+for step, (x, y) in enumerate(loader):
+    (x, y) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (x, y))
+    print(step, x, y)
+
+
+def train(model, loader, device):
+    train_loader = loader
+    print(len(train_loader), "batches")
+    for epoch in range(2):
+        for x, y in train_loader:
+            x, y = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (x, y))
+            model(x).sum().backward()
+
+
+def evaluate(model, loader, device):
+    para_loader = loader
+    for batch in para_loader:
+        batch = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), batch)
+        model(batch)
+
+
+def make(loader, device):
+    return pl.MpDeviceLoader(loader, device)  # returned: its loops are elsewhere, reported
+
+
+def sharded(loader, device, sharding):
+    for batch in pl.MpDeviceLoader(loader, device, input_sharding=sharding):  # SPMD input sharding: reported
+        print(batch)

@@ -1,7 +1,7 @@
 # TPU301 xla-autocast
 import torch
 
-device = torch.device("tpu")
+device = torch.device("tpu:0")
 with torch.autocast("tpu", dtype=torch.bfloat16):
     pass
 with torch.autocast("tpu", dtype=torch.bfloat16):

@@ -244,6 +244,29 @@ impl<'a> Checker<'a> {
                 Ok(fix(vec![], vec![sref], vec![]))
             }
             FixAction::Unwrap => Err("only applies to `with` statements".into()),
+            FixAction::IterateLoader { loader, device } => {
+                let call = site.call.ok_or("not a call")?;
+                let consumed: HashSet<&str> = spec
+                    .drop
+                    .iter()
+                    .chain(spec.when.keys())
+                    .map(String::as_str)
+                    .chain([loader.as_str(), device.as_str()])
+                    .collect();
+                if let Some(p) = bound.passed_names().find(|p| !consumed.contains(p)) {
+                    return Err(format!("argument `{p}` has no equivalent in the fix"));
+                }
+                let loader = bound.values.get(loader).map(|e| self.src(e.range())).ok_or("no loader is passed")?;
+                // `ParallelLoader(loader, [device])` lists its devices; one process has one.
+                let device = bound.values.get(device).and_then(|e| match e {
+                    Expr::List(l) if l.elts.len() == 1 => Some(self.src(l.elts[0].range())),
+                    Expr::List(_) => None,
+                    e => Some(self.src(e.range())),
+                });
+                let torch = cx.module("torch")?;
+                let edits = self.device_loader_edits(call, loader, device, &torch)?;
+                Ok(fix(edits, vec![], cx.imports))
+            }
             FixAction::Args { set, remove } => {
                 let call = site.call.ok_or("not a call")?;
                 let mut edits = Vec::new();

@@ -12,6 +12,7 @@ mod fixes;
 mod guards;
 mod imports;
 mod inventory;
+mod loaders;
 mod noqa;
 mod strings;
 
@@ -67,6 +68,7 @@ pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> Ch
         xla_only: Vec::new(),
         probe_flags: HashSet::new(),
         fstring_quotes: Vec::new(),
+        scope_body: vec![&module.body],
     };
     checker.visit_block(&module.body, None);
     checker.report_imports();
@@ -113,6 +115,8 @@ struct Checker<'a> {
     /// Quote characters of the f-strings enclosing the current expression:
     /// before Python 3.12 a replacement field cannot reuse them.
     fstring_quotes: Vec<Option<char>>,
+    /// The body of the function (or module) being checked, innermost last.
+    scope_body: Vec<&'a [Stmt]>,
 }
 
 /// Where a match sits, for building its fix.
@@ -182,7 +186,9 @@ impl<'a> Checker<'a> {
             Stmt::FunctionDef(def) => {
                 self.check_device_defaults(&def.parameters);
                 crate::migrate::semantic::visit_function_header(self, def);
+                self.scope_body.push(&def.body);
                 self.in_scope_of(def.range.start(), |c| c.visit_block(&def.body, owner));
+                self.scope_body.pop();
             }
             Stmt::ClassDef(class) => {
                 class.decorator_list.iter().for_each(|d| self.visit_expr(&d.expression));

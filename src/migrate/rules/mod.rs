@@ -152,6 +152,8 @@ struct RawFix {
     #[serde(default)]
     unwrap: bool,
     #[serde(default)]
+    iterate_loader: Option<RawIterateLoader>,
+    #[serde(default)]
     args: Option<RawArgsFix>,
     #[serde(default)]
     note: Option<String>,
@@ -185,6 +187,14 @@ pub struct WorkerPrelude {
     pub init: Option<Template>,
 }
 
+/// `iterate_loader: {loader: PARAM, device: PARAM}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIterateLoader {
+    loader: String,
+    device: String,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawArgsFix {
@@ -207,6 +217,9 @@ pub enum FixAction {
     Unwrap,
     /// Edit arguments in place: set values (adding keywords) and remove arguments.
     Args { set: Vec<(String, Template)>, remove: Vec<String> },
+    /// A device loader becomes its plain loader, and every loop over it moves
+    /// each batch to the device (code-driven: see `checker/loaders.rs`).
+    IterateLoader { loader: String, device: String },
 }
 
 #[derive(Debug, Clone)]
@@ -401,13 +414,16 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
     if f.unwrap {
         actions.push(FixAction::Unwrap);
     }
+    if let Some(l) = f.iterate_loader {
+        actions.push(FixAction::IterateLoader { loader: l.loader, device: l.device });
+    }
     if let Some(args) = f.args {
         let set =
             args.set.into_iter().map(|(k, v)| Ok((k, Template::parse(&v)?))).collect::<anyhow::Result<Vec<_>>>()?;
         actions.push(FixAction::Args { set, remove: args.remove });
     }
     if actions.len() != 1 {
-        bail!("a fix needs exactly one of replace, statement, delete, unwrap, args");
+        bail!("a fix needs exactly one of replace, statement, delete, unwrap, args, iterate_loader");
     }
     let action = actions.pop().expect("one action");
     // Every parameter a fix names must exist in the signature.
@@ -418,6 +434,9 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
     }
     if let FixAction::Replace(t) | FixAction::Statement(t) = &action {
         named.extend(t.params());
+    }
+    if let FixAction::IterateLoader { loader, device } = &action {
+        named.extend([loader.as_str(), device.as_str()]);
     }
     if let Some(p) = &f.worker_prelude {
         named.push(p.param.as_str());

@@ -1,0 +1,49 @@
+# %% [markdown]
+# # Data-parallel training from a notebook
+# Colab/Kaggle TPU notebooks must fork: the worker lives in the notebook's `__main__`.
+
+# %%
+import os
+import sys
+
+import torch, torch.distributed as dist
+import torch.nn as nn
+import torch.multiprocessing as mp
+
+NUM_CORES = int(sys.argv[1]) if len(sys.argv) > 1 else 1  # 8 on a v3-8
+STEPS = 3
+
+# %%
+def train_loop(index, flags):
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
+    rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    device = torch.device("tpu:0")
+    torch.manual_seed(0)
+    model = nn.Linear(8, 2).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=flags["lr"])
+    g = torch.Generator().manual_seed(100 + rank)  # different data on every core
+    for step in range(STEPS):
+        x = torch.randn(16, 8, generator=g).to(device)
+        y = torch.randn(16, 2, generator=g).to(device)
+        loss = nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        if dist.is_initialized():
+            for grad in [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]:
+                dist.all_reduce(grad)
+                grad /= dist.get_world_size()
+        opt.step()
+    checksum = sum(p.sum().item() for p in model.parameters())
+    print(f"core {index}: rank {rank} of {world} checksum={checksum:.6f}", flush=True)
+
+# %%
+flags = {"lr": 0.1}
+torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=NUM_CORES)
+# torchrun's rendezvous variables, which torch.multiprocessing does not set
+os.environ.setdefault("MASTER_ADDR", "localhost")
+os.environ.setdefault("MASTER_PORT", "29500")
+os.environ["LOCAL_WORLD_SIZE"] = str(NUM_CORES)
+os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * NUM_CORES)
+mp.start_processes(train_loop, args=(flags,), nprocs=NUM_CORES, start_method="fork")

@@ -1,0 +1,78 @@
+"""Trainer with two data-parallel modes: torch DDP over the "xla" backend (--ddp) or the
+native one, where xm.optimizer_step all-reduces the gradients across cores."""
+import os
+import argparse
+
+import torch, torch.distributed as dist
+import torch.nn as nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+import torch.multiprocessing as mp
+
+
+def build_model(args, device):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1)).to(device)
+    if args.ddp:
+        if not dist.is_initialized():
+            dist.init_process_group("tpu_dist")
+        model = DDP(model, gradient_as_bucket_view=True)
+    return model
+
+
+def ddp_step(model, opt, x, y):
+    loss = nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()  # DDP already averaged the gradients
+    return loss
+
+
+def native_step(model, opt, x, y):
+    loss = nn.functional.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    if dist.is_initialized():
+        for grad in [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]:
+            dist.all_reduce(grad)
+            grad /= dist.get_world_size()
+    opt.step()  # all-reduce + step
+    return loss
+
+
+def _mp_fn(index, args):
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
+    device = torch.device("tpu:0")
+    rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    model = build_model(args, device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    step_fn = ddp_step if args.ddp else native_step
+
+    # every rank trains on its own shard of the data
+    g = torch.Generator().manual_seed(1234)
+    data_x = torch.randn(world * 4 * args.steps, 8, generator=g)
+    data_y = torch.randn(world * 4 * args.steps, 1, generator=g)
+    shard_x, shard_y = data_x[rank::world], data_y[rank::world]
+    for step in range(args.steps):
+        x = shard_x[step * 4:(step + 1) * 4].to(device)
+        y = shard_y[step * 4:(step + 1) * 4].to(device)
+        loss = step_fn(model, opt, x, y)
+        print(f"rank {rank} step {step} loss={loss.item():.6f}")
+    checksum = sum(p.sum().item() for p in model.parameters())
+    print(f"rank {rank} of {world} checksum={checksum:.6f}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nprocs", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--ddp", action="store_true")
+    args = parser.parse_args()
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=args.nprocs)
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(args.nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * args.nprocs)
+    mp.spawn(_mp_fn, args=(args,), nprocs=args.nprocs)

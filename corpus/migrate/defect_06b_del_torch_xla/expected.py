@@ -1,0 +1,33 @@
+"""Train a small regressor on the TPU and save it."""
+import os
+import torch, torch.distributed as dist
+import torch.nn as nn
+
+DEVICE = torch.device("tpu:0")
+
+STEPS = 4
+
+
+def main():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Linear(12, 1)).to(DEVICE)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    g = torch.Generator().manual_seed(3)
+    for step in range(STEPS):
+        x = torch.randn(10, 6, generator=g).to(DEVICE)
+        y = x.sum(dim=1, keepdim=True).to(DEVICE)
+        loss = nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print(f"step {step} loss={loss.item():.6f}")
+    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+        if dist.get_node_local_rank(fallback_rank=0) == 0:
+            torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "regressor.pt")
+        if dist.is_initialized():
+            dist.barrier()
+        print("saved regressor.pt")
+
+
+if __name__ == "__main__":
+    main()

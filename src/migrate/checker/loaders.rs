@@ -1,0 +1,180 @@
+//! torch_xla's device loaders (`MpDeviceLoader`, `ParallelLoader`) become the
+//! plain `DataLoader`, with each batch moved to the device at the top of the
+//! loop that consumes it, the idiom TorchTPU's documentation gives. The fix
+//! edits the loader and every loop over it, so it is only offered when all of
+//! them can be seen: the loader is iterated right where it is built, or held in
+//! a name that the same function only iterates (or takes the `len` of).
+
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+
+use super::Checker;
+use crate::migrate::fix::Edit;
+use crate::source::{indentation_at, line_start, newline_of};
+
+/// A loop that consumes a loader: the expression yielding its batches (inside
+/// `enumerate(…)` when wrapped), the target receiving each batch, the body.
+struct Loop<'a> {
+    batches: &'a Expr,
+    target: &'a Expr,
+    body: &'a [Stmt],
+}
+
+impl<'a> Checker<'a> {
+    /// The edits that replace the loader built by `call` with `loader` (the
+    /// plain DataLoader's text) and move every batch to the device in each loop
+    /// over it. `device` is the device the loader was built for, if named.
+    pub(super) fn device_loader_edits(
+        &self,
+        call: &'a ExprCall,
+        loader: &str,
+        device: Option<&str>,
+        torch: &str,
+    ) -> Result<Vec<Edit>, String> {
+        let (_, stmt) = *self.stmt.last().ok_or("not in a statement")?;
+        let unnamed = || "the device the batches go to is not named".to_string();
+        let mut edits = Vec::new();
+        match stmt {
+            // `for batch in MpDeviceLoader(…)`, `for batch in ParallelLoader(…).per_device_loader(d)`
+            Stmt::For(f) => {
+                let l = loop_of(f)?;
+                let device = match per_device_loader(l.batches) {
+                    Some((receiver, d)) if receiver.range() == call.range() => self.src(d.range()).to_string(),
+                    None if l.batches.range() == call.range() => device.ok_or_else(unnamed)?.to_string(),
+                    _ => return Err("the loader is not what the loop iterates".into()),
+                };
+                edits.push(Edit::replace(l.batches.range(), loader));
+                edits.push(self.move_batch(&l, &device, torch)?);
+            }
+            // `train_loader = MpDeviceLoader(…)`, then loops over `train_loader`
+            Stmt::Assign(a) if a.value.range() == call.range() && a.targets.len() == 1 => {
+                let Expr::Name(holder) = &a.targets[0] else { return Err("the loader is not held in a name".into()) };
+                edits.push(Edit::replace(call.range(), loader));
+                for l in self.loops_over(holder)? {
+                    let device = match per_device_loader(l.batches) {
+                        Some((_, d)) => {
+                            edits.push(Edit::replace(l.batches.range(), holder.id.as_str()));
+                            self.src(d.range()).to_string()
+                        }
+                        None => device.ok_or_else(unnamed)?.to_string(),
+                    };
+                    edits.push(self.move_batch(&l, &device, torch)?);
+                }
+            }
+            _ => return Err("the loader is not iterated by a `for` loop in this function".into()),
+        }
+        Ok(edits)
+    }
+
+    /// Every loop over `holder` in the enclosing function; any other use of it
+    /// (but `len(holder)`) makes the loader unconvertible.
+    fn loops_over(&self, holder: &'a ast::ExprName) -> Result<Vec<Loop<'a>>, String> {
+        let body = *self.scope_body.last().ok_or("no enclosing body")?;
+        let mut uses = Uses { name: holder.id.as_str(), loops: Vec::new(), other: None };
+        uses.visit_body(body);
+        if let Some(other) = uses.other {
+            let line = self.src(other);
+            return Err(format!("`{}` is used outside a `for` loop over it (`{line}`)", holder.id));
+        }
+        if uses.loops.is_empty() {
+            return Err(format!("no `for` loop over `{}` in this function", holder.id));
+        }
+        Ok(uses.loops)
+    }
+
+    /// `T = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(D), T)`
+    /// first thing in the loop body: moves every tensor of the batch, whatever
+    /// its structure (a tensor, a tuple, a dict), as the device loader did.
+    fn move_batch(&self, l: &Loop<'a>, device: &str, torch: &str) -> Result<Edit, String> {
+        let first = l.body.first().ok_or("empty loop body")?;
+        let at = line_start(self.text, first.start().into());
+        if !self.text[at..usize::from(first.start())].trim().is_empty() {
+            return Err("the loop body shares its line with the `for`".into());
+        }
+        let target = self.src(l.target.range());
+        let value = match l.target {
+            Expr::Tuple(t) if !t.parenthesized => format!("({target})"),
+            _ => target.to_string(),
+        };
+        let indent = indentation_at(self.text, first.start().into());
+        let newline = newline_of(self.text);
+        let statement = format!(
+            "{indent}{target} = {torch}.utils._pytree.tree_map_only({torch}.Tensor, lambda t: t.to({device}), {value}){newline}"
+        );
+        Ok(Edit::insert(TextSize::try_from(at).map_err(|e| e.to_string())?, statement))
+    }
+}
+
+/// The loops over one name in a function body (not in nested functions or
+/// classes, which have their own names), and the first other use of it.
+struct Uses<'a> {
+    name: &'a str,
+    loops: Vec<Loop<'a>>,
+    other: Option<TextRange>,
+}
+
+impl Uses<'_> {
+    fn is_holder(&self, e: &Expr) -> bool {
+        matches!(e, Expr::Name(n) if n.id.as_str() == self.name && n.ctx == ast::ExprContext::Load)
+    }
+}
+
+impl<'a> Visitor<'a> for Uses<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            Stmt::For(f) => match loop_of(f) {
+                Ok(l)
+                    if self.is_holder(l.batches)
+                        || per_device_loader(l.batches).is_some_and(|(r, _)| self.is_holder(r)) =>
+                {
+                    // The loop itself is ours; its body may still use the name otherwise.
+                    self.visit_expr(&f.target);
+                    self.visit_body(&f.body);
+                    self.visit_body(&f.orelse);
+                    self.loops.push(l);
+                }
+                _ => visitor::walk_stmt(self, stmt),
+            },
+            _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            // `len(loader)`: the DataLoader has the same length.
+            Expr::Call(c)
+                if matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "len")
+                    && c.arguments.args.len() == 1
+                    && self.is_holder(&c.arguments.args[0]) => {}
+            e if self.is_holder(e) => {
+                self.other.get_or_insert(e.range());
+            }
+            _ => visitor::walk_expr(self, expr),
+        }
+    }
+}
+
+/// `for T in X` or `for i, T in enumerate(X)`: X and T.
+fn loop_of(f: &ast::StmtFor) -> Result<Loop<'_>, String> {
+    let (batches, target) = match &*f.iter {
+        Expr::Call(c) if matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "enumerate") => {
+            let inner = c.arguments.args.first().ok_or("enumerate() without an argument")?;
+            match &*f.target {
+                Expr::Tuple(t) if t.elts.len() == 2 => (inner, &t.elts[1]),
+                _ => return Err("the loop's target is not `index, batch`".into()),
+            }
+        }
+        iter => (iter, &*f.target),
+    };
+    Ok(Loop { batches, target, body: &f.body })
+}
+
+/// `x.per_device_loader(d)` → `(x, d)`.
+fn per_device_loader(e: &Expr) -> Option<(&Expr, &Expr)> {
+    let Expr::Call(c) = e else { return None };
+    let Expr::Attribute(a) = &*c.func else { return None };
+    (a.attr.id.as_str() == "per_device_loader" && c.arguments.args.len() == 1)
+        .then(|| (&*a.value, &c.arguments.args[0]))
+}

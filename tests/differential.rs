@@ -1,0 +1,642 @@
+//! Execution is the proof: every program in `corpus/migrate/` runs as written
+//! on real torch_xla 2.9 (CPU, `PJRT_DEVICE=CPU`) and, migrated, on the
+//! TorchTPU emulator through `xla2tpu run`; what they print and the files they
+//! write must agree. Programs with several processes (torch_xla cannot run
+//! those on a CPU) also run on two emulated chips, where the invariants of a
+//! correct multi-process job must hold: distinct ranks, one world size,
+//! identical parameters after a step, one checkpoint.
+//!
+//! Each program's `run.yaml` says how (format in `corpus/migrate/README.md`).
+//! Needs `difftest/.venv` (torch_xla) and `tracer/.venv` (torch 2.15, which
+//! hosts the emulator); without them the runs are skipped with a message,
+//! unless `XLA2TPU_REQUIRE_DIFFTEST=1` (CI), where a missing venv fails.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::Duration;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RunSpec {
+    /// Why the program cannot run (then nothing else applies).
+    #[serde(default)]
+    skip: Option<String>,
+    /// Arguments for both runs.
+    #[serde(default)]
+    args: Vec<String>,
+    /// `compare` (default), or why the original cannot run on torch_xla on a CPU.
+    #[serde(default)]
+    torch_xla: Option<String>,
+    /// Environment for the original's run (`CPU_NUM_DEVICES: "4"` for SPMD on a CPU).
+    #[serde(default)]
+    torch_xla_env: BTreeMap<String, String>,
+    /// How both sides start: `python` (default) or `torchrun`.
+    #[serde(default)]
+    launch: Launch,
+    /// Emulated chips (and torchrun processes) for the compared run.
+    #[serde(default = "one")]
+    nproc: u32,
+    #[serde(default)]
+    tolerance: Tolerance,
+    /// Words of the original's output read as other words (`{xla: tpu}` where a
+    /// program prints a device type); `xla:N` device names are always read as `tpu:N`.
+    #[serde(default)]
+    rename: BTreeMap<String, String>,
+    /// Files (relative to the working directory) both runs must write, compared too.
+    #[serde(default)]
+    files: Vec<String>,
+    /// The migrated program must stop at this TorchTPU incompatibility on the emulator.
+    #[serde(default)]
+    expect_incompatibility: Option<String>,
+    /// One or several extra runs on more emulated chips (and hosts).
+    #[serde(default)]
+    invariants: OneOrMany<Invariants>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> Default for OneOrMany<T> {
+    fn default() -> Self {
+        OneOrMany::Many(Vec::new())
+    }
+}
+
+impl<T> OneOrMany<T> {
+    fn as_slice(&self) -> &[T] {
+        match self {
+            OneOrMany::One(t) => std::slice::from_ref(t),
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Default, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Launch {
+    #[default]
+    Python,
+    Torchrun,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+struct Tolerance {
+    rel: f64,
+    abs: f64,
+}
+
+impl Default for Tolerance {
+    fn default() -> Self {
+        Tolerance { rel: 1e-4, abs: 1e-6 }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Invariants {
+    /// Emulated chips per host.
+    nproc: u32,
+    /// Emulated hosts (default 1): each runs the launcher in its own directory with
+    /// its own chips, joined into one job as TorchTPU's multi-host launch does
+    /// (`TPU_WORKER_HOSTNAMES`, `JOB_COMPLETION_INDEX`).
+    #[serde(default = "one")]
+    hosts: u32,
+    #[serde(default)]
+    args: Vec<String>,
+    /// A regex whose two groups are a rank and the world size: every rank
+    /// 0..nproc must print it exactly once, with world size `nproc`.
+    ranks: String,
+    /// Regexes whose first group must print the same value on every rank.
+    #[serde(default)]
+    same: Vec<String>,
+    /// Files the job must write, with how many of each (one checkpoint, not N).
+    #[serde(default)]
+    files: BTreeMap<String, usize>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+struct Env {
+    root: PathBuf,
+    torch_xla: Option<PathBuf>,
+    emulator: Option<PathBuf>,
+    xla2tpu: PathBuf,
+    cache: PathBuf,
+}
+
+impl Env {
+    fn find() -> Env {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let required = std::env::var_os("XLA2TPU_REQUIRE_DIFFTEST").is_some();
+        let venv = |dir: &str, setup: &str| {
+            let python = root.join(dir).join(".venv/bin/python");
+            if python.is_file() {
+                return Some(python);
+            }
+            assert!(!required, "XLA2TPU_REQUIRE_DIFFTEST is set but {dir}/.venv is missing: run {setup}");
+            None
+        };
+        Env {
+            torch_xla: venv("difftest", "difftest/setup_venv.sh"),
+            emulator: venv("tracer", "tracer/setup_venv.sh"),
+            xla2tpu: PathBuf::from(env!("CARGO_BIN_EXE_xla2tpu")),
+            cache: root.join("target/xla2tpu-test-cache"),
+            root,
+        }
+    }
+}
+
+/// Ports for MASTER_PORT: runs go in parallel, so each gets its own.
+fn free_port() -> u16 {
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20000 + (std::process::id() % 2000) as u16 * 10;
+    loop {
+        let port = base + NEXT.fetch_add(1, Ordering::Relaxed) % 9000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// What one run did.
+struct Ran {
+    output: Output,
+    dir: tempfile::TempDir,
+}
+
+impl Ran {
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+    fn describe(&self, what: &str) -> String {
+        format!(
+            "{what} exited with {}\n--- stdout\n{}\n--- stderr (last 40 lines)\n{}",
+            self.output.status,
+            self.stdout(),
+            tail(&self.stderr(), 40)
+        )
+    }
+}
+
+fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Run `program` (its text) in a fresh directory as `program.py`.
+fn run_in_temp(program: &str, command: &mut Command) -> Result<Ran, Failed> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(dir.path().join("program.py"), program).map_err(|e| e.to_string())?;
+    // Block-buffered output: with PYTHONUNBUFFERED a print is two writes, and
+    // the lines of several ranks can interleave mid-line.
+    command
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("PYTHONUNBUFFERED");
+    let output = run_with_timeout(command, Duration::from_secs(600))?;
+    Ok(Ran { output, dir })
+}
+
+fn run_with_timeout(command: &mut Command, limit: Duration) -> Result<Output, Failed> {
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| e.to_string())?;
+    let (out_pipe, err_pipe) = (child.stdout.take(), child.stderr.take());
+    let read = |pipe: Option<std::process::ChildStdout>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = std::io::Read::read_to_end(&mut p, &mut buf);
+            }
+            buf
+        })
+    };
+    let out_thread = read(out_pipe);
+    let err_thread = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = err_pipe {
+            let _ = std::io::Read::read_to_end(&mut p, &mut buf);
+        }
+        buf
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            return Err(format!("timed out after {}s (a deadlock?)", limit.as_secs()).into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Ok(Output { status, stdout: out_thread.join().unwrap_or_default(), stderr: err_thread.join().unwrap_or_default() })
+}
+
+fn torch_xla_command(python: &Path, spec: &RunSpec, args: &[String]) -> Command {
+    let mut c = match spec.launch {
+        Launch::Python => {
+            let mut c = Command::new(python);
+            c.arg("program.py");
+            c
+        }
+        Launch::Torchrun => {
+            let mut c = Command::new(python);
+            c.args(["-m", "torch.distributed.run", "--standalone", &format!("--nproc_per_node={}", spec.nproc)]);
+            c.arg("program.py");
+            c
+        }
+    };
+    c.args(args).env("PJRT_DEVICE", "CPU").env("TF_CPP_MIN_LOG_LEVEL", "3").env("HF_HUB_OFFLINE", "1");
+    c.envs(&spec.torch_xla_env);
+    c
+}
+
+fn emulator_command(env: &Env, python: &Path, launch: Launch, nproc: u32, args: &[String]) -> Command {
+    let mut c = Command::new(&env.xla2tpu);
+    c.arg("run").arg(format!("--nproc={nproc}")).arg("--python").arg(python).arg("--report").arg("report.json");
+    c.arg("--");
+    match launch {
+        Launch::Python => {
+            c.arg(python).arg("program.py");
+        }
+        Launch::Torchrun => {
+            // TorchTPU's documented torchrun launch: the TPU environment first, then torchrun.
+            let script = format!(
+                "eval \"$({py} -m torch.tpu.distributed | sed 's/^/export /')\" && exec {py} -m torch.distributed.run --standalone --nproc_per_node={nproc} program.py \"$@\"",
+                py = python.display()
+            );
+            c.args(["bash", "-c", &script, "torchrun"]);
+        }
+    }
+    c.args(args)
+        .env("XLA2TPU_CACHE_DIR", &env.cache)
+        .env("MASTER_PORT", free_port().to_string())
+        .env("HF_HUB_OFFLINE", "1");
+    c
+}
+
+/// A line as text and numbers: text parts must match exactly, numbers within tolerance.
+fn tokens(line: &str) -> Vec<Token> {
+    let number = regex::Regex::new(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?").expect("regex");
+    let mut out = Vec::new();
+    let mut last = 0;
+    for m in number.find_iter(line) {
+        if m.start() > last {
+            out.push(Token::Text(line[last..m.start()].to_string()));
+        }
+        out.push(match m.as_str().parse::<f64>() {
+            Ok(v) => Token::Number(v, m.as_str().to_string()),
+            Err(_) => Token::Text(m.as_str().to_string()),
+        });
+        last = m.end();
+    }
+    if last < line.len() {
+        out.push(Token::Text(line[last..].to_string()));
+    }
+    out
+}
+
+/// One unit in the last decimal place a number was printed with (`0.6931` → 1e-4).
+fn last_place(printed: &str) -> f64 {
+    if printed.contains(['e', 'E']) {
+        return 0.0;
+    }
+    match printed.split_once('.') {
+        Some((_, decimals)) if !decimals.is_empty() => 10f64.powi(-(decimals.len() as i32)),
+        _ => 0.0,
+    }
+}
+
+#[derive(Debug)]
+enum Token {
+    Text(String),
+    Number(f64, String),
+}
+
+/// Lines the runtimes print on their own, not the program: torch 2.9's gloo
+/// reports its connections on stdout from C++ (2.15 no longer does).
+fn is_runtime_noise(line: &str) -> bool {
+    line.starts_with("[Gloo] Rank ") && line.contains(" is connected to ")
+}
+
+/// The original's output with the run's `rename` words replaced.
+fn renamed(original: &str, rename: &BTreeMap<String, String>) -> String {
+    rename.iter().fold(original.to_string(), |text, (from, to)| {
+        let word = regex::Regex::new(&format!(r"\b{}\b", regex::escape(from))).expect("regex");
+        word.replace_all(&text, regex::NoExpand(to)).into_owned()
+    })
+}
+
+fn lines_agree(original: &str, migrated: &str, tol: Tolerance) -> Result<(), String> {
+    // torch_xla names its device `xla:0`; the migrated program's is `tpu:0`.
+    let device = regex::Regex::new(r"\bxla:(\d+)\b|type='xla'").expect("regex");
+    let normalise = |s: &str| {
+        device
+            .replace_all(s, |c: &regex::Captures| match c.get(1) {
+                Some(index) => format!("tpu:{}", index.as_str()),
+                None => "type='tpu'".to_string(),
+            })
+            .into_owned()
+    };
+    let a: Vec<String> = original.lines().filter(|l| !is_runtime_noise(l)).map(normalise).collect();
+    let b: Vec<&str> = migrated.lines().filter(|l| !is_runtime_noise(l)).collect();
+    if a.len() != b.len() {
+        return Err(format!("{} lines on torch_xla, {} migrated", a.len(), b.len()));
+    }
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        let (tx, ty) = (tokens(x), tokens(y));
+        let same = tx.len() == ty.len()
+            && tx.iter().zip(&ty).all(|pair| match pair {
+                (Token::Text(p), Token::Text(q)) => p == q,
+                (Token::Number(p, ps), Token::Number(q, qs)) => {
+                    // A value printed to k decimals may round either way: one unit in
+                    // the last printed place is within tolerance too.
+                    let unit = last_place(ps).max(last_place(qs));
+                    ps == qs || (p - q).abs() <= (tol.abs + tol.rel * p.abs().max(q.abs())).max(unit)
+                }
+                _ => false,
+            });
+        if !same {
+            return Err(format!("line {}:\n  torch_xla: {x}\n  migrated:  {y}", i + 1));
+        }
+    }
+    Ok(())
+}
+
+/// Compare written files: checkpoints by loading both (in the emulator's
+/// Python, which can also read TorchTPU tensors), text files line by line.
+fn files_agree(env: &Env, original: &Path, migrated: &Path, files: &[String], tol: Tolerance) -> Result<(), String> {
+    for name in files {
+        let (a, b) = (original.join(name), migrated.join(name));
+        if !a.is_file() {
+            return Err(format!("torch_xla did not write {name}"));
+        }
+        if !b.is_file() {
+            return Err(format!("the migrated program did not write {name}"));
+        }
+        let is_checkpoint = [".pt", ".pth", ".bin", ".ckpt"].iter().any(|e| name.ends_with(e));
+        if is_checkpoint {
+            let python = env.emulator.as_ref().ok_or("no emulator venv")?;
+            let out = Command::new(&env.xla2tpu)
+                .args(["run", "--python"])
+                .arg(python)
+                .arg("--")
+                .arg(python)
+                .arg(env.root.join("difftest/compare_checkpoints.py"))
+                .arg(&a)
+                .arg(&b)
+                .arg(tol.rel.to_string())
+                .arg(tol.abs.to_string())
+                .env("XLA2TPU_CACHE_DIR", &env.cache)
+                .output()
+                .map_err(|e| e.to_string())?;
+            if !out.status.success() {
+                return Err(format!(
+                    "{name} differs: {}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    tail(&String::from_utf8_lossy(&out.stderr), 20)
+                ));
+            }
+        } else {
+            let read = |p: &Path| std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()));
+            lines_agree(&read(&a)?, &read(&b)?, tol).map_err(|e| format!("{name}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
+    let (Some(emulator), Some(torch_xla)) = (&env.emulator, &env.torch_xla) else {
+        return Err("skipped: difftest/.venv or tracer/.venv missing".into());
+    };
+    let input = read(&dir.join("input.py"))?;
+    let migrated = read(&dir.join("expected.py"))?;
+    let ran = run_in_temp(&migrated, &mut emulator_command(env, emulator, spec.launch, spec.nproc, &spec.args))?;
+    if let Some(kind) = &spec.expect_incompatibility {
+        let report = read(&ran.dir.path().join("report.json"))?;
+        let report: serde_json::Value = serde_json::from_str(&report).map_err(|e| e.to_string())?;
+        let first = report["incompatibilities"][0]["kind"].as_str().unwrap_or("none");
+        if first != kind {
+            let what = ran.describe("xla2tpu run");
+            return Err(format!("expected a `{kind}` incompatibility, the emulator saw `{first}`\n{what}").into());
+        }
+        // The original must still be a working torch_xla program.
+        if spec.torch_xla.as_deref().is_none_or(|t| t == "compare") {
+            let original = run_in_temp(&input, &mut torch_xla_command(torch_xla, spec, &spec.args))?;
+            if !original.output.status.success() {
+                return Err(original.describe("the original on torch_xla").into());
+            }
+        }
+        return Ok(());
+    }
+    if !ran.output.status.success() {
+        return Err(ran.describe("the migrated program on the emulator").into());
+    }
+    if spec.torch_xla.as_deref().is_some_and(|t| t != "compare") {
+        return Ok(()); // it ran; the original cannot run on a CPU (run.yaml says why)
+    }
+    let original = run_in_temp(&input, &mut torch_xla_command(torch_xla, spec, &spec.args))?;
+    if !original.output.status.success() {
+        return Err(original.describe("the original on torch_xla").into());
+    }
+    lines_agree(&renamed(&original.stdout(), &spec.rename), &ran.stdout(), spec.tolerance).map_err(|e| {
+        format!(
+            "outputs differ: {e}\n--- torch_xla stdout\n{}\n--- migrated stdout\n{}",
+            original.stdout(),
+            ran.stdout()
+        )
+    })?;
+    files_agree(env, original.dir.path(), ran.dir.path(), &spec.files, spec.tolerance)?;
+    Ok(())
+}
+
+fn invariant_run(env: &Env, dir: &Path, spec: &RunSpec, inv: &Invariants) -> Result<(), Failed> {
+    let Some(emulator) = &env.emulator else { return Err("skipped: tracer/.venv missing".into()) };
+    let migrated = read(&dir.join("expected.py"))?;
+    // Every host runs the same launcher at once; the first host's address is the rendezvous.
+    let port = free_port().to_string();
+    let hostnames = vec!["localhost"; inv.hosts as usize].join(",");
+    let hosts: Vec<std::thread::JoinHandle<Result<Ran, Failed>>> = (0..inv.hosts)
+        .map(|host| {
+            let mut command = emulator_command(env, emulator, spec.launch, inv.nproc, &inv.args);
+            command.env("MASTER_PORT", &port);
+            if inv.hosts > 1 {
+                command.env("TPU_WORKER_HOSTNAMES", &hostnames).env("JOB_COMPLETION_INDEX", host.to_string());
+            }
+            let program = migrated.clone();
+            std::thread::spawn(move || run_in_temp(&program, &mut command))
+        })
+        .collect();
+    let mut runs = Vec::new();
+    for (host, handle) in hosts.into_iter().enumerate() {
+        let ran = handle.join().map_err(|_| "a host's run panicked")??;
+        if !ran.output.status.success() {
+            return Err(ran
+                .describe(&format!("host {host} of the migrated program on {} emulated chips", inv.nproc))
+                .into());
+        }
+        runs.push(ran);
+    }
+    let stdout: String = runs.iter().map(Ran::stdout).collect();
+    let world = inv.nproc * inv.hosts;
+    let ranks = regex::Regex::new(&inv.ranks).map_err(|e| e.to_string())?;
+    let mut seen: Vec<(u32, u32)> = ranks
+        .captures_iter(&stdout)
+        .filter_map(|c| Some((c.get(1)?.as_str().parse().ok()?, c.get(2)?.as_str().parse().ok()?)))
+        .collect();
+    seen.sort();
+    let want: Vec<(u32, u32)> = (0..world).map(|r| (r, world)).collect();
+    if seen != want {
+        return Err(format!("ranks/world sizes printed {seen:?}, expected {want:?}\n--- stdout\n{stdout}").into());
+    }
+    for pattern in &inv.same {
+        let re = regex::Regex::new(pattern).map_err(|e| e.to_string())?;
+        let values: Vec<&str> = re.captures_iter(&stdout).filter_map(|c| Some(c.get(1)?.as_str())).collect();
+        if values.len() < world as usize || values.iter().any(|v| *v != values[0]) {
+            return Err(format!(
+                "`{pattern}` should print one value on every rank, got {values:?}\n--- stdout\n{stdout}"
+            )
+            .into());
+        }
+    }
+    for (name, count) in &inv.files {
+        let written = runs
+            .iter()
+            .flat_map(|r| walk(r.dir.path()))
+            .filter(|p| p.file_name().is_some_and(|n| n == name.as_str()))
+            .count();
+        if written != *count {
+            return Err(format!("{name} written {written} times over {} host(s), expected {count}", inv.hosts).into());
+        }
+    }
+    Ok(())
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+fn read(path: &Path) -> Result<String, Failed> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()).into())
+}
+
+fn programs(root: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("corpus/migrate"))
+        .expect("corpus/migrate")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("input.py").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let env = std::sync::Arc::new(Env::find());
+    let mut trials = Vec::new();
+    let mut missing = Vec::new();
+    for dir in programs(&env.root) {
+        let name = dir.file_name().unwrap_or_default().to_string_lossy().to_string();
+        let spec_path = dir.join("run.yaml");
+        let spec: RunSpec = match std::fs::read_to_string(&spec_path) {
+            Ok(text) => match serde_yaml::from_str(&text) {
+                Ok(spec) => spec,
+                Err(e) => {
+                    let msg = format!("{}: {e}", spec_path.display());
+                    trials.push(Trial::test(format!("spec::{name}"), move || Err(msg.into())));
+                    continue;
+                }
+            },
+            Err(_) => {
+                missing.push(name);
+                continue;
+            }
+        };
+        if let Some(reason) = &spec.skip {
+            trials
+                .push(Trial::test(format!("run::{name}"), || Ok(())).with_ignored_flag(true).with_kind(reason.clone()));
+            continue;
+        }
+        let spec = std::sync::Arc::new(spec);
+        let skip = env.emulator.is_none() || (env.torch_xla.is_none() && spec.torch_xla.is_none());
+        {
+            let (env, spec, dir) = (env.clone(), spec.clone(), dir.clone());
+            trials.push(
+                Trial::test(format!("run::{name}"), move || compared_run(&env, &dir, &spec)).with_ignored_flag(skip),
+            );
+        }
+        for (i, inv) in spec.invariants.as_slice().iter().enumerate() {
+            let ignored = env.emulator.is_none();
+            let label = match inv.hosts {
+                1 => format!("invariants::{name}::{}chips", inv.nproc),
+                h => format!("invariants::{name}::{h}hosts_x{}chips", inv.nproc),
+            };
+            let (env, spec, dir) = (env.clone(), spec.clone(), dir.clone());
+            trials.push(
+                Trial::test(label, move || invariant_run(&env, &dir, &spec, &spec.invariants.as_slice()[i]))
+                    .with_ignored_flag(ignored),
+            );
+        }
+    }
+    trials.push(Trial::test("every_program_says_how_it_runs", move || {
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("corpus/migrate programs without run.yaml (say how they run, or `skip:` why not): {missing:?}")
+                .into())
+        }
+    }));
+    trials.push(Trial::test("outputs_compare_with_tolerance", || {
+        let tol = Tolerance::default();
+        lines_agree("loss=0.693147 on xla:0", "loss=0.693150 on tpu:0", tol)?;
+        lines_agree("device(type='xla', index=0)", "device(type='tpu', index=0)", tol)?;
+        if lines_agree("backend xla", "backend tpu", tol).is_ok() {
+            return Err("only device names are read as tpu, not the word xla".into());
+        }
+        lines_agree("loss=0.6931", "loss=0.6932", tol)?; // rounding in the last printed place
+        if lines_agree("loss=0.6931", "loss=0.6934", tol).is_ok() {
+            return Err("0.6931 and 0.6934 must differ".into());
+        }
+        if lines_agree("loss=0.69", "loss=0.71", tol).is_ok() {
+            return Err("0.69 and 0.71 must differ".into());
+        }
+        if lines_agree("rank 1 of 2", "rank 0 of 2", tol).is_ok() {
+            return Err("ranks must match exactly".into());
+        }
+        if lines_agree("a\nb", "a", tol).is_ok() {
+            return Err("line counts must match".into());
+        }
+        lines_agree(
+            "[Gloo] Rank 0 is connected to 0 peer ranks. Expected number of connected peer ranks is : 0\nok",
+            "ok",
+            tol,
+        )?;
+        Ok(())
+    }));
+    libtest_mimic::run(&args, trials).exit();
+}
