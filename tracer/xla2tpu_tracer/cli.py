@@ -1,4 +1,5 @@
-"""python -m xla2tpu_tracer trace --out corpus/ops [--jobs N] [--only ID...] [--timeout S] [--force]"""
+"""python -m xla2tpu_tracer trace --out corpus/ops [--jobs N] [--only ID...] [--timeout S] [--force]
+python -m xla2tpu_tracer api --output rules/api/torch-<version>.tsv [--jobs N] [--timeout S] [--only API...]"""
 
 from __future__ import annotations
 
@@ -83,7 +84,29 @@ def main(argv=None) -> int:
     r.add_argument("--out", default="corpus/ops")
     su = sub.add_parser("summary", help="print coverage, failure buckets and op counts (markdown)")
     su.add_argument("--out", default="corpus/ops")
+    a = sub.add_parser("api", help="call the public torch API under the recorder and write the API -> ATen ops "
+                                   "table (rules/api/torch-<version>.tsv)")
+    a.add_argument("--output", required=True, help="TSV to write; a .skipped.txt is written beside it")
+    a.add_argument("--jobs", type=int, default=2, help="forked workers")
+    a.add_argument("--timeout", type=float, default=20.0, help="per-call timeout (seconds)")
+    a.add_argument("--job-timeout", type=float, default=240.0, help="kill a worker job after this many seconds")
+    a.add_argument("--max-samples", type=int, default=3, help="successful sample calls per API variant")
+    a.add_argument("--only", nargs="+", help="only these qualified APIs (torch.median torch.nn.Mish ...)")
     args = ap.parse_args(argv)
+    if args.cmd == "api":
+        if os.environ.get("PYTHONHASHSEED") != "0":
+            # Some OpInfo sample functions iterate over sets of strings; a fixed hash seed keeps
+            # the sample order, and so the table, identical between runs.
+            env = dict(os.environ, PYTHONHASHSEED="0")
+            os.execve(sys.executable, [sys.executable, "-m", "xla2tpu_tracer"] + list(argv or sys.argv[1:]), env)
+        os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+        from .api_ops import generate
+
+        res = generate(args.output, workers=args.jobs, timeout=args.timeout, job_timeout=args.job_timeout,
+                       max_samples=args.max_samples, only=args.only)
+        print(f"wrote {args.output}: {res['apis']} APIs, {res['rows']} rows, {res['jobs']} jobs, "
+              f"{len(res['job_failures'])} job failures, {res['seconds']:.0f}s")
+        return 0
     if args.cmd == "summary":
         from .summary import summary
 
