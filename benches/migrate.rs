@@ -46,7 +46,7 @@ fn measure(label: &str, files: &[String], mut f: impl FnMut(&str)) {
 }
 
 fn main() {
-    let rules = RuleSet::load(None).expect("rules load");
+    let rules = RuleSet::load(&[]).expect("rules load");
     let corpus = inputs();
     assert!(!corpus.is_empty(), "no corpus inputs found");
     // About 2,000 files of realistic size.

@@ -1,8 +1,11 @@
 //! File discovery: directories are walked with the `ignore` crate (honours
-//! .gitignore, skips hidden directories and virtualenvs); files named on the
-//! command line are always processed.
+//! .gitignore, skips hidden directories); what the configuration excludes is
+//! pruned as the walk goes. Files named on the command line are always
+//! processed, unless `--force-exclude` says otherwise.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// One input: a file path, or `-` for standard input.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -18,20 +21,33 @@ impl Input {
             Input::File(p) => p.display().to_string(),
         }
     }
+
+    /// The path it is read from; `-` for standard input.
+    pub fn path(&self) -> PathBuf {
+        match self {
+            Input::Stdin => PathBuf::from("-"),
+            Input::File(p) => p.clone(),
+        }
+    }
 }
 
 /// What discovery found, and what it could not read.
 #[derive(Debug, Default)]
 pub struct Discovered {
     pub inputs: Vec<Input>,
-    /// (path, message) for unreadable directories, broken links, loops…
+    /// (path, message) for unreadable directories, broken links, loops, bad configuration…
     pub errors: Vec<(String, String)>,
 }
 
-/// Directory names that are never source of the user's own project.
-const SKIP_DIRS: &[&str] = &["venv", ".venv", "env", "site-packages", "__pycache__", "node_modules", ".tox", ".nox"];
+/// What the walk leaves out; `Err` is a configuration that cannot be read.
+pub trait Exclusion: Send + Sync {
+    /// A file or directory met while walking a directory.
+    fn walked(&self, path: &Path) -> anyhow::Result<bool>;
+    /// A file named on the command line.
+    fn named(&self, path: &Path) -> anyhow::Result<bool>;
+}
 
-pub fn discover(paths: &[PathBuf], no_ignore: bool) -> Discovered {
+pub fn discover(paths: &[PathBuf], no_ignore: bool, exclusion: Arc<dyn Exclusion>) -> Discovered {
     let mut found = Discovered::default();
     for path in paths {
         if path.as_os_str() == "-" {
@@ -39,8 +55,12 @@ pub fn discover(paths: &[PathBuf], no_ignore: bool) -> Discovered {
             continue;
         }
         match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => walk(path, no_ignore, &mut found),
-            Ok(_) => found.inputs.push(Input::File(path.clone())),
+            Ok(meta) if meta.is_dir() => walk(path, no_ignore, exclusion.clone(), &mut found),
+            Ok(_) => match exclusion.named(path) {
+                Ok(true) => {}
+                Ok(false) => found.inputs.push(Input::File(path.clone())),
+                Err(e) => found.errors.push((path.display().to_string(), format!("{e:#}"))),
+            },
             Err(e) => found.errors.push((path.display().to_string(), e.to_string())),
         }
     }
@@ -49,15 +69,26 @@ pub fn discover(paths: &[PathBuf], no_ignore: bool) -> Discovered {
     found
 }
 
-fn walk(root: &Path, no_ignore: bool, found: &mut Discovered) {
+fn walk(root: &Path, no_ignore: bool, exclusion: Arc<dyn Exclusion>, found: &mut Discovered) {
+    // The filter cannot return errors; they are collected (once each) and reported after the walk.
+    let config_errors: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+    let errors = config_errors.clone();
     let mut builder = ignore::WalkBuilder::new(root);
     builder.standard_filters(!no_ignore).follow_links(false).filter_entry(move |e| {
-        no_ignore || !(e.file_type().is_some_and(|t| t.is_dir()) && SKIP_DIRS.iter().any(|d| e.file_name() == *d))
+        // The directory named on the command line is walked whatever its name.
+        e.depth() == 0
+            || !exclusion.walked(e.path()).unwrap_or_else(|err| {
+                errors.lock().expect("not poisoned").insert(format!("{err:#}"));
+                true
+            })
     });
     for entry in builder.build() {
         match entry {
             Ok(e) if e.file_type().is_some_and(|t| t.is_file()) && is_python(e.path()) => {
-                found.inputs.push(Input::File(e.into_path()))
+                // `check .` shows `train.py`, as ruff does, not `./train.py`.
+                let path = e.into_path();
+                let path = path.strip_prefix(".").map(Path::to_path_buf).unwrap_or(path);
+                found.inputs.push(Input::File(path))
             }
             Ok(_) => {}
             Err(err) => {
@@ -69,6 +100,8 @@ fn walk(root: &Path, no_ignore: bool, found: &mut Discovered) {
             }
         }
     }
+    let config_errors = std::mem::take(&mut *config_errors.lock().expect("not poisoned"));
+    found.errors.extend(config_errors.into_iter().map(|e| (root.display().to_string(), e)));
 }
 
 fn is_python(path: &Path) -> bool {

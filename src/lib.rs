@@ -8,14 +8,19 @@
 //! - [`run`]: `xla2tpu run`, a program on the embedded TorchTPU emulator.
 //! - [`ops`]: operator profiles and backend registries.
 //! - [`sweep`]: the Hugging Face compatibility report.
+//! - [`config`], [`baseline`], [`noqa`]: what a project configures (`[tool.xla2tpu]`), the
+//!   findings it has accepted, and the `# noqa` comments that silence one.
 //! - [`source`], [`discover`], [`write`], [`cache`], [`isolate`]: reading, finding and writing
 //!   files, the cache, and keeping one file's failure from taking down a run.
 
+pub mod baseline;
 pub mod cache;
 pub mod cli;
+pub mod config;
 pub mod discover;
 pub mod isolate;
 pub mod migrate;
+pub mod noqa;
 pub mod ops;
 pub mod run;
 pub mod source;

@@ -50,7 +50,7 @@ fn migrate_prints_a_unified_diff_and_leaves_the_file_alone() {
         .success()
         .stdout(predicate::str::contains("--- a/train.py\n+++ b/train.py"))
         .stdout(predicate::str::contains("-    xm.mark_step()\n"))
-        .stdout(predicate::str::contains("+    device = torch.device(\"tpu\")  # the device\n"))
+        .stdout(predicate::str::contains("+    device = torch.device(\"tpu:0\")  # the device\n"))
         .stderr(predicate::str::contains("1 files scanned, 1 would change"));
     assert_eq!(fs::read_to_string(&file).unwrap(), TRAIN);
 }

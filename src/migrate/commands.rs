@@ -1,19 +1,27 @@
 //! `migrate`, `check` and `rule`: files in, diffs and diagnostics out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use anyhow::Context;
+use anyhow::{Context, bail};
 use rayon::prelude::*;
+use ruff_python_ast::token::TokenKind;
+use ruff_text_size::{Ranged, TextRange, TextSize};
 
+use crate::baseline::{Anchor, Baseline, Entry};
+use crate::config::{Overrides, Resolver, Settings};
 use crate::discover::{Input, discover};
 use crate::migrate::checker::Diagnostic;
-use crate::migrate::render::{self, Finding};
-use crate::migrate::rules::{RuleSet, Safety};
+use crate::migrate::render::{self, Finding, OutputFormat};
+use crate::migrate::rules::{Builtin, Rule, RuleId, RuleSet, Safety};
 use crate::migrate::{self, Problem, Selection};
+use crate::noqa::{Additions, Known, Noqa};
 use crate::source::{LineIndex, SourceFile};
+
+/// Rules of `rules/gate.yaml` that no matcher finds: `check` reports them itself.
 
 #[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
 pub enum ColorChoice {
@@ -38,23 +46,88 @@ pub struct CommonArgs {
     /// Files or directories to process (`-` reads standard input).
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
-    /// Only these rule codes or prefixes (e.g. `TPU1,TPU214`).
-    #[arg(long, value_delimiter = ',')]
-    pub select: Vec<String>,
+
+    /// Only these rule codes or prefixes (e.g. `TPU1,TPU214`); replaces the configured selection.
+    #[arg(long, value_delimiter = ',', value_name = "CODE", help_heading = "Rule selection")]
+    pub select: Option<Vec<String>>,
+    /// Also these rule codes or prefixes.
+    #[arg(long, value_delimiter = ',', value_name = "CODE", help_heading = "Rule selection")]
+    pub extend_select: Vec<String>,
     /// Skip these rule codes or prefixes.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_name = "CODE", help_heading = "Rule selection")]
     pub ignore: Vec<String>,
-    /// A directory of extra rule files (`*.yaml`) to load after the built-in ones.
-    #[arg(long, value_name = "DIR")]
-    pub rules: Option<PathBuf>,
-    /// Also walk files that .gitignore, hidden directories or virtualenvs would hide.
-    #[arg(long)]
+    /// A directory of extra rule files (`*.yaml`), loaded after the built-in ones; repeatable,
+    /// replaces the configured `rules`.
+    #[arg(long, value_name = "DIR", help_heading = "Rule selection")]
+    pub rules: Vec<PathBuf>,
+
+    /// Skip files and directories matching these globs (replaces the configured `exclude`).
+    #[arg(long, value_delimiter = ',', value_name = "GLOB", help_heading = "File selection")]
+    pub exclude: Option<Vec<String>>,
+    /// Also skip files and directories matching these globs.
+    #[arg(long, value_delimiter = ',', value_name = "GLOB", help_heading = "File selection")]
+    pub extend_exclude: Vec<String>,
+    /// Apply the excludes to files named on the command line too (pre-commit names every file).
+    #[arg(long, overrides_with = "no_force_exclude", help_heading = "File selection")]
+    pub force_exclude: bool,
+    #[arg(long, overrides_with = "force_exclude", hide = true)]
+    pub no_force_exclude: bool,
+    /// Also walk files that .gitignore, hidden directories or the default excludes would hide.
+    #[arg(long, help_heading = "File selection")]
     pub no_ignore: bool,
-    #[arg(long, value_enum, default_value_t)]
+
+    /// Use this configuration file (pyproject.toml or xla2tpu.toml) for every path.
+    #[arg(long, value_name = "FILE", help_heading = "Configuration")]
+    pub config: Option<PathBuf>,
+    /// Ignore every configuration file.
+    #[arg(long, conflicts_with = "config", help_heading = "Configuration")]
+    pub isolated: bool,
+    /// Judge PyTorch calls (TPU8xx) against this backend registry: a built-in name
+    /// (`torchtpu-0.2.0`, `torch_xla-2.9`) or an `xla2tpu-backend/1` file [default: torchtpu-0.2.0]
+    #[arg(long, value_name = "NAME|PATH", help_heading = "Configuration")]
+    pub backend: Option<String>,
+
+    /// Colour the output: auto colours a terminal unless NO_COLOR is set.
+    #[arg(long, value_enum, default_value_t, help_heading = "Output")]
     pub color: ColorChoice,
 }
 
+/// `--flag` / `--no-flag`: `None` when neither was given, so the configuration decides.
+fn flag(yes: bool, no: bool) -> Option<bool> {
+    if yes {
+        Some(true)
+    } else if no {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+impl CommonArgs {
+    fn overrides(&self, unsafe_fixes: Option<bool>, output_format: Option<OutputFormat>) -> Overrides {
+        Overrides {
+            select: self.select.clone(),
+            extend_select: self.extend_select.clone(),
+            ignore: self.ignore.clone(),
+            exclude: self.exclude.clone(),
+            extend_exclude: self.extend_exclude.clone(),
+            force_exclude: flag(self.force_exclude, self.no_force_exclude),
+            rules: self.rules.clone(),
+            unsafe_fixes,
+            output_format,
+            no_ignore: self.no_ignore,
+            config: self.config.clone(),
+            isolated: self.isolated,
+            backend: self.backend.clone(),
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  xla2tpu migrate src/                         print the diff of the safe fixes
+  xla2tpu migrate --write src/                 apply them
+  xla2tpu migrate --write --unsafe-fixes src/  also the fixes whose behaviour may differ")]
 pub struct MigrateArgs {
     #[command(flatten)]
     pub common: CommonArgs,
@@ -62,88 +135,129 @@ pub struct MigrateArgs {
     #[arg(long)]
     pub write: bool,
     /// Also apply fixes whose behaviour may differ (see each rule's explanation).
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_unsafe_fixes")]
     pub unsafe_fixes: bool,
-}
-
-#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// Code frames with help (miette).
-    #[default]
-    Full,
-    /// One line per finding.
-    Concise,
-    Json,
-    /// GitHub Actions annotations.
-    Github,
-    Sarif,
+    #[arg(long, overrides_with = "unsafe_fixes", hide = true)]
+    pub no_unsafe_fixes: bool,
+    /// Exit 1 when a file was (or, without --write, would be) changed.
+    #[arg(long)]
+    pub exit_non_zero_on_fix: bool,
 }
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 no findings, 1 findings (new ones with --baseline), 2 usage, configuration or I/O error.
+
+Examples:
+  xla2tpu check src/                                      findings with code frames
+  xla2tpu check --output-format sarif . > xla2tpu.sarif   for GitHub code scanning
+  xla2tpu check --write-baseline .xla2tpu-baseline.json   record today's findings
+  xla2tpu check --baseline .xla2tpu-baseline.json         then fail only on new ones
+  xla2tpu check --show-settings src/train.py              the configuration that applies"
+)]
 pub struct CheckArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    #[arg(long, value_enum, default_value_t)]
-    pub output_format: OutputFormat,
+    /// How to print findings [default: full, or `output-format` from the configuration].
+    #[arg(long, value_enum, help_heading = "Output")]
+    pub output_format: Option<OutputFormat>,
+    /// Print the number of findings per rule instead of the findings.
+    #[arg(long, help_heading = "Output")]
+    pub statistics: bool,
+    /// Print the diff `migrate` would apply instead of the findings; exit 1 if there is one.
+    #[arg(long, conflicts_with_all = ["statistics", "add_noqa", "baseline", "write_baseline"], help_heading = "Output")]
+    pub diff: bool,
+    /// With --diff: include the unsafe fixes.
+    #[arg(long, overrides_with = "no_unsafe_fixes", help_heading = "Output")]
+    pub unsafe_fixes: bool,
+    #[arg(long, overrides_with = "unsafe_fixes", hide = true)]
+    pub no_unsafe_fixes: bool,
     /// Exit 0 even when there are findings.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub exit_zero: bool,
+
+    /// Fail only on findings that are not in this baseline file.
+    #[arg(long, value_name = "FILE", help_heading = "Gating")]
+    pub baseline: Option<PathBuf>,
+    /// Record today's findings in this baseline file, and exit 0.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["baseline", "add_noqa"], help_heading = "Gating")]
+    pub write_baseline: Option<PathBuf>,
+    /// Add `# noqa: CODE` comments on the lines of today's findings, and exit 0.
+    #[arg(long, help_heading = "Gating")]
+    pub add_noqa: bool,
+
+    /// Print the settings that apply to the (first) path, and exit.
+    #[arg(long, help_heading = "Configuration")]
+    pub show_settings: bool,
+    /// Print the files that would be checked, and exit.
+    #[arg(long, help_heading = "Configuration")]
+    pub show_files: bool,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct RuleArgs {
     /// A rule code (e.g. TPU110); omit to list every rule.
     pub code: Option<String>,
-    /// Extra rule files to load, as for migrate/check.
+    /// Extra rule files to load, as for migrate/check [default: the configured `rules`].
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
 }
 
-/// A file that could be read and decoded.
+/// A file that could be read and decoded, with what applies to it.
 struct Loaded {
     input: Input,
     source: SourceFile,
+    settings: Arc<Settings>,
+    selection: Selection,
+}
+
+impl Loaded {
+    fn rules(&self) -> &RuleSet {
+        &self.settings.rules
+    }
+}
+
+/// The files to process; undiscoverable or excluded ones become error lines and the run goes on.
+fn discover_all(common: &CommonArgs, resolver: &Arc<Resolver>, errors: &mut Vec<String>) -> Vec<Input> {
+    let found = discover(&common.paths, resolver.no_ignore(), resolver.clone());
+    errors.extend(found.errors.iter().map(|(p, e)| format!("{p}: {e}")));
+    found.inputs
 }
 
 /// Read every input; unreadable ones become error lines and the run goes on.
-fn load_all(common: &CommonArgs, errors: &mut Vec<String>) -> Vec<Loaded> {
-    let found = discover(&common.paths, common.no_ignore);
-    errors.extend(found.errors.iter().map(|(p, e)| format!("{p}: {e}")));
-    let results: Vec<(Input, Result<SourceFile, String>)> = found
-        .inputs
-        .into_par_iter()
-        .map(|input| {
-            let result = match &input {
-                Input::Stdin => {
-                    let mut bytes = Vec::new();
-                    std::io::stdin()
-                        .read_to_end(&mut bytes)
-                        .map_err(|e| e.to_string())
-                        .and_then(|_| SourceFile::from_bytes(PathBuf::from("-"), bytes).map_err(|e| e.to_string()))
-                }
-                Input::File(path) => SourceFile::read(path).map_err(|e| e.to_string()),
-            };
-            (input, result)
-        })
-        .collect();
-    let mut loaded = Vec::new();
-    for (input, result) in results {
-        match result {
-            Ok(source) => loaded.push(Loaded { input, source }),
-            Err(e) => errors.push(format!("{}: {e}", input.display())),
-        }
-    }
-    loaded
+fn load_all(inputs: Vec<Input>, resolver: &Resolver, errors: &mut Vec<String>) -> Vec<Loaded> {
+    let results: Vec<Result<Loaded, String>> = inputs.into_par_iter().map(|input| load(input, resolver)).collect();
+    results.into_iter().filter_map(|r| r.map_err(|e| errors.push(e)).ok()).collect()
 }
 
-fn selection(common: &CommonArgs, unsafe_fixes: bool) -> Selection {
-    Selection { select: common.select.clone(), ignore: common.ignore.clone(), unsafe_fixes }
+fn load(input: Input, resolver: &Resolver) -> Result<Loaded, String> {
+    let failed = |e: &dyn std::fmt::Display| format!("{}: {e:#}", input.display());
+    let source = match &input {
+        Input::Stdin => {
+            let mut bytes = Vec::new();
+            std::io::stdin().read_to_end(&mut bytes).map_err(|e| failed(&e))?;
+            SourceFile::from_bytes(PathBuf::from("-"), bytes)
+        }
+        Input::File(path) => SourceFile::read(path),
+    }
+    .map_err(|e| failed(&e))?;
+    let settings = match &input {
+        Input::Stdin => resolver.global(),
+        Input::File(path) => resolver.for_path(path),
+    }
+    .map_err(|e| failed(&e))?;
+    let selection = settings.selection(&resolver.absolute(&input.path()));
+    Ok(Loaded { input, source, settings, selection })
+}
+
+fn syntax_location(text: &str, e: &ruff_python_parser::ParseError) -> (usize, usize) {
+    LineIndex::new(text).line_col(text, e.location.start())
 }
 
 fn describe_problem(path: &str, text: &str, problem: &Problem) -> String {
     match problem {
         Problem::Syntax(e) => {
-            let (line, col) = LineIndex::new(text).line_col(text, e.location.start());
+            let (line, col) = syntax_location(text, e);
             format!("{path}:{line}:{col}: syntax error, file skipped: {} (is it Python 2?)", e.error)
         }
         Problem::NoConvergence { rules } => format!(
@@ -158,16 +272,27 @@ fn describe_problem(path: &str, text: &str, problem: &Problem) -> String {
 }
 
 pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
-    let rules = RuleSet::load(args.common.rules.as_deref())?;
-    let selection = selection(&args.common, args.unsafe_fixes);
+    let overrides = args.common.overrides(flag(args.unsafe_fixes, args.no_unsafe_fixes), None);
+    run_migrate(&args.common, overrides, args.write, args.exit_non_zero_on_fix)
+}
+
+/// `migrate`, and `check --diff` (never writes, exits 1 on a change).
+fn run_migrate(
+    common: &CommonArgs,
+    overrides: Overrides,
+    write: bool,
+    exit_non_zero_on_fix: bool,
+) -> anyhow::Result<ExitCode> {
+    let resolver = Arc::new(Resolver::new(overrides)?);
     let mut errors = Vec::new();
-    let loaded = load_all(&args.common, &mut errors);
-    let color = args.common.color.enabled(std::io::stdout().is_terminal());
+    let inputs = discover_all(common, &resolver, &mut errors);
+    let loaded = load_all(inputs, &resolver, &mut errors);
+    let color = common.color.enabled(std::io::stdout().is_terminal());
 
     let results: Vec<(Loaded, migrate::Migration)> = loaded
         .into_par_iter()
         .map(|l| {
-            let m = migrate::migrate_isolated(&l.source.text, &rules, &selection);
+            let m = migrate::migrate_isolated(&l.source.text, l.rules(), &l.selection);
             (l, m)
         })
         .collect();
@@ -180,6 +305,7 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
     let mut warnings = Vec::new();
     for (l, m) in &results {
         let path = l.input.display();
+        let rules = l.rules();
         if let Some(problem) = &m.problem {
             let line = describe_problem(&path, &l.source.text, problem);
             match problem {
@@ -199,7 +325,7 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
                 r.rule, r.reason
             ));
         }
-        let import_rule = rules.builtin(crate::migrate::rules::Builtin::Import);
+        let import_rule = rules.builtin(Builtin::Import);
         for d in &m.remaining {
             // An import kept because its names are still used is a consequence, not a task.
             if Some(d.rule) == import_rule
@@ -218,7 +344,7 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
             }
         }
         if m.output == l.source.text {
-            if args.write && l.input == Input::Stdin {
+            if write && l.input == Input::Stdin {
                 // As a filter, `--write -` always prints the (unchanged) source.
                 stdout.write_all(&l.source.encode(&m.output))?;
             }
@@ -228,7 +354,7 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
         for (code, n) in &m.applied {
             *applied.entry(code.clone()).or_default() += n;
         }
-        match (&l.input, args.write) {
+        match (&l.input, write) {
             (Input::Stdin, true) => stdout.write_all(&l.source.encode(&m.output))?,
             (Input::File(p), true) => match crate::write::replace(p, &l.source.encode(&m.output)) {
                 Ok(()) => written += 1,
@@ -254,12 +380,12 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
     }
     let fixes: usize = applied.values().sum();
     let by_rule: Vec<String> = applied.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
-    let verb = if args.write { "changed" } else { "would change" };
+    let verb = if write { "changed" } else { "would change" };
     writeln!(
         err,
         "{} files scanned, {changed} {verb}{}; {fixes} fixes{}; {} items need manual migration{}{}",
         results.len(),
-        if args.write { format!(" ({written} written)") } else { String::new() },
+        if write { format!(" ({written} written)") } else { String::new() },
         if by_rule.is_empty() { String::new() } else { format!(" ({})", by_rule.join(", ")) },
         manual.len(),
         if unsafe_available > 0 {
@@ -269,83 +395,300 @@ pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
         },
         if errors.is_empty() { String::new() } else { format!("; {} files skipped with errors", errors.len()) },
     )?;
-    Ok(if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
-}
-
-pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let rules = RuleSet::load(args.common.rules.as_deref())?;
-    let selection = selection(&args.common, false);
-    let mut errors = Vec::new();
-    let loaded = load_all(&args.common, &mut errors);
-    let color = args.common.color.enabled(std::io::stdout().is_terminal());
-
-    let results: Vec<(Loaded, Result<Vec<Diagnostic>, String>)> = loaded
-        .into_par_iter()
-        .map(|l| {
-            let path = l.input.display();
-            let r = match crate::isolate::catch(|| {
-                migrate::fault_injection_point(&l.source.text);
-                migrate::lint(&l.source.text, &rules, &selection)
-            }) {
-                Ok(Ok((d, _))) => Ok(d),
-                Ok(Err(e)) => Err(describe_problem(&path, &l.source.text, &Problem::Syntax(e))),
-                Err(panic) => Err(describe_problem(&path, &l.source.text, &Problem::Internal(panic))),
-            };
-            (l, r)
-        })
-        .collect();
-
-    let paths: Vec<String> = results.iter().map(|(l, _)| l.input.display()).collect();
-    let indexes: Vec<LineIndex> = results.iter().map(|(l, _)| LineIndex::new(&l.source.text)).collect();
-    let mut findings = Vec::new();
-    for (i, (l, r)) in results.iter().enumerate() {
-        match r {
-            Ok(diags) => findings.extend(diags.iter().map(|d| Finding {
-                path: &paths[i],
-                text: &l.source.text,
-                lines: &indexes[i],
-                diagnostic: d,
-                rule: &rules.rules[d.rule],
-            })),
-            Err(e) => errors.push(e.clone()),
-        }
-    }
-    let out = match args.output_format {
-        OutputFormat::Full => render::full(&findings, color),
-        OutputFormat::Concise => render::concise(&findings),
-        OutputFormat::Json => render::json(&findings),
-        OutputFormat::Github => render::github(&findings),
-        OutputFormat::Sarif => render::sarif(&findings, &rules),
-    };
-    let mut stdout = anstream::stdout();
-    stdout.write_all(out.as_bytes())?;
-    stdout.flush()?;
-
-    let mut err = anstream::stderr();
-    for e in &errors {
-        writeln!(err, "error: {e}")?;
-    }
-    let safe = findings.iter().filter(|f| f.diagnostic.fix.as_ref().is_some_and(|x| x.safety == Safety::Safe)).count();
-    let unsafe_ =
-        findings.iter().filter(|f| f.diagnostic.fix.as_ref().is_some_and(|x| x.safety == Safety::Unsafe)).count();
-    writeln!(
-        err,
-        "{} files checked: {} findings ({safe} fixable with `xla2tpu migrate --write`, {unsafe_} more with `--unsafe-fixes`){}",
-        results.len(),
-        findings.len(),
-        if errors.is_empty() { String::new() } else { format!("; {} errors", errors.len()) }
-    )?;
     Ok(if !errors.is_empty() {
         ExitCode::from(2)
-    } else if !findings.is_empty() && !args.exit_zero {
+    } else if exit_non_zero_on_fix && changed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
 }
 
+/// One file's check.
+#[derive(Default)]
+struct Checked {
+    diagnostics: Vec<Diagnostic>,
+    /// One per diagnostic.
+    anchors: Vec<Anchor>,
+    /// `--add-noqa`: the comments to add.
+    noqa: Option<Additions>,
+    error: Option<String>,
+    warning: Option<String>,
+}
+
+/// A builtin rule, when it is loaded and selected for this file.
+fn selected(rules: &RuleSet, builtin: Builtin, selection: &Selection) -> Option<RuleId> {
+    rules.builtin(builtin).filter(|&id| selection.enabled(&rules.rules[id].code))
+}
+
+fn check_file(l: &Loaded, add_noqa: bool) -> Checked {
+    let (text, rules, path) = (&l.source.text, l.rules(), l.input.display());
+    let outcome = crate::isolate::catch(|| {
+        migrate::fault_injection_point(text);
+        let (mut diagnostics, parsed) = match migrate::lint(text, rules, &l.selection) {
+            Ok(linted) => linted,
+            Err(e) => return syntax_error(l, &e),
+        };
+        let tokens = parsed.tokens();
+        let noqa = Noqa::new(text, tokens);
+        let mut checked = Checked::default();
+        if add_noqa {
+            let findings: Vec<(TextRange, &str)> =
+                diagnostics.iter().map(|d| (d.range, rules.rules[d.rule].code.as_str())).collect();
+            checked.noqa = Some(crate::noqa::additions(text, tokens, &noqa, &findings));
+        }
+        diagnostics.extend(unused_noqa(text, &noqa, rules, &l.selection));
+        diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
+        let comments: Vec<TextRange> =
+            tokens.iter().filter(|t| t.kind() == TokenKind::Comment).map(|t| t.range()).collect();
+        checked.anchors = diagnostics.iter().map(|d| Anchor::new(text, &comments, d.range.start())).collect();
+        checked.diagnostics = diagnostics;
+        checked
+    });
+    outcome.unwrap_or_else(|panic| Checked {
+        error: Some(describe_problem(&path, text, &Problem::Internal(panic))),
+        ..Checked::default()
+    })
+}
+
+/// A file that does not parse is a finding (TPU002), so a gate can decide about it; with TPU002
+/// not selected it is only a warning.
+fn syntax_error(l: &Loaded, e: &ruff_python_parser::ParseError) -> Checked {
+    let (text, path) = (&l.source.text, l.input.display());
+    match selected(l.rules(), Builtin::SyntaxError, &l.selection) {
+        Some(rule) => {
+            let at = e.location.start().min(TextSize::try_from(text.len()).unwrap_or_default());
+            let diagnostic = Diagnostic {
+                rule,
+                range: TextRange::empty(at),
+                message: format!("syntax error, file not checked: {} (is it Python 2?)", e.error),
+                note: None,
+                fix: None,
+            };
+            Checked { anchors: vec![Anchor::new(text, &[], at)], diagnostics: vec![diagnostic], ..Checked::default() }
+        }
+        None => {
+            let (line, col) = syntax_location(text, e);
+            let code =
+                l.rules().builtin(Builtin::SyntaxError).map_or("the syntax-error rule", |id| &l.rules().rules[id].code);
+            let warning =
+                format!("{path}:{line}:{col}: syntax error, file not checked: {} ({code} is not selected)", e.error);
+            Checked { warning: Some(warning), ..Checked::default() }
+        }
+    }
+}
+
+/// `# noqa` codes that suppress nothing (TPU003). The checker drops what directives cover, so
+/// the file is linted once more with its directives blanked out to see what they would cover;
+/// only files whose directives list codes pay for that.
+fn unused_noqa(text: &str, noqa: &Noqa, rules: &RuleSet, selection: &Selection) -> Vec<Diagnostic> {
+    let Some(rule) = selected(rules, Builtin::UnusedNoqa, selection) else {
+        return Vec::new();
+    };
+    if !noqa.lists_codes() {
+        return Vec::new();
+    }
+    let Ok((all, _)) = migrate::lint(&noqa.mask(text), rules, selection) else {
+        return Vec::new();
+    };
+    let findings: Vec<(TextRange, &str)> = all.iter().map(|d| (d.range, rules.rules[d.rule].code.as_str())).collect();
+    // A code is ours when its letters are those of a loaded rule (TPU, or an organisation's own).
+    let letters = |code: &str| code.trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
+    let families: BTreeSet<String> = rules.rules.iter().map(|r| letters(&r.code)).collect();
+    let known = |code: &str| {
+        let mut matching = rules.rules.iter().filter(|r| r.code.starts_with(code)).peekable();
+        if matching.peek().is_none() {
+            return if families.contains(&letters(code)) { Known::Unknown } else { Known::Foreign };
+        }
+        if matching.any(|r| selection.enabled(&r.code)) { Known::Enabled } else { Known::Disabled }
+    };
+    noqa.unused(text, &findings, &known)
+        .into_iter()
+        .map(|u| Diagnostic { rule, range: u.range, message: u.message(), note: None, fix: None })
+        .collect()
+}
+
+pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let unsafe_fixes = flag(args.unsafe_fixes, args.no_unsafe_fixes);
+    let overrides = args.common.overrides(unsafe_fixes, args.output_format);
+    if args.diff {
+        return run_migrate(&args.common, overrides, false, true);
+    }
+    let resolver = Arc::new(Resolver::new(overrides)?);
+    if args.show_settings {
+        let path = args.common.paths.first().map_or(Path::new("."), PathBuf::as_path);
+        let settings = if path.is_dir() { resolver.for_dir(path)? } else { resolver.for_path(path)? };
+        print!("{}", settings.describe(path, &path.display().to_string()));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut errors = Vec::new();
+    let inputs = discover_all(&args.common, &resolver, &mut errors);
+    if args.show_files {
+        for input in &inputs {
+            println!("{}", input.display());
+        }
+        return Ok(finish(&errors, false, false));
+    }
+    if args.add_noqa && inputs.contains(&Input::Stdin) {
+        bail!("--add-noqa edits files in place; it cannot take standard input");
+    }
+    let baseline = args.baseline.as_deref().map(Baseline::read).transpose()?;
+    let loaded = load_all(inputs, &resolver, &mut errors);
+    let format = resolver.global()?.output_format.unwrap_or_default();
+    let color = args.common.color.enabled(std::io::stdout().is_terminal());
+
+    let checked: Vec<Checked> = loaded.par_iter().map(|l| check_file(l, args.add_noqa)).collect();
+    let mut err = anstream::stderr();
+    for c in &checked {
+        errors.extend(c.error.clone());
+        if let Some(w) = &c.warning {
+            writeln!(err, "warning: {w}")?;
+        }
+    }
+
+    if args.add_noqa {
+        return add_noqa(&loaded, &checked, errors);
+    }
+
+    let paths: Vec<String> = loaded.iter().map(|l| l.input.display()).collect();
+    let indexes: Vec<LineIndex> = loaded.iter().map(|l| LineIndex::new(&l.source.text)).collect();
+    let mut findings: Vec<Finding> = Vec::new();
+    // The index in `loaded` of each finding's file.
+    let mut owners: Vec<usize> = Vec::new();
+    for (i, (l, c)) in loaded.iter().zip(&checked).enumerate() {
+        for (d, anchor) in c.diagnostics.iter().zip(&c.anchors) {
+            findings.push(Finding {
+                path: &paths[i],
+                text: &l.source.text,
+                lines: &indexes[i],
+                diagnostic: d,
+                rule: &l.rules().rules[d.rule],
+                anchor,
+            });
+            owners.push(i);
+        }
+    }
+    // The findings as `baseline` records them.
+    let entries = |baseline: &Baseline| -> Vec<Entry> {
+        let recorded: Vec<String> = loaded.iter().map(|l| baseline.path_of(&l.input.path())).collect();
+        findings
+            .iter()
+            .zip(&owners)
+            .map(|(f, &i)| Entry { rule: f.rule.code.clone(), path: recorded[i].clone(), anchor: f.anchor.clone() })
+            .collect()
+    };
+
+    if let Some(file) = &args.write_baseline {
+        let mut baseline = Baseline::empty(file);
+        baseline.extend(entries(&baseline));
+        crate::write::create(file, baseline.to_json().as_bytes())?;
+        for e in &errors {
+            writeln!(err, "error: {e}")?;
+        }
+        writeln!(err, "{} files checked: wrote {} findings to {}", loaded.len(), baseline.len(), file.display())?;
+        return Ok(finish(&errors, false, false));
+    }
+
+    let mut baseline_note = String::new();
+    if let Some(baseline) = &baseline {
+        let checked_paths: BTreeSet<String> = loaded.iter().map(|l| baseline.path_of(&l.input.path())).collect();
+        let comparison = baseline.compare(&entries(baseline), &checked_paths);
+        let new: BTreeSet<usize> = comparison.new.into_iter().collect();
+        findings = findings.into_iter().enumerate().filter(|(i, _)| new.contains(i)).map(|(_, f)| f).collect();
+        baseline_note = format!(" not in the baseline ({} known", comparison.known);
+        if comparison.gone > 0 {
+            baseline_note += &format!(
+                "; {} baseline entries are gone: rewrite it with --write-baseline to shrink it",
+                comparison.gone
+            );
+        }
+        baseline_note.push(')');
+    }
+
+    // Every rule the findings may name, once (files may have different rule directories).
+    let mut rules: Vec<&Rule> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for l in &loaded {
+        rules.extend(l.rules().rules.iter().filter(|r| seen.insert(r.code.as_str())));
+    }
+    let out = if args.statistics {
+        render::statistics(&findings, matches!(format, OutputFormat::Json | OutputFormat::JsonLines))
+    } else {
+        render::report(format, &findings, &rules, color)
+    };
+    let mut stdout = anstream::stdout();
+    stdout.write_all(out.as_bytes())?;
+    stdout.flush()?;
+
+    for e in &errors {
+        writeln!(err, "error: {e}")?;
+    }
+    let fixable = |safety: Safety| {
+        findings.iter().filter(|f| f.diagnostic.fix.as_ref().is_some_and(|x| x.safety == safety)).count()
+    };
+    writeln!(
+        err,
+        "{} files checked: {} findings{baseline_note} ({} fixable with `xla2tpu migrate --write`, {} more with `--unsafe-fixes`){}",
+        loaded.len(),
+        findings.len(),
+        fixable(Safety::Safe),
+        fixable(Safety::Unsafe),
+        if errors.is_empty() { String::new() } else { format!("; {} errors", errors.len()) }
+    )?;
+    Ok(finish(&errors, !findings.is_empty(), args.exit_zero))
+}
+
+/// 2 on errors, else 1 on findings (unless `--exit-zero`), else 0.
+fn finish(errors: &[String], findings: bool, exit_zero: bool) -> ExitCode {
+    if !errors.is_empty() {
+        ExitCode::from(2)
+    } else if findings && !exit_zero {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `check --add-noqa`: write the directives, say how many.
+fn add_noqa(loaded: &[Loaded], checked: &[Checked], mut errors: Vec<String>) -> anyhow::Result<ExitCode> {
+    let mut err = anstream::stderr();
+    let (mut added, mut files) = (0usize, 0usize);
+    for (l, c) in loaded.iter().zip(checked) {
+        let (Some(additions), Input::File(path)) = (&c.noqa, &l.input) else { continue };
+        let lines = LineIndex::new(&l.source.text);
+        for range in &additions.unplaceable {
+            let (line, col) = lines.line_col(&l.source.text, range.start());
+            writeln!(
+                err,
+                "warning: {}:{line}:{col}: no line of this finding can end with a comment; not suppressed",
+                path.display()
+            )?;
+        }
+        if additions.edits.is_empty() {
+            continue;
+        }
+        let text = additions.apply(&l.source.text);
+        match crate::write::replace(path, &l.source.encode(&text)) {
+            Ok(()) => {
+                added += additions.edits.len();
+                files += 1;
+            }
+            Err(e) => errors.push(format!("{}: {e:#}", path.display())),
+        }
+    }
+    for e in &errors {
+        writeln!(err, "error: {e}")?;
+    }
+    writeln!(err, "Added {added} noqa directives to {files} files.")?;
+    Ok(finish(&errors, false, false))
+}
+
 pub fn rule(args: RuleArgs) -> anyhow::Result<ExitCode> {
-    let rules = RuleSet::load(args.rules.as_deref())?;
+    // Without --rules, the rules configured for the working directory.
+    let rules = match &args.rules {
+        Some(dir) => Arc::new(RuleSet::load(std::slice::from_ref(dir))?),
+        None => Resolver::new(Overrides::default())?.global()?.rules.clone(),
+    };
     let mut out = anstream::stdout();
     match args.code {
         Some(code) => {

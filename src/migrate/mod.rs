@@ -345,7 +345,7 @@ mod tests {
     use super::*;
 
     fn run(src: &str) -> String {
-        let rules = RuleSet::load(None).expect("rules");
+        let rules = RuleSet::load(&[]).expect("rules");
         migrate(src, &rules, &Selection { unsafe_fixes: true, ..Selection::default() }).output
     }
 
@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn manual_items_point_at_original_lines() {
-        let rules = RuleSet::load(None).expect("rules");
+        let rules = RuleSet::load(&[]).expect("rules");
         let src = "import torch_xla.core.xla_model as xm\nxm.mark_step()\nxm.mark_step()\nxm.all_reduce(xm.REDUCE_SUM, [t])\n";
         let m = migrate(src, &rules, &Selection { unsafe_fixes: true, ..Selection::default() });
         let left = m.remaining.iter().find(|d| rules.rules[d.rule].code == "TPU207").expect("all_reduce is manual");
@@ -404,7 +404,7 @@ mod tests {
 
     #[test]
     fn a_syntax_error_is_reported_and_nothing_changes() {
-        let rules = RuleSet::load(None).expect("rules");
+        let rules = RuleSet::load(&[]).expect("rules");
         let m = migrate("print 'py2'\nimport torch_xla\n", &rules, &Selection::default());
         assert!(matches!(m.problem, Some(Problem::Syntax(_))));
         assert_eq!(m.output, "print 'py2'\nimport torch_xla\n");

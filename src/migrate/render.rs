@@ -1,5 +1,6 @@
 //! Output: unified diffs, miette diagnostics and machine formats for CI.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use miette::{
@@ -8,9 +9,58 @@ use miette::{
 use owo_colors::OwoColorize;
 use serde_json::{Value, json};
 
+use crate::baseline::{Anchor, fingerprints};
 use crate::migrate::checker::Diagnostic;
-use crate::migrate::rules::{Rule, RuleSet};
+use crate::migrate::rules::{Builtin, Rule, Safety};
 use crate::source::LineIndex;
+
+/// How `check` prints its findings (`--output-format`, `output-format` in the configuration).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutputFormat {
+    /// Code frames with help.
+    #[default]
+    Full,
+    /// One line per finding: `path:line:col: CODE message`.
+    Concise,
+    /// A JSON array of findings, with their fixes.
+    Json,
+    /// One JSON object per finding, one per line.
+    JsonLines,
+    /// GitHub Actions annotations (`::error ...`).
+    Github,
+    /// GitLab Code Quality report (JSON).
+    Gitlab,
+    /// SARIF 2.1.0, for code-scanning dashboards.
+    Sarif,
+    /// JUnit XML, one test case per finding.
+    Junit,
+    /// pylint's `path:line: [CODE] message`.
+    Pylint,
+}
+
+impl OutputFormat {
+    /// The name `--output-format` and the configuration use.
+    pub fn name(self) -> String {
+        use clap::ValueEnum as _;
+        self.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
+    }
+}
+
+/// `findings` in `format`; SARIF also describes `rules`.
+pub fn report(format: OutputFormat, findings: &[Finding], rules: &[&Rule], color: bool) -> String {
+    match format {
+        OutputFormat::Full => full(findings, color),
+        OutputFormat::Concise => concise(findings),
+        OutputFormat::Json => json(findings),
+        OutputFormat::JsonLines => json_lines(findings),
+        OutputFormat::Github => github(findings),
+        OutputFormat::Gitlab => gitlab(findings),
+        OutputFormat::Sarif => sarif(findings, rules),
+        OutputFormat::Junit => junit(findings),
+        OutputFormat::Pylint => pylint(findings),
+    }
+}
 
 /// A unified diff with `a/` and `b/` headers; coloured when `color`.
 pub fn unified_diff(path: &str, old: &str, new: &str, color: bool) -> String {
@@ -46,6 +96,8 @@ pub struct Finding<'a> {
     pub lines: &'a LineIndex,
     pub diagnostic: &'a Diagnostic,
     pub rule: &'a Rule,
+    /// Where it is in terms that survive edits (baselines, GitLab fingerprints).
+    pub anchor: &'a Anchor,
 }
 
 impl Finding<'_> {
@@ -62,8 +114,8 @@ impl Finding<'_> {
                 let replacement =
                     fix.edits.iter().find(|e| e.range == self.diagnostic.range).map(|e| e.content.as_str());
                 let safety = match fix.safety {
-                    crate::migrate::rules::Safety::Safe => "fix",
-                    crate::migrate::rules::Safety::Unsafe => "unsafe fix",
+                    Safety::Safe => "fix",
+                    Safety::Unsafe => "unsafe fix",
                 };
                 match replacement {
                     Some(r) if !r.is_empty() && !r.contains('\n') => format!("{safety}: `{r}`"),
@@ -71,6 +123,11 @@ impl Finding<'_> {
                     _ => format!("{safety} available"),
                 }
             }
+            // Not a migration item: code that cannot run on the backend, or the gate's own findings.
+            None if matches!(self.rule.builtin, Some(Builtin::ApiOps | Builtin::ApiOpsBackward)) => {
+                "no kernel on the backend".to_string()
+            }
+            None if matches!(self.rule.builtin, Some(Builtin::SyntaxError | Builtin::UnusedNoqa)) => String::new(),
             None => "manual migration".to_string(),
         }
     }
@@ -144,7 +201,7 @@ pub fn concise(findings: &[Finding]) -> String {
     for f in findings {
         let (line, col) = f.start();
         let marker = match &f.diagnostic.fix {
-            Some(fix) if fix.safety == crate::migrate::rules::Safety::Safe => " [*]",
+            Some(fix) if fix.safety == Safety::Safe => " [*]",
             Some(_) => " [unsafe fix]",
             None => "",
         };
@@ -156,6 +213,20 @@ pub fn concise(findings: &[Finding]) -> String {
 pub fn json(findings: &[Finding]) -> String {
     let items: Vec<Value> = findings.iter().map(finding_json).collect();
     serde_json::to_string_pretty(&items).unwrap_or_default() + "\n"
+}
+
+/// The objects of [`json`], one per line, for tools that stream.
+pub fn json_lines(findings: &[Finding]) -> String {
+    findings.iter().map(|f| finding_json(f).to_string() + "\n").collect()
+}
+
+/// pylint's parseable format: `path:line: [CODE] message`.
+pub fn pylint(findings: &[Finding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        let _ = writeln!(out, "{}:{}: [{}] {}", f.path, f.start().0, f.rule.code, f.diagnostic.message);
+    }
+    out
 }
 
 fn finding_json(f: &Finding) -> Value {
@@ -207,9 +278,8 @@ pub fn github(findings: &[Finding]) -> String {
 }
 
 /// SARIF 2.1.0, for code-scanning dashboards.
-pub fn sarif(findings: &[Finding], rules: &RuleSet) -> String {
+pub fn sarif(findings: &[Finding], rules: &[&Rule]) -> String {
     let rule_entries: Vec<Value> = rules
-        .rules
         .iter()
         .map(|r| {
             json!({
@@ -230,7 +300,7 @@ pub fn sarif(findings: &[Finding], rules: &RuleSet) -> String {
                 "level": "error",
                 "message": {"text": f.diagnostic.message},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": f.path.replace('\\', "/")},
+                    "artifactLocation": {"uri": portable(f.path)},
                     "region": {"startLine": line, "startColumn": col, "endLine": end_line, "endColumn": end_col}
                 }}],
             })
@@ -241,8 +311,133 @@ pub fn sarif(findings: &[Finding], rules: &RuleSet) -> String {
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "xla2tpu", "version": env!("CARGO_PKG_VERSION"), "rules": rule_entries}},
+            // Our columns count characters, not SARIF's default UTF-16 code units.
+            "columnKind": "unicodeCodePoints",
             "results": results,
         }],
     });
     serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+}
+
+/// A path as CI systems want it: `/`-separated and, when under the working directory, relative.
+fn portable(path: &str) -> String {
+    let p = std::path::Path::new(path);
+    let relative = std::env::current_dir().ok().and_then(|cwd| p.strip_prefix(cwd).ok().map(|r| r.to_path_buf()));
+    relative.as_deref().unwrap_or(p).to_string_lossy().replace('\\', "/")
+}
+
+/// GitLab Code Quality: the fields GitLab documents (description, check_name, fingerprint,
+/// severity, location.path, location.lines.begin), with fingerprints that survive edits so the
+/// merge-request widget tells new findings from old ones.
+pub fn gitlab(findings: &[Finding]) -> String {
+    let paths: Vec<String> = findings.iter().map(|f| portable(f.path)).collect();
+    let prints = fingerprints(findings.iter().zip(&paths).map(|(f, p)| (f.rule.code.as_str(), p.as_str(), f.anchor)));
+    let items: Vec<Value> = findings
+        .iter()
+        .zip(paths)
+        .zip(prints)
+        .map(|((f, path), fingerprint)| {
+            json!({
+                "description": format!("{} {}", f.rule.code, f.diagnostic.message),
+                "check_name": f.rule.code,
+                "fingerprint": fingerprint,
+                "severity": "major",
+                "location": {"path": path, "lines": {"begin": f.start().0, "end": f.end().0}},
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&items).unwrap_or_default() + "\n"
+}
+
+/// JUnit XML as ruff writes it: a test suite per file, a failing test case per finding.
+pub fn junit(findings: &[Finding]) -> String {
+    let mut by_file: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
+    for f in findings {
+        by_file.entry(f.path).or_default().push(f);
+    }
+    let mut w = quick_xml::Writer::new_with_indent(Vec::new(), b' ', 2);
+    write_junit(&mut w, findings.len(), &by_file).expect("writing to memory cannot fail");
+    String::from_utf8(w.into_inner()).expect("XML from UTF-8 strings") + "\n"
+}
+
+type XmlWriter = quick_xml::Writer<Vec<u8>>;
+
+fn write_junit(w: &mut XmlWriter, count: usize, by_file: &BTreeMap<&str, Vec<&Finding>>) -> std::io::Result<()> {
+    use quick_xml::events::{BytesDecl, Event};
+    // A clean run still has one (passing) test case.
+    let (tests, failures) = (count.max(1).to_string(), count.to_string());
+    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    w.create_element("testsuites")
+        .with_attributes([("name", "xla2tpu"), ("tests", &tests), ("failures", &failures), ("errors", "0")])
+        .write_inner_content(|w| {
+            if by_file.is_empty() {
+                // So dashboards show a clean run rather than an empty report.
+                w.create_element("testsuite")
+                    .with_attributes([("name", "xla2tpu"), ("tests", "1"), ("failures", "0"), ("errors", "0")])
+                    .write_inner_content(|w| {
+                        let case = w.create_element("testcase");
+                        case.with_attributes([("name", "No findings"), ("classname", "xla2tpu")])
+                            .write_empty()
+                            .map(drop)
+                    })?;
+            }
+            by_file.iter().try_for_each(|(path, findings)| junit_suite(w, path, findings))
+        })
+        .map(drop)
+}
+
+fn junit_suite(w: &mut XmlWriter, path: &str, findings: &[&Finding]) -> std::io::Result<()> {
+    let n = findings.len().to_string();
+    let classname = path.strip_suffix(".py").unwrap_or(path).replace('/', ".");
+    w.create_element("testsuite")
+        .with_attributes([("name", path), ("tests", &n), ("failures", &n), ("errors", "0")])
+        .write_inner_content(|w| {
+            for f in findings {
+                let (line, col) = f.start();
+                let (name, line_s, col_s) = (format!("xla2tpu.{}", f.rule.code), line.to_string(), col.to_string());
+                let text = format!("line {line}, col {col}, {}", f.diagnostic.message);
+                w.create_element("testcase")
+                    .with_attributes([
+                        ("name", name.as_str()),
+                        ("classname", &classname),
+                        ("file", path),
+                        ("line", &line_s),
+                        ("column", &col_s),
+                    ])
+                    .write_inner_content(|w| {
+                        let failure =
+                            w.create_element("failure").with_attribute(("message", f.diagnostic.message.as_str()));
+                        failure.write_text_content(quick_xml::events::BytesText::new(&text)).map(drop)
+                    })?;
+            }
+            Ok(())
+        })
+        .map(drop)
+}
+
+/// `--statistics`: findings per rule, most frequent first (ruff's layout: count, code, `[*]` when
+/// `migrate` fixes them, name). `json` gives the same as a JSON array.
+pub fn statistics(findings: &[Finding], json: bool) -> String {
+    let mut by_rule: BTreeMap<&str, (usize, bool, &str)> = BTreeMap::new();
+    for f in findings {
+        let entry = by_rule.entry(&f.rule.code).or_insert((0, true, &f.rule.name));
+        entry.0 += 1;
+        entry.1 &= f.diagnostic.fix.as_ref().is_some_and(|x| x.safety == Safety::Safe);
+    }
+    let mut rows: Vec<(&str, usize, bool, &str)> =
+        by_rule.into_iter().map(|(c, (n, fix, name))| (c, n, fix, name)).collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    if json {
+        let items: Vec<Value> = rows
+            .iter()
+            .map(|(code, count, fix, name)| json!({"code": code, "name": name, "count": count, "fixable": fix}))
+            .collect();
+        return serde_json::to_string_pretty(&items).unwrap_or_default() + "\n";
+    }
+    let width = rows.iter().map(|r| r.1.to_string().len()).max().unwrap_or(1);
+    let mut out = String::new();
+    for (code, count, fix, name) in rows {
+        let _ = writeln!(out, "{count:>width$}\t{code}\t{}{name}", if fix { "[*] " } else { "    " });
+    }
+    out
 }

@@ -58,6 +58,9 @@ pub struct Binding {
     pub scope: ScopeId,
     /// Enclosing branch arms: (start of the branching statement, arm index).
     branches: Vec<(TextSize, u32)>,
+    /// Where references start to see it: the end of an assignment statement
+    /// (`x = x.float()` reads the previous `x`), else the binding itself.
+    visible_from: TextSize,
 }
 
 impl Binding {
@@ -108,7 +111,7 @@ pub struct Semantic {
 
 impl Semantic {
     pub fn build(module: &ast::ModModule) -> Semantic {
-        let mut builder = Builder { sem: Semantic::default(), scope: 0, branches: Vec::new() };
+        let mut builder = Builder { sem: Semantic::default(), scope: 0, branches: Vec::new(), assigning: None };
         builder.sem.scopes.push(Scope::new(ScopeKind::Module, None));
         builder.visit_body(&module.body);
         builder.sem
@@ -188,7 +191,7 @@ impl Semantic {
         let mut reach: Vec<BindingId> = Vec::new();
         for &id in ids.iter().rev() {
             let b = &self.bindings[id];
-            if at.is_some_and(|pos| b.range.start() >= pos) {
+            if at.is_some_and(|pos| b.visible_from >= pos) {
                 continue;
             }
             reach.push(id);
@@ -292,6 +295,8 @@ struct Builder {
     sem: Semantic,
     scope: ScopeId,
     branches: Vec<(TextSize, u32)>,
+    /// Set while binding an assignment's targets: the end of the statement.
+    assigning: Option<TextSize>,
 }
 
 impl Builder {
@@ -311,7 +316,15 @@ impl Builder {
                 names.sort();
             }
         }
-        self.sem.bindings.push(Binding { name: name.to_string(), kind, range, scope, branches: self.branches.clone() });
+        let visible_from = self.assigning.unwrap_or(range.start());
+        self.sem.bindings.push(Binding {
+            name: name.to_string(),
+            kind,
+            range,
+            scope,
+            branches: self.branches.clone(),
+            visible_from,
+        });
         self.sem.scopes[scope].names.entry(name.to_string()).or_default().push(id);
         self.sem.all_names.insert(name.to_string());
     }
@@ -446,21 +459,27 @@ impl<'a> Visitor<'a> for Builder {
             }
             Stmt::Assign(assign) => {
                 self.visit_expr(&assign.value);
+                self.assigning = Some(assign.range.end());
                 assign.targets.iter().for_each(|t| {
                     self.bind_target(t);
                     self.visit_expr(t);
                 });
+                self.assigning = None;
             }
             Stmt::AnnAssign(assign) => {
                 if let Some(value) = &assign.value {
                     self.visit_expr(value);
                 }
                 self.visit_annotation(&assign.annotation);
+                self.assigning = Some(assign.range.end());
                 self.bind_target(&assign.target);
+                self.assigning = None;
             }
             Stmt::AugAssign(assign) => {
                 self.visit_expr(&assign.value);
+                self.assigning = Some(assign.range.end());
                 self.bind_target(&assign.target);
+                self.assigning = None;
             }
             Stmt::For(for_stmt) => {
                 // A loop body may not run at all: its bindings are conditional.
@@ -640,6 +659,12 @@ mod tests {
         assert_eq!(resolve_at(src, "xm.mark_step", 0).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
         let module_level = "xm.mark_step\nimport torch_xla.core.xla_model as xm\n";
         assert_eq!(resolve_at(module_level, "xm.mark_step", 0), None);
+    }
+
+    #[test]
+    fn an_assignment_reads_the_previous_binding() {
+        let src = "import torch_xla.core.xla_model as xm\nxm = xm.mark_step\n";
+        assert_eq!(resolve_at(src, "xm.mark_step", 0).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Operator profiles, backend registries and the coverage evaluator.
 //!
 //! Data: backend registries in `rules/backends/` and traced profiles in `corpus/ops/`, both
-//! embedded in the binary. `evaluate` answers "does backend B run model type M", per op.
+//! embedded in the binary. `evaluate` answers "does backend B run model type M", per op; `api`
+//! answers the same for each call shape of the public PyTorch API (`check`'s TPU8xx rules).
+pub mod api;
 pub mod cli;
 mod eval;
 mod neutral;

@@ -17,6 +17,10 @@ pub(super) struct Inventory<'a> {
     pub defs: HashMap<TextSize, &'a ast::StmtFunctionDef>,
     /// Qualified names of the calls made directly in each scope.
     pub calls: HashMap<ScopeId, Vec<String>>,
+    /// The value a name was assigned (`x = torch.randn(3)`), by the start of the name.
+    pub values: HashMap<TextSize, &'a Expr>,
+    /// The annotation of a parameter or annotated name, by the start of the name.
+    pub annotations: HashMap<TextSize, &'a Expr>,
 }
 
 impl<'a> Inventory<'a> {
@@ -57,6 +61,11 @@ impl<'a> Visitor<'a> for Walker<'_, 'a> {
         match stmt {
             Stmt::FunctionDef(def) => {
                 self.inventory.defs.insert(def.name.range.start(), def);
+                for p in def.parameters.iter() {
+                    if let Some(annotation) = p.annotation() {
+                        self.inventory.annotations.insert(p.name().range.start(), annotation);
+                    }
+                }
                 crate::migrate::semantic::visit_function_header(self, def);
                 self.within(def.range.start(), |w| w.visit_body(&def.body));
             }
@@ -66,6 +75,21 @@ impl<'a> Visitor<'a> for Walker<'_, 'a> {
                     self.visit_arguments(arguments);
                 }
                 self.within(class.range.start(), |w| w.visit_body(&class.body));
+            }
+            Stmt::Assign(a) => {
+                if let [Expr::Name(target)] = a.targets.as_slice() {
+                    self.inventory.values.insert(target.range.start(), &a.value);
+                }
+                visitor::walk_stmt(self, stmt);
+            }
+            Stmt::AnnAssign(a) => {
+                if let Expr::Name(target) = &*a.target {
+                    self.inventory.annotations.insert(target.range.start(), &a.annotation);
+                    if let Some(value) = &a.value {
+                        self.inventory.values.insert(target.range.start(), value);
+                    }
+                }
+                visitor::walk_stmt(self, stmt);
             }
             _ => visitor::walk_stmt(self, stmt),
         }

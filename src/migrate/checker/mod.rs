@@ -8,6 +8,7 @@ use ruff_python_ast::{self as ast, Expr, ExprCall, ExprContext, Stmt};
 use ruff_python_parser::Parsed;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
+mod api_calls;
 mod fixes;
 mod guards;
 mod imports;
@@ -334,6 +335,14 @@ impl<'a> Checker<'a> {
             }
         }
         self.check_device_arguments(call, q.as_ref());
+        match &q {
+            Some(q) => self.check_api_call(call, &q.name, false),
+            None => {
+                if let Some(api) = self.tensor_method(call) {
+                    self.check_api_call(call, &api, true);
+                }
+            }
+        }
         let unmapped = self.rules.builtin(Builtin::Unmapped);
         if let (Some(q), Some(rule)) = (&q, unmapped)
             && in_modules(&q.name, &self.rule(rule).modules)

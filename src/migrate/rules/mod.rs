@@ -5,7 +5,7 @@
 pub mod template;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use serde::Deserialize;
@@ -130,6 +130,14 @@ pub enum Builtin {
     Unmapped,
     /// A branch guarded by a torch_xla availability test (dead on TorchTPU).
     XlaOnlyBranch,
+    /// A PyTorch API call whose forward needs an op the backend lacks.
+    ApiOps,
+    /// A PyTorch API call whose backward (only) needs an op the backend lacks.
+    ApiOpsBackward,
+    /// A file that does not parse (`check` reports it as a finding).
+    SyntaxError,
+    /// A `# noqa` code that suppresses nothing.
+    UnusedNoqa,
 }
 
 /// Argument conditions: parameter → accepted source texts (`~` = not passed).
@@ -276,11 +284,14 @@ pub type RuleId = usize;
 pub struct RuleSet {
     pub rules: Vec<Rule>,
     names: HashMap<(MatchKind, String), (RuleId, Option<String>)>,
+    /// What each PyTorch API call needs from the backend (TPU8xx rules); the
+    /// backend is TorchTPU 0.2.0 unless `set_backend` picks another.
+    pub api_ops: Option<std::sync::Arc<crate::ops::api::ApiOps>>,
 }
 
 impl RuleSet {
-    /// The embedded rules plus, optionally, the `*.yaml` files of a user directory.
-    pub fn load(extra: Option<&Path>) -> anyhow::Result<RuleSet> {
+    /// The embedded rules plus the `*.yaml` files of the given directories, in order.
+    pub fn load(extra: &[PathBuf]) -> anyhow::Result<RuleSet> {
         let mut set = RuleSet::default();
         let mut files: Vec<_> =
             EMBEDDED.files().filter(|f| f.path().extension().is_some_and(|e| e == "yaml")).collect();
@@ -289,7 +300,7 @@ impl RuleSet {
             let text = file.contents_utf8().context("rule file is not UTF-8")?;
             set.add_file(&file.path().display().to_string(), text)?;
         }
-        if let Some(dir) = extra {
+        for dir in extra {
             let mut paths: Vec<_> = std::fs::read_dir(dir)
                 .with_context(|| format!("cannot read rules directory {}", dir.display()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
@@ -301,7 +312,18 @@ impl RuleSet {
                 set.add_file(&path.display().to_string(), &text)?;
             }
         }
+        set.set_backend(crate::ops::DEFAULT_BACKEND)?;
         Ok(set)
+    }
+
+    /// Judge PyTorch API calls against this backend (a built-in name such as
+    /// `torch_xla-2.9`, or a registry file): the same table `ops` and the
+    /// emulator read.
+    pub fn set_backend(&mut self, backend: &str) -> anyhow::Result<()> {
+        if self.builtin(Builtin::ApiOps).is_some() || self.builtin(Builtin::ApiOpsBackward).is_some() {
+            self.api_ops = Some(std::sync::Arc::new(crate::ops::api::load(backend)?));
+        }
+        Ok(())
     }
 
     pub fn add_file(&mut self, origin: &str, text: &str) -> anyhow::Result<()> {
