@@ -161,6 +161,14 @@ fn show_lists_profiles_using_the_op() {
 }
 
 #[test]
+fn show_judges_a_composite_by_the_ops_its_kernel_calls() {
+    // No model profile records aten::kthvalue; the API table saw its kernel call
+    // aten::kthvalue.values, which TorchTPU 0.2.0 lacks, so it is missing, not "unverified".
+    let out = stdout_of(ops_fixture(&["show", "aten::kthvalue"]), 0);
+    assert!(out.contains("missing: its composite kernel calls aten::kthvalue.values, without a kernel"), "{out}");
+}
+
+#[test]
 fn show_without_overload_suggests_overloads() {
     ops_fixture(&["show", "add"]).assert().code(2).stderr(predicate::str::contains("aten::add.Tensor"));
 }

@@ -98,14 +98,15 @@ def run_emulated(tmp_path):
     e = {
         k: v for k, v in os.environ.items()
         if not k.startswith(("XLA2TPU_EMULATOR_", "TORCH_TPU_"))
+        # Block-buffered output: unbuffered, a print is two writes (text, then
+        # newline) and lines from spawned workers sharing the pipe interleave.
         and k not in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE",
-                      "LOCAL_RANK")
+                      "LOCAL_RANK", "PYTHONUNBUFFERED")
     }
     e.update({
         "PYTHONPATH": os.pathsep.join([EMU_PY, str(work)]),
         "XLA2TPU_EMULATOR_REPORT": str(report),
         "XLA2TPU_EMULATOR_STATE": str(state),
-        "PYTHONUNBUFFERED": "1",
     })
     e.update(env or {})
     proc = subprocess.run(

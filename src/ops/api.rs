@@ -238,6 +238,16 @@ fn entries(column: &str) -> HashMap<&str, &str> {
     column.split(';').filter(|e| *e != "-" && !e.is_empty()).filter_map(|e| e.split_once('=')).collect()
 }
 
+/// The ops a composite `op` was recorded calling, by any API in the embedded table: lets
+/// `ops show` judge a composite the way `check` does rather than call it unverified.
+pub fn recorded_inner(op: &str) -> Option<Vec<String>> {
+    TABLE.lines().filter(|l| !l.starts_with('#')).find_map(|line| {
+        let inner = line.split('\t').nth(4)?;
+        let calls = entries(inner).get(op).copied()?;
+        Some(calls.split(',').map(str::to_string).collect())
+    })
+}
+
 /// The embedded table against a named backend (`torchtpu-0.2.0`) or a registry file.
 pub fn load(backend: &str) -> anyhow::Result<ApiOps> {
     let registry = Registry::load(backend)?;

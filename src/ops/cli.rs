@@ -9,7 +9,10 @@ use clap::{Subcommand, ValueEnum};
 use serde::Serialize;
 
 use super::tools::{DumpArgs, TraceArgs};
-use super::{DEFAULT_BACKEND, Evaluation, IndexEntry, Profile, Profiles, Registry, Support, evaluate, op_support};
+use super::{
+    DEFAULT_BACKEND, Evaluation, IndexEntry, Profile, Profiles, Registry, Support, api, evaluate, op_support,
+    op_support_with_inner,
+};
 
 #[derive(Debug, clap::Args)]
 pub struct OpsArgs {
@@ -370,6 +373,13 @@ struct BackendView {
 
 fn show(profiles: &Profiles, args: &ShowArgs) -> anyhow::Result<ExitCode> {
     let op = if args.op.contains("::") { args.op.clone() } else { format!("aten::{}", args.op) };
+    // What the op's composite kernel calls, as some trace recorded it (a model's or an API's).
+    let inner = profiles
+        .iter()
+        .flat_map(|p| &p.ops)
+        .find(|r| r.op == op && r.inner.is_some())
+        .and_then(|r| r.inner.clone())
+        .or_else(|| api::recorded_inner(&op));
     let mut backends = Vec::new();
     for name in Registry::builtin_names() {
         let reg = Registry::builtin(name)?;
@@ -379,7 +389,8 @@ fn show(profiles: &Profiles, args: &ShowArgs) -> anyhow::Result<ExitCode> {
             class: entry.map(|e| e.class_name.clone()),
             effective: entry.map(|e| e.effective.clone()),
             delegate: entry.and_then(|e| e.delegate.clone()),
-            verdict: match op_support(&reg, &op) {
+            verdict: match inner.clone().map_or_else(|| op_support(&reg, &op), |i| op_support_with_inner(&reg, &op, i))
+            {
                 Support::Yes => "supported".into(),
                 Support::Noted(n) => format!("supported ({n})"),
                 Support::Ignored(n) => format!("ignored ({n})"),

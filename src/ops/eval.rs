@@ -64,6 +64,12 @@ pub fn op_support(registry: &Registry, op: &str) -> Support {
     Checker::new(registry, &[], false).check(op)
 }
 
+/// `op_support` for an op whose composite kernel was recorded calling `inner`.
+pub fn op_support_with_inner(registry: &Registry, op: &str, inner: Vec<String>) -> Support {
+    let record = OpRecord { op: op.to_string(), inner: Some(inner), ..OpRecord::default() };
+    Checker::new(registry, std::slice::from_ref(&record), false).check(op)
+}
+
 /// Evaluates one profile against one backend.
 pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
     let mut checker = Checker::new(registry, &profile.ops, true);
@@ -196,6 +202,8 @@ impl<'a> Checker<'a> {
         let failing: Vec<String> = inner
             .iter()
             .filter_map(|i| match self.check(i) {
+                // The backend's plain "no kernel" reason is said once, by the caller.
+                Support::No(why) if why == self.registry.fallback_reason() => Some(i.clone()),
                 Support::No(why) => Some(format!("{i} ({why})")),
                 _ => None,
             })
@@ -203,7 +211,7 @@ impl<'a> Checker<'a> {
         if failing.is_empty() {
             Support::Yes
         } else {
-            Support::No(format!("its composite kernel calls unsupported ops: {}", failing.join("; ")))
+            Support::No(format!("its composite kernel calls {}, without a kernel", failing.join("; ")))
         }
     }
 

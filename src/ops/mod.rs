@@ -11,7 +11,7 @@ mod profile;
 mod registry;
 mod tools;
 
-pub use eval::{Evaluation, MissingOp, Support, evaluate, op_support};
+pub use eval::{Evaluation, MissingOp, Support, evaluate, op_support, op_support_with_inner};
 pub use neutral::{NeutralMap, Resolution, cpu_requirement};
 pub use profile::{IndexEntry, OpRecord, Profile, Profiles};
 pub use registry::{Class, DEFAULT_BACKEND, OpEntry, Registry};

@@ -54,7 +54,7 @@ impl<'a> Checker<'a> {
             return;
         };
         let Some(rule) = self.rules.builtin(builtin) else { return };
-        let (op, _) = &missing[0];
+        let (op, why) = &missing[0];
         let spelled = self.src(call.func.range());
         let message = self
             .rule(rule)
@@ -63,7 +63,13 @@ impl<'a> Checker<'a> {
             .replace("{op}", op)
             .replace("{backend}", table.backend());
         // What the backend does without a kernel (TorchTPU raises; torch_xla fell back to the CPU).
-        let consequence = table.fallback();
+        // A composite op names the op inside it that lacks a kernel (`aten::kthvalue` → `.values`);
+        // a structured delegate is the same op's `out=` form, not worth naming.
+        let fallback = table.fallback();
+        let consequence = match why.as_str() {
+            why if why == fallback || why.starts_with("structured delegate") => fallback.to_string(),
+            why => format!("{why}; {fallback}"),
+        };
         let note = match table.alternative(api) {
             Some(alt) => format!("{consequence}; instead: `{}`", alt.replacement),
             None => format!(
