@@ -89,13 +89,28 @@ impl<'a> Checker<'a> {
         self.is_tensor_within(e, 8)
     }
 
-    /// `depth` bounds chains of names bound from names (`a = b.float()`, `b = …`).
+    /// Whether `e` certainly evaluates to a tensor: a name bound to one (annotated, or assigned a
+    /// tensor expression), a `torch` call, or arithmetic, negation or indexing on a tensor
+    /// (`(p * q).nansum()`). `depth` bounds chains of names bound from names.
     fn is_tensor_within(&self, e: &Expr, depth: u8) -> bool {
-        let Expr::Name(name) = e else { return false };
-        let Some(binding) = self.sem.unique_binding(&name.id, self.scope, name.start()) else { return false };
-        let at = self.sem.bindings[binding].range.start();
-        let annotated = self.inventory.annotations.get(&at).is_some_and(|a| self.names_tensor_type(a));
-        annotated || (depth > 0 && self.inventory.values.get(&at).is_some_and(|v| self.returns_tensor(v, depth - 1)))
+        match e {
+            Expr::Name(name) => {
+                let Some(binding) = self.sem.unique_binding(&name.id, self.scope, name.start()) else { return false };
+                let at = self.sem.bindings[binding].range.start();
+                let annotated = self.inventory.annotations.get(&at).is_some_and(|a| self.names_tensor_type(a));
+                annotated
+                    || (depth > 0
+                        && self.inventory.values.get(&at).is_some_and(|v| self.is_tensor_within(v, depth - 1)))
+            }
+            Expr::Call(_) => self.returns_tensor(e, depth),
+            // Tensor operators win over NumPy's (`__array_priority__`), so one tensor operand suffices.
+            Expr::BinOp(b) if depth > 0 => {
+                self.is_tensor_within(&b.left, depth - 1) || self.is_tensor_within(&b.right, depth - 1)
+            }
+            Expr::UnaryOp(u) if depth > 0 && !u.op.is_not() => self.is_tensor_within(&u.operand, depth - 1),
+            Expr::Subscript(s) if depth > 0 => self.is_tensor_within(&s.value, depth - 1),
+            _ => false,
+        }
     }
 
     fn names_tensor_type(&self, annotation: &Expr) -> bool {
