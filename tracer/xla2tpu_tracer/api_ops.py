@@ -522,7 +522,7 @@ def record_call(fn, pos, kw, *, inplace=False, grad=True, out_process=None, time
                         torch.autograd.grad(outs, leaves, seeds, allow_unused=True)
                 res["backward"] = _stats_to_ops(rec2.stats)
             except Exception as e:  # noqa: BLE001
-                note = f"backward: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+                note = f"backward: {_error_text(e)}"
     if eval_phase and module is not None:
         module.eval()
         rec3 = OpRecorder()
@@ -567,6 +567,19 @@ def _pick_dtype(op):
         if dt in sup:
             return dt
     return None
+
+
+def _error_text(e):
+    """`Type: first line of the message`, short enough for one table note."""
+    msg = str(e).splitlines()[0][:160] if str(e) else ""
+    return f"{type(e).__name__}: {msg}"
+
+
+def _emit_recorded(emit, api, v, res, note):
+    for phase, ops in res.items():
+        emit(a=api.name, v=v, p=phase, o=ops)
+    if note:
+        emit(a=api.name, v=v, n=note)
 
 
 def _seed():
@@ -617,14 +630,11 @@ def _run_samples(emit, api: Api, call, samples, grad, inplace):
             last_err = "timeout"
             continue
         except Exception as e:  # noqa: BLE001
-            last_err = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+            last_err = _error_text(e)
             continue
         done[v] = done.get(v, 0) + 1
         ok += 1
-        for phase, ops in res.items():
-            emit(a=api.name, v=v, p=phase, o=ops)
-        if note:
-            emit(a=api.name, v=v, n=note)
+        _emit_recorded(emit, api, v, res, note)
     if not ok:
         emit(a=api.name, e=f"no sample call succeeded ({last_err})" if last_err else "no usable sample")
     return ok
@@ -915,8 +925,7 @@ def _job_generic(job: Job, emit):
                     last_err = "timeout"
                     continue
                 except Exception as e:  # noqa: BLE001
-                    msg = str(e).splitlines()[0][:160] if str(e) else ""
-                    last_err = f"{type(e).__name__}: {msg}"
+                    last_err = _error_text(e)
                     continue
                 done_variants.add(v)
                 for phase, ops in res.items():
@@ -1028,14 +1037,11 @@ def _job_module(job: Job, emit):
             last_err = "timeout"
             continue
         except Exception as e:  # noqa: BLE001
-            last_err = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+            last_err = _error_text(e)
             continue
         done[v] = done.get(v, 0) + 1
         ok += 1
-        for phase, ops in res.items():
-            emit(a=api.name, v=v, p=phase, o=ops)
-        if note:
-            emit(a=api.name, v=v, n=note)
+        _emit_recorded(emit, api, v, res, note)
     if not ok:
         emit(a=api.name, e=f"module could not be run ({last_err})")
 
