@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::Context;
-use report::{Incompatibility, RunReport};
+use report::{Incompatibility, RunReport, Site};
 
 /// Exit codes of `xla2tpu run`.
 pub mod exit {
@@ -103,7 +103,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         writeln!(err, "xla2tpu run: the program {how}; no TorchTPU incompatibility was seen (see its output above)")?;
         for p in &report.processes {
             if let Some(e) = &p.exception {
-                writeln!(err, "  {}: {}: {}", site(e.file.as_deref(), e.line), e.kind, first_line(&e.message))?;
+                writeln!(err, "  {}: {}: {}", site(&e.at), e.kind, first_line(&e.message))?;
             }
         }
         exit::PROGRAM_FAILED
@@ -113,7 +113,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     // Experimental-API notices are TorchTPU's own (it warns at the call); the rest deserve a look.
     for w in report.warnings.iter().filter(|w| w.kind != "experimental_api").take(5) {
-        writeln!(err, "  warning: {}: {}", site(w.file.as_deref(), w.line), first_line(&w.message))?;
+        writeln!(err, "  warning: {}: {}", site(&w.at), first_line(&w.message))?;
     }
     for p in &report.problems {
         writeln!(err, "  note: unreadable emulator event: {p}")?;
@@ -127,9 +127,13 @@ fn render_incompatibility(out: &mut impl Write, first: &Incompatibility, report:
         _ => first.kind.replace('_', " "),
     };
     writeln!(out, "xla2tpu run: TorchTPU 0.2.0 incompatibility: {what}")?;
-    writeln!(out, "  --> {}", site_fn(first.file.as_deref(), first.line, first.function.as_deref()))?;
+    writeln!(out, "  --> {}", site_fn(&first.at, first.function.as_deref()))?;
     for frame in first.stack.iter().skip(1).take(4) {
-        writeln!(out, "      called from {}", site_fn(Some(&frame.file), Some(frame.line), Some(&frame.function)))?;
+        writeln!(
+            out,
+            "      called from {}",
+            site_fn(&Site { file: Some(frame.file.clone()), line: Some(frame.line) }, Some(&frame.function))
+        )?;
     }
     writeln!(out, "  = on TorchTPU 0.2.0 this raises: {}", first_line(&first.message))?;
     if let Some(help) = help_for(first) {
@@ -189,11 +193,8 @@ fn render_finished(out: &mut impl Write, report: &RunReport, torch: &str, chips:
     )?;
     let syncs = report.host_syncs();
     let total: u64 = syncs.iter().map(|h| h.count).sum();
-    let sites: Vec<String> = syncs
-        .iter()
-        .take(5)
-        .map(|h| format!("{} at {} ×{}", h.kind, site(h.file.as_deref(), h.line), h.count))
-        .collect();
+    let sites: Vec<String> =
+        syncs.iter().take(5).map(|h| format!("{} at {} ×{}", h.kind, site(&h.at), h.count)).collect();
     writeln!(
         out,
         "  host syncs: {total}{}",
@@ -203,22 +204,23 @@ fn render_finished(out: &mut impl Write, report: &RunReport, torch: &str, chips:
 }
 
 /// `train.py:42`, relative to the working directory when inside it.
-fn site(file: Option<&str>, line: Option<u32>) -> String {
-    let Some(file) = file else { return "<unknown>".into() };
+/// `file:line`, relative to the working directory when under it.
+fn site(at: &Site) -> String {
+    let Some(file) = at.file.as_deref() else { return "<unknown>".into() };
     let shown = std::env::current_dir()
         .ok()
         .and_then(|cwd| Path::new(file).strip_prefix(cwd).ok().map(|p| p.display().to_string()))
         .unwrap_or_else(|| file.to_string());
-    match line {
+    match at.line {
         Some(l) => format!("{shown}:{l}"),
         None => shown,
     }
 }
 
-fn site_fn(file: Option<&str>, line: Option<u32>, function: Option<&str>) -> String {
+fn site_fn(at: &Site, function: Option<&str>) -> String {
     match function.filter(|f| !f.is_empty() && *f != "<module>") {
-        Some(f) => format!("{} in {f}", site(file, line)),
-        None => site(file, line),
+        Some(f) => format!("{} in {f}", site(at)),
+        None => site(at),
     }
 }
 

@@ -17,6 +17,15 @@ pub struct Frame {
     pub function: String,
 }
 
+/// Where in the user's program something happened (`file`/`line` in the event schema).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+pub struct Site {
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub line: Option<u32>,
+}
+
 /// One line of a process's event file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -41,10 +50,8 @@ pub struct Incompatibility {
     pub message: String,
     #[serde(default)]
     pub op: Option<String>,
-    #[serde(default)]
-    pub file: Option<String>,
-    #[serde(default)]
-    pub line: Option<u32>,
+    #[serde(flatten)]
+    pub at: Site,
     #[serde(default)]
     pub function: Option<String>,
     #[serde(default)]
@@ -60,10 +67,8 @@ pub struct Incompatibility {
 pub struct Warning {
     pub kind: String,
     pub message: String,
-    #[serde(default)]
-    pub file: Option<String>,
-    #[serde(default)]
-    pub line: Option<u32>,
+    #[serde(flatten)]
+    pub at: Site,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -71,10 +76,8 @@ pub struct ExceptionEvent {
     #[serde(rename = "type")]
     pub kind: String,
     pub message: String,
-    #[serde(default)]
-    pub file: Option<String>,
-    #[serde(default)]
-    pub line: Option<u32>,
+    #[serde(flatten)]
+    pub at: Site,
     #[serde(default)]
     pub pid: u32,
 }
@@ -83,10 +86,8 @@ pub struct ExceptionEvent {
 pub struct HostSync {
     pub kind: String,
     pub count: u64,
-    #[serde(default)]
-    pub file: Option<String>,
-    #[serde(default)]
-    pub line: Option<u32>,
+    #[serde(flatten)]
+    pub at: Site,
     #[serde(default)]
     pub function: Option<String>,
 }
@@ -183,7 +184,7 @@ impl RunReport {
                     self.incompatibilities.push(i);
                 }
                 Event::Warning(w) => {
-                    let seen = self.warnings.iter().any(|x| x.kind == w.kind && x.file == w.file && x.line == w.line);
+                    let seen = self.warnings.iter().any(|x| x.kind == w.kind && x.at == w.at);
                     if !seen {
                         self.warnings.push(w);
                     }
@@ -220,7 +221,7 @@ impl RunReport {
         let mut merged: Vec<HostSync> = Vec::new();
         for s in self.processes.iter().filter_map(|p| p.summary.as_ref()) {
             for h in &s.host_syncs {
-                match merged.iter_mut().find(|m| m.kind == h.kind && m.file == h.file && m.line == h.line) {
+                match merged.iter_mut().find(|m| m.kind == h.kind && m.at == h.at) {
                     Some(m) => m.count += h.count,
                     None => merged.push(h.clone()),
                 }
