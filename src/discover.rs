@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// One input: a file path, or `-` for standard input.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Input {
     Stdin,
     File(PathBuf),
@@ -47,38 +47,64 @@ pub trait Exclusion: Send + Sync {
     fn named(&self, path: &Path) -> anyhow::Result<bool>;
 }
 
+/// Every input, sorted and without duplicates (`--show-files`).
 pub fn discover(paths: &[PathBuf], no_ignore: bool, exclusion: Arc<dyn Exclusion>) -> Discovered {
     let mut found = Discovered::default();
-    for path in paths {
-        if path.as_os_str() == "-" {
-            found.inputs.push(Input::Stdin);
-            continue;
-        }
-        match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => walk(path, no_ignore, exclusion.clone(), &mut found),
-            Ok(_) => match exclusion.named(path) {
-                Ok(true) => {}
-                Ok(false) => found.inputs.push(Input::File(path.clone())),
-                Err(e) => found.errors.push((path.display().to_string(), format!("{e:#}"))),
-            },
-            Err(e) => found.errors.push((path.display().to_string(), e.to_string())),
-        }
-    }
+    found.errors = discover_each(paths, no_ignore, exclusion, |input| found.inputs.push(input));
     found.inputs.sort();
-    found.inputs.dedup();
     found
 }
 
-fn walk(root: &Path, no_ignore: bool, exclusion: Arc<dyn Exclusion>, found: &mut Discovered) {
+/// Hand each input to `found` as soon as the walk meets it, once each (overlapping arguments
+/// such as `src src/a.py` name a file twice), so processing overlaps the walk; returns what
+/// could not be read. Inputs come in walk order: callers sort what they report.
+pub fn discover_each(
+    paths: &[PathBuf],
+    no_ignore: bool,
+    exclusion: Arc<dyn Exclusion>,
+    mut found: impl FnMut(Input),
+) -> Vec<(String, String)> {
+    let mut errors = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut emit = |input: Input| {
+        if seen.insert(input.clone()) {
+            found(input);
+        }
+    };
+    for path in paths {
+        if path.as_os_str() == "-" {
+            emit(Input::Stdin);
+            continue;
+        }
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => walk(path, no_ignore, exclusion.clone(), &mut emit, &mut errors),
+            Ok(_) => match exclusion.named(path) {
+                Ok(true) => {}
+                Ok(false) => emit(Input::File(path.clone())),
+                Err(e) => errors.push((path.display().to_string(), format!("{e:#}"))),
+            },
+            Err(e) => errors.push((path.display().to_string(), e.to_string())),
+        }
+    }
+    errors
+}
+
+fn walk(
+    root: &Path,
+    no_ignore: bool,
+    exclusion: Arc<dyn Exclusion>,
+    emit: &mut impl FnMut(Input),
+    errors: &mut Vec<(String, String)>,
+) {
     // The filter cannot return errors; they are collected (once each) and reported after the walk.
     let config_errors: Arc<Mutex<BTreeSet<String>>> = Arc::default();
-    let errors = config_errors.clone();
+    let filter_errors = config_errors.clone();
     let mut builder = ignore::WalkBuilder::new(root);
     builder.standard_filters(!no_ignore).follow_links(false).filter_entry(move |e| {
         // The directory named on the command line is walked whatever its name.
         e.depth() == 0
             || !exclusion.walked(e.path()).unwrap_or_else(|err| {
-                errors.lock().expect("not poisoned").insert(format!("{err:#}"));
+                filter_errors.lock().expect("not poisoned").insert(format!("{err:#}"));
                 true
             })
     });
@@ -88,7 +114,7 @@ fn walk(root: &Path, no_ignore: bool, exclusion: Arc<dyn Exclusion>, found: &mut
                 // `check .` shows `train.py`, as ruff does, not `./train.py`.
                 let path = e.into_path();
                 let path = path.strip_prefix(".").map(Path::to_path_buf).unwrap_or(path);
-                found.inputs.push(Input::File(path))
+                emit(Input::File(path))
             }
             Ok(_) => {}
             Err(err) => {
@@ -96,12 +122,12 @@ fn walk(root: &Path, no_ignore: bool, exclusion: Arc<dyn Exclusion>, found: &mut
                     ignore::Error::WithPath { path, .. } => path.display().to_string(),
                     _ => root.display().to_string(),
                 };
-                found.errors.push((path, err.to_string()));
+                errors.push((path, err.to_string()));
             }
         }
     }
     let config_errors = std::mem::take(&mut *config_errors.lock().expect("not poisoned"));
-    found.errors.extend(config_errors.into_iter().map(|e| (root.display().to_string(), e)));
+    errors.extend(config_errors.into_iter().map(|e| (root.display().to_string(), e)));
 }
 
 fn is_python(path: &Path) -> bool {

@@ -6,7 +6,7 @@
 //! comment can go, is covered by the line the string ends on. Codes are `[A-Z]+[0-9]*`; the list
 //! ends at the first word that is not one, so `# noqa: TPU110 the device` lists only TPU110.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use ruff_python_ast::token::{TokenKind, Tokens};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -38,25 +38,38 @@ impl Directive {
 pub struct Noqa {
     pub directives: Vec<Directive>,
     /// Line start offset → index in `directives`.
-    by_line: HashMap<usize, usize>,
+    by_line: FxHashMap<usize, usize>,
     /// Start of a line inside a multi-line string → start of the line the string ends on.
-    continued: HashMap<usize, usize>,
+    continued: FxHashMap<usize, usize>,
 }
 
 impl Noqa {
+    /// Everything `--add-noqa` needs: also where comments can go when no directive exists yet.
     pub fn new(text: &str, tokens: &Tokens) -> Noqa {
+        Self::build(text, tokens, true)
+    }
+
+    /// Enough to apply and judge existing directives: string continuations are only read when
+    /// the file has a directive (most files have none).
+    pub fn existing(text: &str, tokens: &Tokens) -> Noqa {
+        Self::build(text, tokens, false)
+    }
+
+    fn build(text: &str, tokens: &Tokens, placement: bool) -> Noqa {
         let mut noqa = Noqa::default();
+        for token in tokens.iter().filter(|t| t.kind() == TokenKind::Comment) {
+            if let Some(d) = parse(&text[token.range()], token.start()) {
+                noqa.by_line.insert(line_start(text, token.start().into()), noqa.directives.len());
+                noqa.directives.push(d);
+            }
+        }
+        if noqa.directives.is_empty() && !placement {
+            return noqa;
+        }
         // Open f-/t-strings, innermost last: a string is one token, an f-string a run of them.
         let mut open: Vec<TextSize> = Vec::new();
         for token in tokens.iter() {
             let string = match token.kind() {
-                TokenKind::Comment => {
-                    if let Some(d) = parse(&text[token.range()], token.start()) {
-                        noqa.by_line.insert(line_start(text, token.start().into()), noqa.directives.len());
-                        noqa.directives.push(d);
-                    }
-                    continue;
-                }
                 TokenKind::FStringStart | TokenKind::TStringStart => {
                     open.push(token.start());
                     continue;

@@ -13,9 +13,9 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 
 use crate::baseline::{Anchor, Baseline, Entry};
 use crate::config::{Overrides, Resolver, Settings};
-use crate::discover::{Input, discover};
+use crate::discover::{Input, discover, discover_each};
 use crate::migrate::checker::Diagnostic;
-use crate::migrate::render::{self, Finding, OutputFormat};
+use crate::migrate::render::{self, Finding, Located, OutputFormat};
 use crate::migrate::rules::{Builtin, Rule, RuleId, RuleSet, Safety};
 use crate::migrate::{self, Problem, Selection};
 use crate::noqa::{Additions, Known, Noqa};
@@ -224,10 +224,28 @@ fn discover_all(common: &CommonArgs, resolver: &Arc<Resolver>, errors: &mut Vec<
     found.inputs
 }
 
-/// Read every input; unreadable ones become error lines and the run goes on.
-fn load_all(inputs: Vec<Input>, resolver: &Resolver, errors: &mut Vec<String>) -> Vec<Loaded> {
-    let results: Vec<Result<Loaded, String>> = inputs.into_par_iter().map(|input| load(input, resolver)).collect();
-    results.into_iter().filter_map(|r| r.map_err(|e| errors.push(e)).ok()).collect()
+/// Run `work` on every input on the thread pool while the walk is still going; undiscoverable
+/// or excluded paths become error lines. Results come back in input order, so output is the
+/// same whatever the scheduling, and each holds only what the report needs.
+fn process_all<T: Send>(
+    common: &CommonArgs,
+    resolver: &Arc<Resolver>,
+    errors: &mut Vec<String>,
+    work: impl Fn(Input) -> T + Sync + Send,
+) -> Vec<T> {
+    let (tx, rx) = std::sync::mpsc::channel::<Input>();
+    let (mut results, walk_errors) = std::thread::scope(|scope| {
+        let walker = scope.spawn(move || {
+            discover_each(&common.paths, resolver.no_ignore(), resolver.clone(), |input| {
+                let _ = tx.send(input); // the receiver lives until every input is taken
+            })
+        });
+        let results: Vec<(Input, T)> = rx.into_iter().par_bridge().map(|input| (input.clone(), work(input))).collect();
+        (results, walker.join().expect("the walk does not panic"))
+    });
+    errors.extend(walk_errors.iter().map(|(p, e)| format!("{p}: {e}")));
+    results.sort_by(|a, b| a.0.cmp(&b.0));
+    results.into_iter().map(|(_, t)| t).collect()
 }
 
 fn load(input: Input, resolver: &Resolver) -> Result<Loaded, String> {
@@ -285,83 +303,29 @@ fn run_migrate(
 ) -> anyhow::Result<ExitCode> {
     let resolver = Arc::new(Resolver::new(overrides)?);
     let mut errors = Vec::new();
-    let inputs = discover_all(common, &resolver, &mut errors);
-    let loaded = load_all(inputs, &resolver, &mut errors);
     let color = common.color.enabled(std::io::stdout().is_terminal());
 
-    let results: Vec<(Loaded, migrate::Migration)> = loaded
-        .into_par_iter()
-        .map(|l| {
-            let m = migrate::migrate_isolated(&l.source.text, l.rules(), &l.selection);
-            (l, m)
-        })
-        .collect();
+    // Each worker reads, migrates, renders and writes its file; what comes back is small.
+    let results = process_all(common, &resolver, &mut errors, |input| migrate_input(input, &resolver, write, color));
 
     let mut stdout = anstream::stdout();
-    let (mut changed, mut written) = (0usize, 0usize);
+    let (mut scanned, mut changed, mut written) = (0usize, 0usize, 0usize);
     let mut applied: BTreeMap<String, usize> = BTreeMap::new();
     let mut manual: Vec<String> = Vec::new();
     let mut unsafe_available = 0usize;
     let mut warnings = Vec::new();
-    for (l, m) in &results {
-        let path = l.input.display();
-        let rules = l.rules();
-        if let Some(problem) = &m.problem {
-            let line = describe_problem(&path, &l.source.text, problem);
-            match problem {
-                Problem::NoConvergence { .. } => warnings.push(line),
-                _ => {
-                    errors.push(line);
-                    continue;
-                }
-            }
+    for r in results {
+        stdout.write_all(&r.stdout)?;
+        scanned += usize::from(r.scanned);
+        changed += usize::from(r.changed);
+        written += usize::from(r.written);
+        for (code, n) in r.applied {
+            *applied.entry(code).or_default() += n;
         }
-        // Locations refer to the user's file as it was, not to the rewritten text.
-        let lines = LineIndex::new(&l.source.text);
-        for r in &m.reverted {
-            let (line, col) = lines.line_col(&l.source.text, r.offset);
-            warnings.push(format!(
-                "{path}:{line}:{col}: internal error: the {} fix was not applied because {}; the rest of the file was migrated. Please report this with the file.",
-                r.rule, r.reason
-            ));
-        }
-        let import_rule = rules.builtin(Builtin::Import);
-        for d in &m.remaining {
-            // An import kept because its names are still used is a consequence, not a task.
-            if Some(d.rule) == import_rule
-                && d.fix.is_none()
-                && d.note.as_deref().is_some_and(|n| n.contains("still used"))
-            {
-                continue;
-            }
-            match &d.fix {
-                Some(f) if f.safety == Safety::Unsafe => unsafe_available += 1,
-                _ => {
-                    let (line, col) = lines.line_col(&l.source.text, m.original_offset(d.range.start()));
-                    let note = d.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
-                    manual.push(format!("{path}:{line}:{col}: {} {}{note}", rules.rules[d.rule].code, d.message));
-                }
-            }
-        }
-        if m.output == l.source.text {
-            if write && l.input == Input::Stdin {
-                // As a filter, `--write -` always prints the (unchanged) source.
-                stdout.write_all(&l.source.encode(&m.output))?;
-            }
-            continue;
-        }
-        changed += 1;
-        for (code, n) in &m.applied {
-            *applied.entry(code.clone()).or_default() += n;
-        }
-        match (&l.input, write) {
-            (Input::Stdin, true) => stdout.write_all(&l.source.encode(&m.output))?,
-            (Input::File(p), true) => match crate::write::replace(p, &l.source.encode(&m.output)) {
-                Ok(()) => written += 1,
-                Err(e) => errors.push(format!("{path}: {e:#}")),
-            },
-            (_, false) => write!(stdout, "{}", render::unified_diff(&path, &l.source.text, &m.output, color))?,
-        }
+        manual.extend(r.manual);
+        unsafe_available += r.unsafe_available;
+        warnings.extend(r.warnings);
+        errors.extend(r.error);
     }
     stdout.flush()?;
 
@@ -383,8 +347,7 @@ fn run_migrate(
     let verb = if write { "changed" } else { "would change" };
     writeln!(
         err,
-        "{} files scanned, {changed} {verb}{}; {fixes} fixes{}; {} items need manual migration{}{}",
-        results.len(),
+        "{scanned} files scanned, {changed} {verb}{}; {fixes} fixes{}; {} items need manual migration{}{}",
         if write { format!(" ({written} written)") } else { String::new() },
         if by_rule.is_empty() { String::new() } else { format!(" ({})", by_rule.join(", ")) },
         manual.len(),
@@ -402,6 +365,173 @@ fn run_migrate(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What `migrate` keeps of one file: what to print and count, not its source.
+#[derive(Default)]
+struct FileMigration {
+    /// Read and decoded (counted as scanned).
+    scanned: bool,
+    changed: bool,
+    written: bool,
+    applied: BTreeMap<String, usize>,
+    manual: Vec<String>,
+    unsafe_available: usize,
+    warnings: Vec<String>,
+    error: Option<String>,
+    /// The diff, or (`--write -`) the migrated text, for standard output.
+    stdout: Vec<u8>,
+}
+
+fn migrate_input(input: Input, resolver: &Resolver, write: bool, color: bool) -> FileMigration {
+    let mut out = FileMigration::default();
+    let l = match load(input, resolver) {
+        Ok(l) => l,
+        Err(e) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
+    out.scanned = true;
+    let m = migrate::migrate_isolated(&l.source.text, l.rules(), &l.selection);
+    let path = l.input.display();
+    let rules = l.rules();
+    if let Some(problem) = &m.problem {
+        let line = describe_problem(&path, &l.source.text, problem);
+        match problem {
+            Problem::NoConvergence { .. } => out.warnings.push(line),
+            _ => {
+                out.error = Some(line);
+                return out;
+            }
+        }
+    }
+    // Locations refer to the user's file as it was, not to the rewritten text.
+    let lines = LineIndex::new(&l.source.text);
+    for r in &m.reverted {
+        let (line, col) = lines.line_col(&l.source.text, r.offset);
+        out.warnings.push(format!(
+            "{path}:{line}:{col}: internal error: the {} fix was not applied because {}; the rest of the file was migrated. Please report this with the file.",
+            r.rule, r.reason
+        ));
+    }
+    let import_rule = rules.builtin(Builtin::Import);
+    for d in &m.remaining {
+        // An import kept because its names are still used is a consequence, not a task.
+        if Some(d.rule) == import_rule && d.fix.is_none() && d.note.as_deref().is_some_and(|n| n.contains("still used"))
+        {
+            continue;
+        }
+        match &d.fix {
+            Some(f) if f.safety == Safety::Unsafe => out.unsafe_available += 1,
+            _ => {
+                let (line, col) = lines.line_col(&l.source.text, m.original_offset(d.range.start()));
+                let note = d.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+                out.manual.push(format!("{path}:{line}:{col}: {} {}{note}", rules.rules[d.rule].code, d.message));
+            }
+        }
+    }
+    if m.output == l.source.text {
+        if write && l.input == Input::Stdin {
+            // As a filter, `--write -` always prints the (unchanged) source.
+            out.stdout = l.source.encode(&m.output);
+        }
+        return out;
+    }
+    out.changed = true;
+    out.applied = m.applied.clone();
+    match (&l.input, write) {
+        (Input::Stdin, true) => out.stdout = l.source.encode(&m.output),
+        (Input::File(p), true) => match crate::write::replace(p, &l.source.encode(&m.output)) {
+            Ok(()) => out.written = true,
+            Err(e) => out.error = Some(format!("{path}: {e:#}")),
+        },
+        (_, false) => out.stdout = render::unified_diff(&path, &l.source.text, &m.output, color).into_bytes(),
+    }
+    out
+}
+
+/// How `check`'s workers treat each file.
+struct CheckMode {
+    /// `--add-noqa`: write the directives instead of reporting.
+    add_noqa: bool,
+    /// Render code frames (coloured or not) for `--output-format full`.
+    frames: Option<bool>,
+}
+
+/// What `check` keeps of one file: its findings, located, not its source.
+struct FileCheck {
+    /// As shown to the user.
+    path: String,
+    /// As read (`-` for stdin), for baselines.
+    input: PathBuf,
+    /// `None` when the file could not be read.
+    settings: Option<Arc<Settings>>,
+    findings: Vec<Located>,
+    error: Option<String>,
+    warnings: Vec<String>,
+    /// `--add-noqa`: directives written into the file.
+    noqa_added: usize,
+}
+
+impl FileCheck {
+    fn rules(&self) -> &RuleSet {
+        &self.settings.as_ref().expect("only loaded files have findings").rules
+    }
+}
+
+fn check_input(input: Input, resolver: &Resolver, mode: &CheckMode) -> FileCheck {
+    let mut out = FileCheck {
+        path: input.display(),
+        input: input.path(),
+        settings: None,
+        findings: Vec::new(),
+        error: None,
+        warnings: Vec::new(),
+        noqa_added: 0,
+    };
+    let l = match load(input, resolver) {
+        Ok(l) => l,
+        Err(e) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
+    let checked = check_file(&l, mode.add_noqa);
+    out.error = checked.error;
+    out.warnings.extend(checked.warning);
+    if !checked.diagnostics.is_empty() {
+        let (text, rules) = (&l.source.text, l.rules());
+        let lines = LineIndex::new(text);
+        out.findings = checked
+            .diagnostics
+            .into_iter()
+            .zip(checked.anchors)
+            .map(|(d, anchor)| {
+                let rule = &rules.rules[d.rule];
+                Located::new(&out.path, text, &lines, d, anchor, rule, mode.frames)
+            })
+            .collect();
+    }
+    if let (Some(additions), Input::File(path)) = (&checked.noqa, &l.input) {
+        let lines = LineIndex::new(&l.source.text);
+        for range in &additions.unplaceable {
+            let (line, col) = lines.line_col(&l.source.text, range.start());
+            out.warnings.push(format!(
+                "{}:{line}:{col}: no line of this finding can end with a comment; not suppressed",
+                path.display()
+            ));
+        }
+        if !additions.edits.is_empty() {
+            let text = additions.apply(&l.source.text);
+            match crate::write::replace(path, &l.source.encode(&text)) {
+                Ok(()) => out.noqa_added = additions.edits.len(),
+                Err(e) => out.error = Some(format!("{}: {e:#}", path.display())),
+            }
+        }
+    }
+    out.settings = Some(l.settings);
+    out
 }
 
 /// One file's check.
@@ -426,11 +556,13 @@ fn check_file(l: &Loaded, add_noqa: bool) -> Checked {
     let outcome = crate::isolate::catch(|| {
         migrate::fault_injection_point(text);
         let (mut diagnostics, parsed) = match migrate::lint(text, rules, &l.selection) {
-            Ok(linted) => linted,
+            // Nothing can match, so there is no directive (`noqa` is one of the words) to read either.
+            Ok(linted) if !linted.relevant => return Checked::default(),
+            Ok(linted) => (linted.diagnostics, linted.parsed),
             Err(e) => return syntax_error(l, &e),
         };
         let tokens = parsed.tokens();
-        let noqa = Noqa::new(text, tokens);
+        let noqa = if add_noqa { Noqa::new(text, tokens) } else { Noqa::existing(text, tokens) };
         let mut checked = Checked::default();
         if add_noqa {
             let findings: Vec<(TextRange, &str)> =
@@ -488,7 +620,7 @@ fn unused_noqa(text: &str, noqa: &Noqa, rules: &RuleSet, selection: &Selection) 
     if !noqa.lists_codes() {
         return Vec::new();
     }
-    let Ok((all, _)) = migrate::lint(&noqa.mask(text), rules, selection) else {
+    let Ok(migrate::Linted { diagnostics: all, .. }) = migrate::lint(&noqa.mask(text), rules, selection) else {
         return Vec::new();
     };
     let findings: Vec<(TextRange, &str)> = all.iter().map(|d| (d.range, rules.rules[d.rule].code.as_str())).collect();
@@ -522,59 +654,65 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut errors = Vec::new();
-    let inputs = discover_all(&args.common, &resolver, &mut errors);
     if args.show_files {
-        for input in &inputs {
+        for input in discover_all(&args.common, &resolver, &mut errors) {
             println!("{}", input.display());
         }
         return Ok(finish(&errors, false, false));
     }
-    if args.add_noqa && inputs.contains(&Input::Stdin) {
+    if args.add_noqa && args.common.paths.iter().any(|p| p.as_os_str() == "-") {
         bail!("--add-noqa edits files in place; it cannot take standard input");
     }
     let baseline = args.baseline.as_deref().map(Baseline::read).transpose()?;
-    let loaded = load_all(inputs, &resolver, &mut errors);
     let format = resolver.global()?.output_format.unwrap_or_default();
     let color = args.common.color.enabled(std::io::stdout().is_terminal());
+    let mode = CheckMode {
+        add_noqa: args.add_noqa,
+        frames: (format == OutputFormat::Full && !args.statistics).then_some(color),
+    };
 
-    let checked: Vec<Checked> = loaded.par_iter().map(|l| check_file(l, args.add_noqa)).collect();
+    // Each worker reads, checks and locates (renders) its file; only findings come back.
+    let files = process_all(&args.common, &resolver, &mut errors, |input| check_input(input, &resolver, &mode));
     let mut err = anstream::stderr();
-    for c in &checked {
-        errors.extend(c.error.clone());
-        if let Some(w) = &c.warning {
+    for f in &files {
+        for w in &f.warnings {
             writeln!(err, "warning: {w}")?;
         }
+        errors.extend(f.error.clone());
     }
+    let loaded: Vec<&FileCheck> = files.iter().filter(|f| f.settings.is_some()).collect();
 
     if args.add_noqa {
-        return add_noqa(&loaded, &checked, errors);
+        for e in &errors {
+            writeln!(err, "error: {e}")?;
+        }
+        let added: usize = files.iter().map(|f| f.noqa_added).sum();
+        let edited = files.iter().filter(|f| f.noqa_added > 0).count();
+        writeln!(err, "Added {added} noqa directives to {edited} files.")?;
+        return Ok(finish(&errors, false, false));
     }
 
-    let paths: Vec<String> = loaded.iter().map(|l| l.input.display()).collect();
-    let indexes: Vec<LineIndex> = loaded.iter().map(|l| LineIndex::new(&l.source.text)).collect();
     let mut findings: Vec<Finding> = Vec::new();
     // The index in `loaded` of each finding's file.
     let mut owners: Vec<usize> = Vec::new();
-    for (i, (l, c)) in loaded.iter().zip(&checked).enumerate() {
-        for (d, anchor) in c.diagnostics.iter().zip(&c.anchors) {
-            findings.push(Finding {
-                path: &paths[i],
-                text: &l.source.text,
-                lines: &indexes[i],
-                diagnostic: d,
-                rule: &l.rules().rules[d.rule],
-                anchor,
-            });
+    for (i, f) in loaded.iter().enumerate() {
+        let rules = f.rules();
+        for located in &f.findings {
+            findings.push(Finding { path: &f.path, located, rule: &rules.rules[located.diagnostic.rule] });
             owners.push(i);
         }
     }
     // The findings as `baseline` records them.
     let entries = |baseline: &Baseline| -> Vec<Entry> {
-        let recorded: Vec<String> = loaded.iter().map(|l| baseline.path_of(&l.input.path())).collect();
+        let recorded: Vec<String> = loaded.iter().map(|f| baseline.path_of(&f.input)).collect();
         findings
             .iter()
             .zip(&owners)
-            .map(|(f, &i)| Entry { rule: f.rule.code.clone(), path: recorded[i].clone(), anchor: f.anchor.clone() })
+            .map(|(f, &i)| Entry {
+                rule: f.rule.code.clone(),
+                path: recorded[i].clone(),
+                anchor: f.located.anchor.clone(),
+            })
             .collect()
     };
 
@@ -591,7 +729,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 
     let mut baseline_note = String::new();
     if let Some(baseline) = &baseline {
-        let checked_paths: BTreeSet<String> = loaded.iter().map(|l| baseline.path_of(&l.input.path())).collect();
+        let checked_paths: BTreeSet<String> = loaded.iter().map(|f| baseline.path_of(&f.input)).collect();
         let comparison = baseline.compare(&entries(baseline), &checked_paths);
         let new: BTreeSet<usize> = comparison.new.into_iter().collect();
         findings = findings.into_iter().enumerate().filter(|(i, _)| new.contains(i)).map(|(_, f)| f).collect();
@@ -608,13 +746,13 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     // Every rule the findings may name, once (files may have different rule directories).
     let mut rules: Vec<&Rule> = Vec::new();
     let mut seen = BTreeSet::new();
-    for l in &loaded {
-        rules.extend(l.rules().rules.iter().filter(|r| seen.insert(r.code.as_str())));
+    for f in &loaded {
+        rules.extend(f.rules().rules.iter().filter(|r| seen.insert(r.code.as_str())));
     }
     let out = if args.statistics {
         render::statistics(&findings, matches!(format, OutputFormat::Json | OutputFormat::JsonLines))
     } else {
-        render::report(format, &findings, &rules, color)
+        render::report(format, &findings, &rules)
     };
     let mut stdout = anstream::stdout();
     stdout.write_all(out.as_bytes())?;
@@ -624,7 +762,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         writeln!(err, "error: {e}")?;
     }
     let fixable = |safety: Safety| {
-        findings.iter().filter(|f| f.diagnostic.fix.as_ref().is_some_and(|x| x.safety == safety)).count()
+        findings.iter().filter(|f| f.located.diagnostic.fix.as_ref().is_some_and(|x| x.safety == safety)).count()
     };
     writeln!(
         err,
@@ -647,40 +785,6 @@ fn finish(errors: &[String], findings: bool, exit_zero: bool) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// `check --add-noqa`: write the directives, say how many.
-fn add_noqa(loaded: &[Loaded], checked: &[Checked], mut errors: Vec<String>) -> anyhow::Result<ExitCode> {
-    let mut err = anstream::stderr();
-    let (mut added, mut files) = (0usize, 0usize);
-    for (l, c) in loaded.iter().zip(checked) {
-        let (Some(additions), Input::File(path)) = (&c.noqa, &l.input) else { continue };
-        let lines = LineIndex::new(&l.source.text);
-        for range in &additions.unplaceable {
-            let (line, col) = lines.line_col(&l.source.text, range.start());
-            writeln!(
-                err,
-                "warning: {}:{line}:{col}: no line of this finding can end with a comment; not suppressed",
-                path.display()
-            )?;
-        }
-        if additions.edits.is_empty() {
-            continue;
-        }
-        let text = additions.apply(&l.source.text);
-        match crate::write::replace(path, &l.source.encode(&text)) {
-            Ok(()) => {
-                added += additions.edits.len();
-                files += 1;
-            }
-            Err(e) => errors.push(format!("{}: {e:#}", path.display())),
-        }
-    }
-    for e in &errors {
-        writeln!(err, "error: {e}")?;
-    }
-    writeln!(err, "Added {added} noqa directives to {files} files.")?;
-    Ok(finish(&errors, false, false))
 }
 
 pub fn rule(args: RuleArgs) -> anyhow::Result<ExitCode> {

@@ -4,7 +4,8 @@
 //! that deleting every statement of a block yields `pass` (or drops the `if`
 //! / `try` that only existed for them) instead of an empty body.
 
-use std::collections::{BTreeSet, HashSet};
+use rustc_hash::FxHashSet;
+use std::collections::BTreeSet;
 
 use ruff_text_size::{TextRange, TextSize};
 
@@ -107,7 +108,7 @@ pub fn choose(fixes: &[&Fix], text: &str, blocks: &[Block]) -> Vec<usize> {
 /// Turn the chosen fixes' deletions into edits, keeping every block non-empty.
 pub fn plan_deletions(text: &str, blocks: &[Block], deletes: &BTreeSet<StmtRef>) -> Vec<Edit> {
     let mut deleted: BTreeSet<StmtRef> = deletes.clone();
-    let mut emptied: HashSet<usize> = HashSet::new();
+    let mut emptied: FxHashSet<usize> = FxHashSet::default();
     // Emptying a body deletes its owner when that is harmless; repeat upwards.
     loop {
         let mut grew = false;

@@ -91,16 +91,23 @@ pub struct Reverted {
     pub reason: String,
 }
 
+/// What [`lint`] found in one file.
+pub struct Linted {
+    pub diagnostics: Vec<Diagnostic>,
+    pub parsed: Parsed<ast::ModModule>,
+    /// False when no rule can match the file ([`RuleSet::may_match`]): it was only parsed.
+    pub relevant: bool,
+}
+
 /// Lint only: the findings for `text`.
-pub fn lint(
-    text: &str,
-    rules: &RuleSet,
-    selection: &Selection,
-) -> Result<(Vec<Diagnostic>, Parsed<ast::ModModule>), ParseError> {
+pub fn lint(text: &str, rules: &RuleSet, selection: &Selection) -> Result<Linted, ParseError> {
     let parsed = parse_module(text)?;
+    if !rules.may_match(text) {
+        return Ok(Linted { diagnostics: Vec::new(), parsed, relevant: false });
+    }
     let CheckResult { mut diagnostics, .. } = check(&parsed, text, rules);
     diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
-    Ok((diagnostics, parsed))
+    Ok(Linted { diagnostics, parsed, relevant: true })
 }
 
 /// [`migrate`], with a panic turned into [`Problem::Internal`] and the file left unchanged.
@@ -135,6 +142,9 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
                 return m;
             }
         };
+        if pass == 0 && !rules.may_match(&m.output) {
+            return m; // nothing any rule could match: parsed (for syntax errors) and done
+        }
         let CheckResult { mut diagnostics, blocks } = check(&parsed, &m.output, rules);
         diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
         let fixable: Vec<&Diagnostic> = diagnostics

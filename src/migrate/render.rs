@@ -3,10 +3,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use miette::{
-    Diagnostic as MietteDiagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan,
-};
+use miette::{Diagnostic as MietteDiagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceSpan};
 use owo_colors::OwoColorize;
+use ruff_text_size::TextRange;
 use serde_json::{Value, json};
 
 use crate::baseline::{Anchor, fingerprints};
@@ -48,9 +47,9 @@ impl OutputFormat {
 }
 
 /// `findings` in `format`; SARIF also describes `rules`.
-pub fn report(format: OutputFormat, findings: &[Finding], rules: &[&Rule], color: bool) -> String {
+pub fn report(format: OutputFormat, findings: &[Finding], rules: &[&Rule]) -> String {
     match format {
-        OutputFormat::Full => full(findings, color),
+        OutputFormat::Full => full(findings),
         OutputFormat::Concise => concise(findings),
         OutputFormat::Json => json(findings),
         OutputFormat::JsonLines => json_lines(findings),
@@ -89,30 +88,78 @@ pub fn unified_diff(path: &str, old: &str, new: &str, color: bool) -> String {
     out
 }
 
-/// A finding with everything needed to show it.
+/// A diagnostic with its positions resolved where the source was at hand (on the worker that
+/// checked the file), so the source can be dropped before the report is rendered: memory holds
+/// findings, not the tree.
+pub struct Located {
+    pub diagnostic: Diagnostic,
+    /// Where it is in terms that survive edits (baselines, GitLab fingerprints).
+    pub anchor: Anchor,
+    /// (line, column), 1-based, columns in characters.
+    pub start: (usize, usize),
+    pub end: (usize, usize),
+    /// Start and end of each of the fix's edits.
+    pub edits: Vec<((usize, usize), (usize, usize))>,
+    /// The code frame of `--output-format full`.
+    pub frame: Option<String>,
+}
+
+impl Located {
+    /// `frame`: render the code frame (coloured or not) for `--output-format full`.
+    pub fn new(
+        path: &str,
+        text: &str,
+        lines: &LineIndex,
+        diagnostic: Diagnostic,
+        anchor: Anchor,
+        rule: &Rule,
+        frame: Option<bool>,
+    ) -> Located {
+        let at = |offset| lines.line_col(text, offset);
+        let edits = diagnostic
+            .fix
+            .as_ref()
+            .map(|fix| fix.edits.iter().map(|e| (at(e.range.start()), at(e.range.end()))).collect())
+            .unwrap_or_default();
+        let mut located = Located {
+            start: at(diagnostic.range.start()),
+            end: at(diagnostic.range.end()),
+            diagnostic,
+            anchor,
+            edits,
+            frame: None,
+        };
+        if let Some(color) = frame {
+            let finding = Finding { path, located: &located, rule };
+            located.frame = Some(code_frame(&finding, text, color));
+        }
+        located
+    }
+}
+
+/// A finding as the renderers see it.
 pub struct Finding<'a> {
     pub path: &'a str,
-    pub text: &'a str,
-    pub lines: &'a LineIndex,
-    pub diagnostic: &'a Diagnostic,
+    pub located: &'a Located,
     pub rule: &'a Rule,
-    /// Where it is in terms that survive edits (baselines, GitLab fingerprints).
-    pub anchor: &'a Anchor,
 }
 
 impl Finding<'_> {
     fn start(&self) -> (usize, usize) {
-        self.lines.line_col(self.text, self.diagnostic.range.start())
+        self.located.start
     }
     fn end(&self) -> (usize, usize) {
-        self.lines.line_col(self.text, self.diagnostic.range.end())
+        self.located.end
+    }
+    fn diagnostic(&self) -> &Diagnostic {
+        &self.located.diagnostic
     }
 
     fn fix_label(&self) -> String {
-        match &self.diagnostic.fix {
+        match &self.diagnostic().fix {
             Some(fix) => {
                 let replacement =
-                    fix.edits.iter().find(|e| e.range == self.diagnostic.range).map(|e| e.content.as_str());
+                    fix.edits.iter().find(|e| e.range == self.diagnostic().range).map(|e| e.content.as_str());
                 let safety = match fix.safety {
                     Safety::Safe => "fix",
                     Safety::Unsafe => "unsafe fix",
@@ -133,7 +180,7 @@ impl Finding<'_> {
     }
 
     fn help(&self) -> String {
-        match &self.diagnostic.note {
+        match &self.diagnostic().note {
             Some(note) => format!("{}\nnote: {note}", self.rule.help),
             None => self.rule.help.clone(),
         }
@@ -148,7 +195,7 @@ struct Report {
     help: String,
     label: String,
     span: SourceSpan,
-    source: NamedSource<String>,
+    source: Excerpt,
 }
 
 impl std::fmt::Display for Report {
@@ -174,24 +221,82 @@ impl MietteDiagnostic for Report {
     }
 }
 
-/// Full, human output: a code frame per finding.
-pub fn full(findings: &[Finding], color: bool) -> String {
+/// The lines a frame shows (the finding's, and one of context on each side), cut out of the file
+/// with their line numbers: miette only needs those, and copying or scanning a whole large file
+/// per finding made rendering the serial tail of a run.
+#[derive(Debug)]
+struct Excerpt {
+    name: String,
+    text: String,
+    /// Byte offset and 0-based line number of `text` in the file.
+    base: usize,
+    first_line: usize,
+}
+
+impl Excerpt {
+    const CONTEXT: usize = 1;
+
+    fn new(name: &str, text: &str, range: TextRange) -> Excerpt {
+        let (start, end) = (usize::from(range.start()).min(text.len()), usize::from(range.end()).min(text.len()));
+        let mut base = crate::source::line_start(text, start);
+        for _ in 0..Self::CONTEXT {
+            if base == 0 {
+                break;
+            }
+            base = crate::source::line_start(text, base - 1);
+        }
+        let mut stop = crate::source::line_end_inclusive(text, end);
+        for _ in 0..Self::CONTEXT {
+            stop = crate::source::line_end_inclusive(text, stop);
+        }
+        let first_line = text.as_bytes()[..base].iter().filter(|&&b| b == b'\n').count();
+        Excerpt { name: name.to_string(), text: text[base..stop].to_string(), base, first_line }
+    }
+}
+
+impl miette::SourceCode for Excerpt {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let local = SourceSpan::new(span.offset().saturating_sub(self.base).into(), span.len());
+        let inner = self.text.as_str().read_span(&local, before, after)?;
+        let contents = miette::MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            SourceSpan::new((inner.span().offset() + self.base).into(), inner.span().len()),
+            inner.line() + self.first_line,
+            inner.column(),
+            inner.line_count(),
+        )
+        .with_language("Python");
+        Ok(Box::new(contents))
+    }
+}
+
+/// Full, human output: a code frame per finding (rendered by [`Located::new`]).
+pub fn full(findings: &[Finding]) -> String {
+    findings.iter().filter_map(|f| f.located.frame.as_deref()).collect()
+}
+
+/// One finding's miette frame, with a line of context.
+fn code_frame(f: &Finding, text: &str, color: bool) -> String {
     let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
     let handler = GraphicalReportHandler::new_themed(theme).with_context_lines(1);
+    let range = f.diagnostic().range;
+    let report = Report {
+        code: format!("{}({})", f.rule.code, f.rule.name),
+        message: f.diagnostic().message.clone(),
+        help: f.help(),
+        label: f.fix_label(),
+        span: SourceSpan::new(usize::from(range.start()).into(), usize::from(range.len())),
+        source: Excerpt::new(f.path, text, range),
+    };
     let mut out = String::new();
-    for f in findings {
-        let range = f.diagnostic.range;
-        let report = Report {
-            code: format!("{}({})", f.rule.code, f.rule.name),
-            message: f.diagnostic.message.clone(),
-            help: f.help(),
-            label: f.fix_label(),
-            span: SourceSpan::new(usize::from(range.start()).into(), usize::from(range.len())),
-            source: NamedSource::new(f.path, f.text.to_string()).with_language("Python"),
-        };
-        let _ = handler.render_report(&mut out, &report);
-        out.push('\n');
-    }
+    let _ = handler.render_report(&mut out, &report);
+    out.push('\n');
     out
 }
 
@@ -200,12 +305,12 @@ pub fn concise(findings: &[Finding]) -> String {
     let mut out = String::new();
     for f in findings {
         let (line, col) = f.start();
-        let marker = match &f.diagnostic.fix {
+        let marker = match &f.diagnostic().fix {
             Some(fix) if fix.safety == Safety::Safe => " [*]",
             Some(_) => " [unsafe fix]",
             None => "",
         };
-        let _ = writeln!(out, "{}:{line}:{col}: {}{marker} {}", f.path, f.rule.code, f.diagnostic.message);
+        let _ = writeln!(out, "{}:{line}:{col}: {}{marker} {}", f.path, f.rule.code, f.diagnostic().message);
     }
     out
 }
@@ -224,22 +329,23 @@ pub fn json_lines(findings: &[Finding]) -> String {
 pub fn pylint(findings: &[Finding]) -> String {
     let mut out = String::new();
     for f in findings {
-        let _ = writeln!(out, "{}:{}: [{}] {}", f.path, f.start().0, f.rule.code, f.diagnostic.message);
+        let _ = writeln!(out, "{}:{}: [{}] {}", f.path, f.start().0, f.rule.code, f.diagnostic().message);
     }
     out
 }
 
 fn finding_json(f: &Finding) -> Value {
     let loc = |(row, column): (usize, usize)| json!({"row": row, "column": column});
-    let fix = f.diagnostic.fix.as_ref().map(|fix| {
+    let fix = f.diagnostic().fix.as_ref().map(|fix| {
         let edits: Vec<Value> = fix
             .edits
             .iter()
-            .map(|e| {
+            .zip(&f.located.edits)
+            .map(|(e, at)| {
                 json!({
                     "content": e.content,
-                    "location": loc(f.lines.line_col(f.text, e.range.start())),
-                    "end_location": loc(f.lines.line_col(f.text, e.range.end())),
+                    "location": loc(at.0),
+                    "end_location": loc(at.1),
                 })
             })
             .collect();
@@ -249,9 +355,9 @@ fn finding_json(f: &Finding) -> Value {
     json!({
         "code": f.rule.code,
         "name": f.rule.name,
-        "message": f.diagnostic.message,
+        "message": f.diagnostic().message,
         "help": f.rule.help,
-        "note": f.diagnostic.note,
+        "note": f.diagnostic().note,
         "filename": f.path,
         "location": loc(f.start()),
         "end_location": loc(f.end()),
@@ -271,7 +377,7 @@ pub fn github(findings: &[Finding]) -> String {
             "::error title={},file={},line={line},col={col},endLine={end_line},endColumn={end_col}::{}",
             prop(&format!("xla2tpu ({})", f.rule.code)),
             prop(f.path),
-            escape(&format!("{} {}", f.rule.code, f.diagnostic.message))
+            escape(&format!("{} {}", f.rule.code, f.diagnostic().message))
         );
     }
     out
@@ -298,7 +404,7 @@ pub fn sarif(findings: &[Finding], rules: &[&Rule]) -> String {
             json!({
                 "ruleId": f.rule.code,
                 "level": "error",
-                "message": {"text": f.diagnostic.message},
+                "message": {"text": f.diagnostic().message},
                 "locations": [{"physicalLocation": {
                     "artifactLocation": {"uri": portable(f.path)},
                     "region": {"startLine": line, "startColumn": col, "endLine": end_line, "endColumn": end_col}
@@ -331,14 +437,15 @@ fn portable(path: &str) -> String {
 /// merge-request widget tells new findings from old ones.
 pub fn gitlab(findings: &[Finding]) -> String {
     let paths: Vec<String> = findings.iter().map(|f| portable(f.path)).collect();
-    let prints = fingerprints(findings.iter().zip(&paths).map(|(f, p)| (f.rule.code.as_str(), p.as_str(), f.anchor)));
+    let prints =
+        fingerprints(findings.iter().zip(&paths).map(|(f, p)| (f.rule.code.as_str(), p.as_str(), &f.located.anchor)));
     let items: Vec<Value> = findings
         .iter()
         .zip(paths)
         .zip(prints)
         .map(|((f, path), fingerprint)| {
             json!({
-                "description": format!("{} {}", f.rule.code, f.diagnostic.message),
+                "description": format!("{} {}", f.rule.code, f.diagnostic().message),
                 "check_name": f.rule.code,
                 "fingerprint": fingerprint,
                 "severity": "major",
@@ -395,7 +502,7 @@ fn junit_suite(w: &mut XmlWriter, path: &str, findings: &[&Finding]) -> std::io:
             for f in findings {
                 let (line, col) = f.start();
                 let (name, line_s, col_s) = (format!("xla2tpu.{}", f.rule.code), line.to_string(), col.to_string());
-                let text = format!("line {line}, col {col}, {}", f.diagnostic.message);
+                let text = format!("line {line}, col {col}, {}", f.diagnostic().message);
                 w.create_element("testcase")
                     .with_attributes([
                         ("name", name.as_str()),
@@ -406,7 +513,7 @@ fn junit_suite(w: &mut XmlWriter, path: &str, findings: &[&Finding]) -> std::io:
                     ])
                     .write_inner_content(|w| {
                         let failure =
-                            w.create_element("failure").with_attribute(("message", f.diagnostic.message.as_str()));
+                            w.create_element("failure").with_attribute(("message", f.diagnostic().message.as_str()));
                         failure.write_text_content(quick_xml::events::BytesText::new(&text)).map(drop)
                     })?;
             }
@@ -422,7 +529,7 @@ pub fn statistics(findings: &[Finding], json: bool) -> String {
     for f in findings {
         let entry = by_rule.entry(&f.rule.code).or_insert((0, true, &f.rule.name));
         entry.0 += 1;
-        entry.1 &= f.diagnostic.fix.as_ref().is_some_and(|x| x.safety == Safety::Safe);
+        entry.1 &= f.diagnostic().fix.as_ref().is_some_and(|x| x.safety == Safety::Safe);
     }
     let mut rows: Vec<(&str, usize, bool, &str)> =
         by_rule.into_iter().map(|(c, (n, fix, name))| (c, n, fix, name)).collect();

@@ -14,11 +14,171 @@
 //! `try: import torch_xla.core.xla_model as xm / except ImportError: xm = None`
 //! a later `xm` may be either, and we treat it as the import.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
+use ruff_python_ast::name::Name;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
+
+/// Python's builtins (3.12, sorted): what an unbound name refers to even after a star import.
+const BUILTINS: &[&str] = &[
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "BaseException",
+    "BaseExceptionGroup",
+    "BlockingIOError",
+    "BrokenPipeError",
+    "BufferError",
+    "BytesWarning",
+    "ChildProcessError",
+    "ConnectionAbortedError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "DeprecationWarning",
+    "EOFError",
+    "Ellipsis",
+    "EncodingWarning",
+    "EnvironmentError",
+    "Exception",
+    "ExceptionGroup",
+    "False",
+    "FileExistsError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "FutureWarning",
+    "GeneratorExit",
+    "IOError",
+    "ImportError",
+    "ImportWarning",
+    "IndentationError",
+    "IndexError",
+    "InterruptedError",
+    "IsADirectoryError",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "MemoryError",
+    "ModuleNotFoundError",
+    "NameError",
+    "None",
+    "NotADirectoryError",
+    "NotImplemented",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PendingDeprecationWarning",
+    "PermissionError",
+    "ProcessLookupError",
+    "PythonFinalizationError",
+    "RecursionError",
+    "ReferenceError",
+    "ResourceWarning",
+    "RuntimeError",
+    "RuntimeWarning",
+    "StopAsyncIteration",
+    "StopIteration",
+    "SyntaxError",
+    "SyntaxWarning",
+    "SystemError",
+    "SystemExit",
+    "TabError",
+    "TimeoutError",
+    "True",
+    "TypeError",
+    "UnboundLocalError",
+    "UnicodeDecodeError",
+    "UnicodeEncodeError",
+    "UnicodeError",
+    "UnicodeTranslateError",
+    "UnicodeWarning",
+    "UserWarning",
+    "ValueError",
+    "Warning",
+    "ZeroDivisionError",
+    "__build_class__",
+    "__debug__",
+    "__doc__",
+    "__import__",
+    "__name__",
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "copyright",
+    "credits",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "exit",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "license",
+    "list",
+    "locals",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "quit",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+];
 
 pub type ScopeId = usize;
 pub type BindingId = usize;
@@ -35,8 +195,8 @@ pub enum ScopeKind {
 pub struct Scope {
     pub kind: ScopeKind,
     pub parent: Option<ScopeId>,
-    names: HashMap<String, Vec<BindingId>>,
-    globals: HashSet<String>,
+    names: FxHashMap<Name, Vec<BindingId>>,
+    globals: FxHashSet<Name>,
     star_imports: Vec<String>,
 }
 
@@ -51,7 +211,7 @@ pub enum BindingKind {
 
 #[derive(Debug, Clone)]
 pub struct Binding {
-    pub name: String,
+    pub name: Name,
     pub kind: BindingKind,
     /// Range of the binding node (the alias, the target name, the parameter).
     pub range: TextRange,
@@ -97,16 +257,20 @@ enum Reach {
 pub struct Semantic {
     pub scopes: Vec<Scope>,
     pub bindings: Vec<Binding>,
-    scope_of_node: HashMap<TextSize, ScopeId>,
+    scope_of_node: FxHashMap<TextSize, ScopeId>,
     /// Every identifier that appears anywhere, so new import aliases never clash.
-    pub all_names: HashSet<String>,
+    pub all_names: FxHashSet<Name>,
     /// Indexes, so per-match lookups stay O(1) on large files.
-    by_start: HashMap<TextSize, BindingId>,
-    names_of_module: HashMap<String, Vec<String>>,
-    bound_names: HashSet<String>,
+    by_start: FxHashMap<TextSize, BindingId>,
+    names_of_module: FxHashMap<String, Vec<String>>,
+    bound_names: FxHashSet<Name>,
+    /// Names some import binds, and whether a star import exists: most references are
+    /// neither, and need no scope walk to know they are not an import.
+    imported: FxHashSet<Name>,
+    star_import: bool,
     /// The source ranges of each branch arm (an arm may have several: `try`
     /// body and `else`), to tell whether a reference sits inside one.
-    arms: HashMap<(TextSize, u32), Vec<TextRange>>,
+    arms: FxHashMap<(TextSize, u32), Vec<TextRange>>,
 }
 
 impl Semantic {
@@ -167,6 +331,9 @@ impl Semantic {
             }
             if current == 0 {
                 return match s.star_imports.last() {
+                    // `ValueError` after `from m import *` is the builtin: a module that
+                    // re-exports a builtin's name is rare, reporting every builtin is not.
+                    Some(_) if BUILTINS.binary_search(&name).is_ok() => Reach::Unbound,
                     Some(module) => Reach::Star(format!("{module}.{name}")),
                     None => Reach::Unbound,
                 };
@@ -213,6 +380,7 @@ impl Semantic {
     /// The fully qualified name of `expr` (a name or attribute chain rooted in an import).
     pub fn qualified_name(&self, expr: &Expr, scope: ScopeId) -> Option<Qualified> {
         match expr {
+            Expr::Name(name) if !self.star_import && !self.imported.contains(name.id.as_str()) => None,
             Expr::Name(name) => match self.resolve(&name.id, scope, name.range.start()) {
                 Resolution::Import { binding, also } => Some(Qualified {
                     name: self.bindings[binding].qualified().unwrap_or_default().to_string(),
@@ -287,7 +455,7 @@ pub struct Qualified {
 
 impl Scope {
     fn new(kind: ScopeKind, parent: Option<ScopeId>) -> Scope {
-        Scope { kind, parent, names: HashMap::new(), globals: HashSet::new(), star_imports: Vec::new() }
+        Scope { kind, parent, names: FxHashMap::default(), globals: FxHashSet::default(), star_imports: Vec::new() }
     }
 }
 
@@ -308,25 +476,28 @@ impl Builder {
         let scope = if self.sem.scopes[scope].globals.contains(name) { 0 } else { scope };
         let id = self.sem.bindings.len();
         self.sem.by_start.insert(range.start(), id);
-        self.sem.bound_names.insert(name.to_string());
+        // Identifiers are inline `Name`s (no allocation up to 16 bytes): this runs for every binding.
+        let name = Name::new(name);
+        self.sem.bound_names.insert(name.clone());
         if let BindingKind::Import { qualified } = &kind {
+            self.sem.imported.insert(name.clone());
             let names = self.sem.names_of_module.entry(qualified.clone()).or_default();
-            if !names.iter().any(|n| n == name) {
+            if !names.iter().any(|n| *n == name) {
                 names.push(name.to_string());
                 names.sort();
             }
         }
         let visible_from = self.assigning.unwrap_or(range.start());
         self.sem.bindings.push(Binding {
-            name: name.to_string(),
+            name: name.clone(),
             kind,
             range,
             scope,
             branches: self.branches.clone(),
             visible_from,
         });
-        self.sem.scopes[scope].names.entry(name.to_string()).or_default().push(id);
-        self.sem.all_names.insert(name.to_string());
+        self.sem.scopes[scope].names.entry(name.clone()).or_default().push(id);
+        self.sem.all_names.insert(name);
     }
 
     fn push_scope(&mut self, kind: ScopeKind, start: TextSize) -> ScopeId {
@@ -426,6 +597,7 @@ impl<'a> Visitor<'a> for Builder {
                     if alias.name.id.as_str() == "*" {
                         let scope = self.scope;
                         self.sem.scopes[scope].star_imports.push(module.id.to_string());
+                        self.sem.star_import = true;
                         continue;
                     }
                     let name = alias.asname.as_ref().unwrap_or(&alias.name);
@@ -454,7 +626,7 @@ impl<'a> Visitor<'a> for Builder {
             Stmt::Global(global) => {
                 let scope = self.scope;
                 for name in &global.names {
-                    self.sem.scopes[scope].globals.insert(name.id.to_string());
+                    self.sem.scopes[scope].globals.insert(name.id.clone());
                 }
             }
             Stmt::Assign(assign) => {
@@ -551,7 +723,7 @@ impl<'a> Visitor<'a> for Builder {
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
             Expr::Name(name) => {
-                self.sem.all_names.insert(name.id.to_string());
+                self.sem.all_names.insert(name.id.clone());
             }
             Expr::Named(named) => {
                 self.visit_expr(&named.value);
@@ -671,5 +843,13 @@ mod tests {
     fn star_imports_supply_unbound_names() {
         let src = "from torch_xla.core.xla_model import *\nmark_step\n";
         assert_eq!(resolve_at(src, "mark_step", 0).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
+    }
+
+    #[test]
+    fn builtins_are_not_supplied_by_star_imports() {
+        // torch_xla/distributed/spmd/debugging.py: `raise ValueError` after a star import.
+        let src = "from torch_xla.distributed.spmd.xla_sharding import *\nValueError\n";
+        assert_eq!(resolve_at(src, "ValueError", 0), None);
+        assert!(super::BUILTINS.is_sorted(), "binary search needs a sorted list");
     }
 }

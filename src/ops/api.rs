@@ -6,7 +6,8 @@
 //! same evaluator as model profiles, so composites, structured delegates and
 //! device-neutral kernels are judged exactly as `ops check` judges them.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 use anyhow::{Context, bail};
 
@@ -99,8 +100,8 @@ pub struct ApiOps {
     torch: String,
     backend: String,
     fallback: String,
-    apis: HashMap<String, Vec<Gap>>,
-    alternatives: HashMap<String, Alternative>,
+    apis: FxHashMap<String, Vec<Gap>>,
+    alternatives: FxHashMap<String, Alternative>,
 }
 
 impl ApiOps {
@@ -147,7 +148,7 @@ impl ApiOps {
                 });
             }
         }
-        let mut apis: HashMap<String, Vec<Gap>> = HashMap::new();
+        let mut apis: FxHashMap<String, Vec<Gap>> = FxHashMap::default();
         for (api, variants) in rows {
             for (variant, ops) in variants {
                 let profile = Profile { id: format!("{api}({variant})"), ops, ..Profile::default() };
@@ -234,7 +235,7 @@ impl ApiOps {
 }
 
 /// `op=a,b;op2=c` → {op: "a,b", op2: "c"}.
-fn entries(column: &str) -> HashMap<&str, &str> {
+fn entries(column: &str) -> FxHashMap<&str, &str> {
     column.split(';').filter(|e| *e != "-" && !e.is_empty()).filter_map(|e| e.split_once('=')).collect()
 }
 

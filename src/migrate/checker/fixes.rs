@@ -1,7 +1,7 @@
 //! Building fixes: expanding a rule's templates at a match site into edits,
 //! and deciding when a fix cannot be offered (and saying why).
 
-use std::collections::HashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use ruff_python_ast::token::TokenKind;
 use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
@@ -237,7 +237,7 @@ impl<'a> Checker<'a> {
                     .expression_statement(site.expr)
                     .or_else(|| self.assignment_to(site.expr))
                     .ok_or("its result is used as a value")?;
-                let consumed: HashSet<&str> = spec.drop.iter().chain(spec.when.keys()).map(String::as_str).collect();
+                let consumed: FxHashSet<&str> = spec.drop.iter().chain(spec.when.keys()).map(String::as_str).collect();
                 if let Some(p) = bound.passed_names().find(|p| !consumed.contains(p)) {
                     return Err(format!("argument `{p}` would be lost"));
                 }
@@ -246,7 +246,7 @@ impl<'a> Checker<'a> {
             FixAction::Unwrap => Err("only applies to `with` statements".into()),
             FixAction::IterateLoader { loader, device } => {
                 let call = site.call.ok_or("not a call")?;
-                let consumed: HashSet<&str> = spec
+                let consumed: FxHashSet<&str> = spec
                     .drop
                     .iter()
                     .chain(spec.when.keys())
@@ -483,11 +483,11 @@ struct ExpandCx<'c, 'a> {
     site: &'c Site<'a>,
     signature: Option<&'c Signature>,
     bound: &'c Bound<'a>,
-    used_params: HashSet<String>,
+    used_params: FxHashSet<String>,
     imports: Vec<ImportRequest>,
     rank: Option<String>,
     assign: Option<String>,
-    fresh: std::collections::HashMap<String, String>,
+    fresh: FxHashMap<String, String>,
 }
 
 impl<'c, 'a> ExpandCx<'c, 'a> {
@@ -502,11 +502,11 @@ impl<'c, 'a> ExpandCx<'c, 'a> {
             site,
             signature,
             bound,
-            used_params: HashSet::new(),
+            used_params: FxHashSet::default(),
             imports: Vec::new(),
             rank: None,
             assign: None,
-            fresh: std::collections::HashMap::new(),
+            fresh: FxHashMap::default(),
         }
     }
 
@@ -516,7 +516,7 @@ impl<'c, 'a> ExpandCx<'c, 'a> {
         spec: &crate::migrate::rules::FixSpec,
         template: &Template,
     ) -> Result<(), String> {
-        let carried: HashSet<&str> = template.params().collect();
+        let carried: FxHashSet<&str> = template.params().collect();
         for p in self.bound.passed_names() {
             if !carried.contains(p) && !spec.drop.iter().any(|d| d == p) && !spec.when.contains_key(p) {
                 return Err(format!("argument `{p}` has no equivalent in the fix"));
@@ -598,7 +598,7 @@ impl ExpandContext for ExpandCx<'_, '_> {
         let names = &self.checker.sem.all_names;
         let name = std::iter::once(hint.to_string())
             .chain((2..).map(|i| format!("{hint}_{i}")))
-            .find(|n| !names.contains(n) && !self.fresh.values().any(|v| v == n))
+            .find(|n| !names.contains(n.as_str()) && !self.fresh.values().any(|v| v == n))
             .expect("an unused name exists");
         self.fresh.insert(hint.to_string(), name.clone());
         name

@@ -1,7 +1,7 @@
 //! torch_xla imports: removed once nothing uses them, kept (and reported)
 //! while something does; a guarded `try:` import becomes a TorchTPU probe.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -102,9 +102,9 @@ impl<'a> Checker<'a> {
 
     /// In each guarded `try:` body, the first torch_xla import becomes a
     /// TorchTPU probe, so `except ImportError` still fires where TorchTPU is absent.
-    pub(super) fn probe_sites(&self, modules: &[String]) -> HashSet<StmtRef> {
-        let mut probes = HashSet::new();
-        let mut seen_blocks = HashSet::new();
+    pub(super) fn probe_sites(&self, modules: &[String]) -> FxHashSet<StmtRef> {
+        let mut probes = FxHashSet::default();
+        let mut seen_blocks = FxHashSet::default();
         for (sref, stmt) in &self.import_sites {
             if !self.guarded_try_bodies.contains(&sref.block) || seen_blocks.contains(&sref.block) {
                 continue;
@@ -162,7 +162,7 @@ pub(super) fn try_only_guards_imports(t: &ast::StmtTry) -> bool {
     if !t.orelse.is_empty() || !t.finalbody.is_empty() {
         return false;
     }
-    let mut bound: HashSet<&str> = HashSet::new();
+    let mut bound: FxHashSet<&str> = FxHashSet::default();
     for stmt in &t.body {
         match stmt {
             Stmt::Import(i) => bound.extend(i.names.iter().map(|a| {

@@ -3,7 +3,7 @@
 //! start) and every call's qualified name with its scope (does this file, or
 //! this function, create a process group or wrap a model in DDP?).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
@@ -14,13 +14,13 @@ use crate::migrate::semantic::{ScopeId, Semantic};
 #[derive(Default)]
 pub(super) struct Inventory<'a> {
     /// Function definitions, by the start of their name (their binding's range).
-    pub defs: HashMap<TextSize, &'a ast::StmtFunctionDef>,
+    pub defs: FxHashMap<TextSize, &'a ast::StmtFunctionDef>,
     /// Qualified names of the calls made directly in each scope.
-    pub calls: HashMap<ScopeId, Vec<String>>,
+    pub calls: FxHashMap<ScopeId, Vec<String>>,
     /// The value a name was assigned (`x = torch.randn(3)`), by the start of the name.
-    pub values: HashMap<TextSize, &'a Expr>,
+    pub values: FxHashMap<TextSize, &'a Expr>,
     /// The annotation of a parameter or annotated name, by the start of the name.
-    pub annotations: HashMap<TextSize, &'a Expr>,
+    pub annotations: FxHashMap<TextSize, &'a Expr>,
 }
 
 impl<'a> Inventory<'a> {

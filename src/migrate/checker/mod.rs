@@ -1,7 +1,7 @@
 //! Matching: walk one parsed file, resolve every reference, and turn rule
 //! matches into diagnostics that carry their fix (if one is safe to offer).
 
-use std::collections::HashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, ExprCall, ExprContext, Stmt};
@@ -57,17 +57,17 @@ pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> Ch
         blocks: Vec::new(),
         stmt: Vec::new(),
         operand: Vec::new(),
-        used: HashSet::new(),
-        owned: HashSet::new(),
+        used: FxHashSet::default(),
+        owned: FxHashSet::default(),
         import_sites: Vec::new(),
         diagnostics: Vec::new(),
-        guarded_try_bodies: HashSet::new(),
+        guarded_try_bodies: FxHashSet::default(),
         compare: Vec::new(),
         inventory: inventory::Inventory::build(module, &sem),
-        literals_seen: HashSet::new(),
-        keyword_of: std::collections::HashMap::new(),
+        literals_seen: FxHashSet::default(),
+        keyword_of: FxHashMap::default(),
         xla_only: Vec::new(),
-        probe_flags: HashSet::new(),
+        probe_flags: FxHashSet::default(),
         fstring_quotes: Vec::new(),
         scope_body: vec![&module.body],
     };
@@ -93,26 +93,26 @@ struct Checker<'a> {
     /// For each expression being walked: is it an operand (needs parentheses
     /// around a non-atomic replacement)?
     operand: Vec<bool>,
-    used: HashSet<BindingId>,
+    used: FxHashSet<BindingId>,
     /// Arguments of a call a rule already reported (their constants are the rule's business).
-    owned: HashSet<TextSize>,
+    owned: FxHashSet<TextSize>,
     import_sites: Vec<(StmtRef, &'a Stmt)>,
     diagnostics: Vec<Diagnostic>,
     /// Bodies of `try:` blocks whose `except ImportError` does real work (sets
     /// a flag…): removing their imports must keep the probe meaningful.
-    guarded_try_bodies: HashSet<usize>,
+    guarded_try_bodies: FxHashSet<usize>,
     /// The comparisons enclosing the current expression, innermost last.
     compare: Vec<&'a ast::ExprCompare>,
     inventory: inventory::Inventory<'a>,
     /// String literals a positional check already judged (device arguments, dict keys).
-    literals_seen: HashSet<TextSize>,
+    literals_seen: FxHashSet<TextSize>,
     /// The keyword each keyword-argument literal is the value of.
-    keyword_of: std::collections::HashMap<TextSize, &'a str>,
+    keyword_of: FxHashMap<TextSize, &'a str>,
     /// Branches that only run with torch_xla: (the guard's test, the branch).
     xla_only: Vec<(TextRange, TextRange)>,
     /// Flags set by a `try: import torch_xla…` that becomes a TorchTPU probe:
     /// branches they guard are TorchTPU branches after the migration, not dead code.
-    probe_flags: HashSet<&'a str>,
+    probe_flags: FxHashSet<&'a str>,
     /// Quote characters of the f-strings enclosing the current expression:
     /// before Python 3.12 a replacement field cannot reuse them.
     fstring_quotes: Vec<Option<char>>,

@@ -13,7 +13,7 @@ pub(super) struct Suppressions(Noqa);
 
 impl Suppressions {
     pub(super) fn new(text: &str, parsed: &Parsed<ast::ModModule>) -> Suppressions {
-        Suppressions(Noqa::new(text, parsed.tokens()))
+        Suppressions(Noqa::existing(text, parsed.tokens()))
     }
 
     pub(super) fn covers(&self, text: &str, range: TextRange, code: &str) -> bool {

@@ -4,7 +4,8 @@
 
 pub mod template;
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
@@ -283,10 +284,13 @@ pub type RuleId = usize;
 #[derive(Debug, Default)]
 pub struct RuleSet {
     pub rules: Vec<Rule>,
-    names: HashMap<(MatchKind, String), (RuleId, Option<String>)>,
+    /// Qualified name → the rules matching it as a call, a `with` or a reference.
+    names: FxHashMap<String, Vec<(MatchKind, RuleId, Option<String>)>>,
     /// What each PyTorch API call needs from the backend (TPU8xx rules); the
     /// backend is TorchTPU 0.2.0 unless `set_backend` picks another.
     pub api_ops: Option<std::sync::Arc<crate::ops::api::ApiOps>>,
+    /// Built on first use, once every rule file is loaded: see [`RuleSet::may_match`].
+    prefilter: std::sync::OnceLock<aho_corasick::AhoCorasick>,
 }
 
 impl RuleSet {
@@ -352,9 +356,11 @@ impl RuleSet {
         for (kind, names) in [(MatchKind::Call, m.call), (MatchKind::With, m.with), (MatchKind::Reference, m.reference)]
         {
             for (name, target) in names.into_pairs() {
-                if let Some((other, _)) = self.names.insert((kind, name.clone()), (id, target)) {
-                    bail!("`{name}` is already matched by {}", self.rules[other].code);
+                let entries = self.names.entry(name.clone()).or_default();
+                if let Some((_, other, _)) = entries.iter().find(|(k, _, _)| *k == kind) {
+                    bail!("`{name}` is already matched by {}", self.rules[*other].code);
                 }
+                entries.push((kind, id, target));
             }
         }
         self.rules.push(Rule {
@@ -379,9 +385,49 @@ impl RuleSet {
         Ok(())
     }
 
+    /// Whether any rule could match in `text`. Every matcher needs some word in the file: the
+    /// root module of a name it matches (only an import binds it), an environment variable, a
+    /// string or key value, `xla` (availability guards and device strings), `torch` (TPU8xx
+    /// judge PyTorch calls), `noqa` (unused directives). Most of a large tree mentions none of
+    /// them, and its files then need no semantic model: parsing them (for syntax errors) is all.
+    pub fn may_match(&self, text: &str) -> bool {
+        self.prefilter.get_or_init(|| self.build_prefilter()).is_match(text)
+    }
+
+    fn build_prefilter(&self) -> aho_corasick::AhoCorasick {
+        let mut needles: BTreeSet<String> = ["xla", "tpu_available", "noqa"].map(String::from).into();
+        let root = |name: &str| name.split('.').next().unwrap_or(name).to_string();
+        needles.extend(self.names.keys().map(|name| root(name)));
+        for r in &self.rules {
+            needles.extend(r.modules.iter().map(|m| root(m)));
+            needles.extend(r.env.iter().cloned());
+            needles.extend(r.dict_keys.iter().cloned());
+            needles.extend(r.string.iter().flat_map(|m| m.values.iter().cloned()));
+            needles.extend(r.device_string.iter().map(|d| d.from.clone()));
+            if matches!(r.builtin, Some(Builtin::ApiOps | Builtin::ApiOpsBackward)) {
+                needles.insert("torch".to_string());
+            }
+        }
+        needles.retain(|n| !n.is_empty());
+        // A needle containing another (`XLA_FLAGS` ⊃ `xla`) adds nothing; fewer needles, faster scan.
+        let lower: Vec<String> = needles.iter().map(|n| n.to_ascii_lowercase()).collect();
+        let needles: Vec<&String> = needles
+            .iter()
+            .zip(&lower)
+            .filter(|(_, l)| !lower.iter().any(|other| other != *l && l.contains(other.as_str())))
+            .map(|(n, _)| n)
+            .collect();
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(&needles)
+            .expect("a handful of literal needles always builds")
+    }
+
     /// The rule matching `qualified` in this position, with its `{target}`.
     pub fn lookup(&self, kind: MatchKind, qualified: &str) -> Option<(RuleId, Option<&str>)> {
-        self.names.get(&(kind, qualified.to_string())).map(|(id, t)| (*id, t.as_deref()))
+        let entries = self.names.get(qualified)?;
+        entries.iter().find(|(k, _, _)| *k == kind).map(|(_, id, t)| (*id, t.as_deref()))
     }
 
     /// Any rule that names `qualified` (used to report indirect references).
@@ -487,4 +533,28 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
         compare: f.compare,
         worker_prelude,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefilter_passes_every_file_a_rule_can_match_and_skips_plain_python() {
+        let rules = RuleSet::load(&[]).expect("embedded rules load");
+        for text in [
+            "import torch_xla.core.xla_model as xm\n",
+            "from optimum.tpu import fsdp_v2\n",
+            "import os\nos.environ['PJRT_DEVICE'] = 'TPU'\n",
+            "if _XLA_AVAILABLE:\n    pass\n",
+            "x = torch.median(t)\n",
+            "x = 1  # NOQA: TPU110\n",
+            "d = t.to('xla:0')\n",
+        ] {
+            assert!(rules.may_match(text), "{text:?} must be checked");
+        }
+        for text in ["import os\nprint(os.getcwd())\n", "def output(tpl):\n    return tpl\n"] {
+            assert!(!rules.may_match(text), "{text:?} needs no semantic model");
+        }
+    }
 }
