@@ -258,8 +258,6 @@ pub struct Semantic {
     pub scopes: Vec<Scope>,
     pub bindings: Vec<Binding>,
     scope_of_node: FxHashMap<TextSize, ScopeId>,
-    /// Every identifier that appears anywhere, so new import aliases never clash.
-    pub all_names: FxHashSet<Name>,
     /// Indexes, so per-match lookups stay O(1) on large files.
     by_start: FxHashMap<TextSize, BindingId>,
     names_of_module: FxHashMap<String, Vec<String>>,
@@ -496,8 +494,7 @@ impl Builder {
             branches: self.branches.clone(),
             visible_from,
         });
-        self.sem.scopes[scope].names.entry(name.clone()).or_default().push(id);
-        self.sem.all_names.insert(name);
+        self.sem.scopes[scope].names.entry(name).or_default().push(id);
     }
 
     fn push_scope(&mut self, kind: ScopeKind, start: TextSize) -> ScopeId {
@@ -722,9 +719,7 @@ impl<'a> Visitor<'a> for Builder {
 
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
-            Expr::Name(name) => {
-                self.sem.all_names.insert(name.id.clone());
-            }
+            Expr::Name(_) => {}
             Expr::Named(named) => {
                 self.visit_expr(&named.value);
                 if let Expr::Name(name) = &*named.target {

@@ -197,6 +197,14 @@ impl ApiOps {
         &self.fallback
     }
 
+    /// The APIs some call shape of which lacks a kernel: the only ones TPU801/TPU802 can report.
+    pub fn reportable(&self) -> impl Iterator<Item = &str> {
+        self.apis
+            .iter()
+            .filter(|(_, gaps)| gaps.iter().any(|g| !g.forward.is_empty() || !g.backward.is_empty()))
+            .map(|(api, _)| api.as_str())
+    }
+
     pub fn knows(&self, api: &str) -> bool {
         self.apis.contains_key(api)
     }

@@ -69,7 +69,7 @@ impl<'a> Checker<'a> {
                 spec.requires_call_in_function.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ")
             ));
         }
-        if let Some(missing) = spec.requires_call_in_file.iter().find(|n| !self.inventory.file_calls(n)) {
+        if let Some(missing) = spec.requires_call_in_file.iter().find(|n| !self.inventory.file_calls(self.sem, n)) {
             return Err(format!("the file does not call `{missing}`"));
         }
         let mut fix = self.try_action(site, rule, spec, bound)?;
@@ -570,7 +570,7 @@ impl ExpandContext for ExpandCx<'_, '_> {
         }
         // A name that is used but never bound (`torch.x` relying on a star import) may be imported.
         let bound_somewhere = sem.is_bound_anywhere(name);
-        if sem.all_names.contains(name) && (bound_somewhere || name != module) {
+        if self.checker.all_names().contains(name) && (bound_somewhere || name != module) {
             return Err(format!(
                 "cannot add `import {module}`: the name `{name}` already means something else in this file"
             ));
@@ -595,7 +595,7 @@ impl ExpandContext for ExpandCx<'_, '_> {
         if let Some(name) = self.fresh.get(hint) {
             return name.clone();
         }
-        let names = &self.checker.sem.all_names;
+        let names = self.checker.all_names();
         let name = std::iter::once(hint.to_string())
             .chain((2..).map(|i| format!("{hint}_{i}")))
             .find(|n| !names.contains(n.as_str()) && !self.fresh.values().any(|v| v == n))

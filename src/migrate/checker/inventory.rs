@@ -15,8 +15,10 @@ use crate::migrate::semantic::{ScopeId, Semantic};
 pub(super) struct Inventory<'a> {
     /// Function definitions, by the start of their name (their binding's range).
     pub defs: FxHashMap<TextSize, &'a ast::StmtFunctionDef>,
-    /// Qualified names of the calls made directly in each scope.
-    pub calls: FxHashMap<ScopeId, Vec<String>>,
+    /// The callee of every call, with its scope; resolved to qualified names only when a fix
+    /// asks (most files never do).
+    call_sites: Vec<(ScopeId, &'a Expr)>,
+    calls: std::cell::OnceCell<FxHashMap<ScopeId, Vec<String>>>,
     /// The value a name was assigned (`x = torch.randn(3)`), by the start of the name.
     pub values: FxHashMap<TextSize, &'a Expr>,
     /// The annotation of a parameter or annotated name, by the start of the name.
@@ -30,12 +32,25 @@ impl<'a> Inventory<'a> {
         walker.inventory
     }
 
-    pub fn scope_calls_any(&self, scope: ScopeId, names: &[String]) -> bool {
-        self.calls.get(&scope).is_some_and(|calls| calls.iter().any(|c| names.contains(c)))
+    /// Qualified names of the calls made directly in each scope.
+    fn calls(&self, sem: &Semantic) -> &FxHashMap<ScopeId, Vec<String>> {
+        self.calls.get_or_init(|| {
+            let mut calls: FxHashMap<ScopeId, Vec<String>> = FxHashMap::default();
+            for &(scope, func) in &self.call_sites {
+                if let Some(q) = sem.qualified_name(func, scope) {
+                    calls.entry(scope).or_default().push(q.name);
+                }
+            }
+            calls
+        })
     }
 
-    pub fn file_calls(&self, name: &str) -> bool {
-        self.calls.values().flatten().any(|c| c == name)
+    pub fn scope_calls_any(&self, sem: &Semantic, scope: ScopeId, names: &[String]) -> bool {
+        self.calls(sem).get(&scope).is_some_and(|calls| calls.iter().any(|c| names.contains(c)))
+    }
+
+    pub fn file_calls(&self, sem: &Semantic, name: &str) -> bool {
+        self.calls(sem).values().flatten().any(|c| c == name)
     }
 }
 
@@ -98,9 +113,7 @@ impl<'a> Visitor<'a> for Walker<'_, 'a> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
             Expr::Call(call) => {
-                if let Some(q) = self.sem.qualified_name(&call.func, self.scope) {
-                    self.inventory.calls.entry(self.scope).or_default().push(q.name);
-                }
+                self.inventory.call_sites.push((self.scope, &call.func));
                 visitor::walk_expr(self, expr);
             }
             Expr::Lambda(_) | Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {

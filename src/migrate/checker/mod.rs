@@ -70,6 +70,8 @@ pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> Ch
         probe_flags: FxHashSet::default(),
         fstring_quotes: Vec::new(),
         scope_body: vec![&module.body],
+        module,
+        all_names: std::cell::OnceCell::new(),
     };
     checker.visit_block(&module.body, None);
     checker.report_imports();
@@ -118,6 +120,10 @@ struct Checker<'a> {
     fstring_quotes: Vec<Option<char>>,
     /// The body of the function (or module) being checked, innermost last.
     scope_body: Vec<&'a [Stmt]>,
+    module: &'a ast::ModModule,
+    /// Every identifier used or bound anywhere, so a new import alias never clashes. Only fixes
+    /// that add an import ask, so it is collected then, not for every file.
+    all_names: std::cell::OnceCell<FxHashSet<&'a str>>,
 }
 
 /// Where a match sits, for building its fix.
@@ -131,6 +137,23 @@ struct Site<'a> {
 }
 
 impl<'a> Checker<'a> {
+    fn all_names(&self) -> &FxHashSet<&'a str> {
+        self.all_names.get_or_init(|| {
+            struct Names<'a>(FxHashSet<&'a str>);
+            impl<'a> Visitor<'a> for Names<'a> {
+                fn visit_expr(&mut self, expr: &'a Expr) {
+                    if let Expr::Name(name) = expr {
+                        self.0.insert(name.id.as_str());
+                    }
+                    visitor::walk_expr(self, expr);
+                }
+            }
+            let mut names = Names(self.sem.bindings.iter().map(|b| b.name.as_str()).collect());
+            names.visit_body(&self.module.body);
+            names.0
+        })
+    }
+
     fn src(&self, range: TextRange) -> &'a str {
         &self.text[range]
     }
@@ -141,7 +164,7 @@ impl<'a> Checker<'a> {
 
     /// Whether the function (or module) being checked calls one of `names`.
     fn function_calls_any(&self, names: &[String]) -> bool {
-        self.inventory.scope_calls_any(self.scope, names)
+        self.inventory.scope_calls_any(self.sem, self.scope, names)
     }
 
     /// Whether `worker` certainly creates the process group itself: one of its
@@ -391,13 +414,14 @@ impl<'a> Checker<'a> {
     fn visit_reference(&mut self, expr: &'a Expr) -> bool {
         let Some(q) = self.sem.qualified_name(expr, self.scope) else { return false };
         self.mark_used(&q);
-        let spelled = self.src(expr.range()).to_string();
+        let spelled = || self.src(expr.range()).to_string();
         if let Some((rule, target)) = self.rules.lookup(MatchKind::Reference, &q.name) {
             if !self.owned.contains(&expr.start()) {
+                let spelled = spelled();
                 self.report(Site { rule, target, expr, call: None, spelled });
             }
         } else if let Some(rule) = self.rules.lookup_any(&q.name) {
-            let message = self.message(rule, &spelled);
+            let message = self.message(rule, &spelled());
             self.diagnostics.push(Diagnostic {
                 rule,
                 range: expr.range(),
@@ -411,7 +435,7 @@ impl<'a> Checker<'a> {
         } else if let Some(rule) = self.rules.builtin(Builtin::Unmapped)
             && in_modules(&q.name, &self.rule(rule).modules)
         {
-            let message = self.rule(rule).message.replace("{name}", &spelled).replace("{qualified}", &q.name);
+            let message = self.rule(rule).message.replace("{name}", &spelled()).replace("{qualified}", &q.name);
             self.diagnostics.push(Diagnostic { rule, range: expr.range(), message, note: None, fix: None });
         }
         true

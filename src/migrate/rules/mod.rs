@@ -280,6 +280,138 @@ pub struct Rule {
 
 pub type RuleId = usize;
 
+/// The words without which no rule can match a file ([`RuleSet::may_match`]).
+#[derive(Debug)]
+struct Prefilter {
+    /// Words that alone let some rule match: `xla`, `noqa`, the modules migrated away from,
+    /// environment variables, strings and keys rules look for.
+    words: aho_corasick::AhoCorasick,
+    /// Identifiers that let a rule match when the module they come from is imported too: a
+    /// segment of each name rules match under another root (`GradScaler` of
+    /// `torch.amp.GradScaler`), and the last segment of every API the backend cannot run
+    /// (`median` of `torch.median` and `Tensor.median`, for TPU8xx); with the roots one of
+    /// which must be in the file.
+    identifiers: FxHashMap<String, Vec<String>>,
+    /// (first byte, length) of those identifiers: most identifiers in a file are rejected
+    /// without hashing.
+    shapes: Box<[u64; 256]>,
+    /// All those roots: a file with none of them needs no identifier scan.
+    any_root: aho_corasick::AhoCorasick,
+}
+
+impl Prefilter {
+    fn new(rules: &RuleSet) -> Prefilter {
+        let root = |name: &str| name.split('.').next().unwrap_or(name).to_string();
+        // The modules being migrated away from: naming one is enough.
+        let sources: BTreeSet<String> = rules.rules.iter().flat_map(|r| r.modules.iter().map(|m| root(m))).collect();
+        let mut words: BTreeSet<String> = ["xla", "tpu_available", "noqa"].map(String::from).into();
+        words.extend(sources.iter().cloned());
+        for r in &rules.rules {
+            let strings = r.env.iter().chain(&r.dict_keys).chain(r.string.iter().flat_map(|m| &m.values));
+            words.extend(strings.chain(r.device_string.iter().map(|d| &d.from)).filter(|w| !w.is_empty()).cloned());
+        }
+        // Not identifiers of ours: also UPPER and Title case (`_XLA_AVAILABLE`, `# NOQA`, `Xla…`).
+        for w in ["xla", "tpu_available", "noqa"] {
+            words.extend([w.to_ascii_uppercase(), w[..1].to_ascii_uppercase() + &w[1..]]);
+        }
+        // A word containing another (`XLA_FLAGS` ⊃ `XLA`) adds nothing; a few dozen literals
+        // take the SIMD (Teddy) search, several times faster than an automaton over every byte.
+        let minimal: Vec<&String> =
+            words.iter().filter(|w| !words.iter().any(|o| o != *w && w.contains(o.as_str()))).collect();
+        let words = literals(&minimal);
+
+        let mut identifiers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for name in rules.names.keys() {
+            let (first, rest) = name.split_once('.').unwrap_or((name, name));
+            if sources.contains(first) {
+                continue;
+            }
+            // Every segment of a name is written in a file that uses it (as an attribute, an
+            // imported name or a star-imported use); the rarest is the best lead: `tpu` in
+            // `torch.tpu.device`, else the longest.
+            let segments: Vec<&str> = rest.split('.').collect();
+            let lead = segments.iter().find(|s| **s == "tpu").or_else(|| segments.iter().max_by_key(|s| s.len()));
+            identifiers.entry(lead.unwrap_or(&rest).to_string()).or_default().insert(first.to_string());
+        }
+        let api_rules =
+            rules.rules.iter().any(|r| matches!(r.builtin, Some(Builtin::ApiOps | Builtin::ApiOpsBackward)));
+        if let Some(table) = rules.api_ops.as_ref().filter(|_| api_rules) {
+            for api in table.reportable() {
+                let last = api.rsplit('.').next().unwrap_or(api);
+                identifiers.entry(last.to_string()).or_default().insert("torch".to_string());
+            }
+        }
+        let all_roots: BTreeSet<&String> = identifiers.values().flatten().collect();
+        let any_root = literals(&all_roots.into_iter().collect::<Vec<_>>());
+        let mut shapes = Box::new([0u64; 256]);
+        for id in identifiers.keys() {
+            shapes[usize::from(id.as_bytes()[0])] |= 1 << id.len().min(63);
+        }
+        let identifiers = identifiers.into_iter().map(|(id, roots)| (id, roots.into_iter().collect())).collect();
+        Prefilter { words, identifiers, shapes, any_root }
+    }
+
+    fn may_match(&self, text: &str) -> bool {
+        if self.words.is_match(text) {
+            return true;
+        }
+        if !self.any_root.is_match(text) {
+            return false;
+        }
+        let bytes = text.as_bytes();
+        let mut present: BTreeMap<&str, bool> = BTreeMap::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if !IDENT[usize::from(bytes[i])] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            i += bytes[i..].iter().position(|&b| !IDENT[usize::from(b)]).unwrap_or(bytes.len() - i);
+            let first = bytes[start];
+            if first.is_ascii_digit() || self.shapes[usize::from(first)] & (1 << (i - start).min(63)) == 0 {
+                continue;
+            }
+            let Some(roots) = self.identifiers.get(&text[start..i]) else { continue };
+            // Builtins and everyday words are only a lead when called as an attribute
+            // (`torch.range(`, `x.mode(`): `for i in range(n)` is in every file.
+            if matches!(&text[start..i], "range" | "mode")
+                && !(start > 0
+                    && bytes[start - 1] == b'.'
+                    && text[i..].trim_start_matches([' ', '\t']).starts_with('('))
+            {
+                continue;
+            }
+            if roots.iter().any(|root| *present.entry(root.as_str()).or_insert_with(|| text.contains(root.as_str()))) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// ASCII identifier bytes (letters, digits, `_`): the API names and segments we look for.
+static IDENT: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_';
+        b += 1;
+    }
+    table
+};
+
+/// A searcher for a few dozen literals: leftmost-first lets aho-corasick use its SIMD (Teddy)
+/// search, several times faster than an automaton stepping through every byte.
+fn literals<S: AsRef<str>>(patterns: &[S]) -> aho_corasick::AhoCorasick {
+    let patterns: Vec<&str> = patterns.iter().map(AsRef::as_ref).collect();
+    aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(patterns)
+        .expect("literal needles always build")
+}
+
 /// All loaded rules, indexed for matching.
 #[derive(Debug, Default)]
 pub struct RuleSet {
@@ -290,7 +422,7 @@ pub struct RuleSet {
     /// backend is TorchTPU 0.2.0 unless `set_backend` picks another.
     pub api_ops: Option<std::sync::Arc<crate::ops::api::ApiOps>>,
     /// Built on first use, once every rule file is loaded: see [`RuleSet::may_match`].
-    prefilter: std::sync::OnceLock<aho_corasick::AhoCorasick>,
+    prefilter: std::sync::OnceLock<Prefilter>,
 }
 
 impl RuleSet {
@@ -327,6 +459,7 @@ impl RuleSet {
         if self.builtin(Builtin::ApiOps).is_some() || self.builtin(Builtin::ApiOpsBackward).is_some() {
             self.api_ops = Some(std::sync::Arc::new(crate::ops::api::load(backend)?));
         }
+        self.prefilter = std::sync::OnceLock::new(); // what TPU8xx can report depends on the backend
         Ok(())
     }
 
@@ -387,41 +520,12 @@ impl RuleSet {
 
     /// Whether any rule could match in `text`. Every matcher needs some word in the file: the
     /// root module of a name it matches (only an import binds it), an environment variable, a
-    /// string or key value, `xla` (availability guards and device strings), `torch` (TPU8xx
-    /// judge PyTorch calls), `noqa` (unused directives). Most of a large tree mentions none of
-    /// them, and its files then need no semantic model: parsing them (for syntax errors) is all.
+    /// string or key value, `xla` (availability guards and device strings), `noqa` (unused
+    /// directives); TPU8xx need `torch` and the name of an API the backend cannot run. Most of a
+    /// large tree has none of them, and its files then need no semantic model: parsing them (for
+    /// syntax errors) is all.
     pub fn may_match(&self, text: &str) -> bool {
-        self.prefilter.get_or_init(|| self.build_prefilter()).is_match(text)
-    }
-
-    fn build_prefilter(&self) -> aho_corasick::AhoCorasick {
-        let mut needles: BTreeSet<String> = ["xla", "tpu_available", "noqa"].map(String::from).into();
-        let root = |name: &str| name.split('.').next().unwrap_or(name).to_string();
-        needles.extend(self.names.keys().map(|name| root(name)));
-        for r in &self.rules {
-            needles.extend(r.modules.iter().map(|m| root(m)));
-            needles.extend(r.env.iter().cloned());
-            needles.extend(r.dict_keys.iter().cloned());
-            needles.extend(r.string.iter().flat_map(|m| m.values.iter().cloned()));
-            needles.extend(r.device_string.iter().map(|d| d.from.clone()));
-            if matches!(r.builtin, Some(Builtin::ApiOps | Builtin::ApiOpsBackward)) {
-                needles.insert("torch".to_string());
-            }
-        }
-        needles.retain(|n| !n.is_empty());
-        // A needle containing another (`XLA_FLAGS` ⊃ `xla`) adds nothing; fewer needles, faster scan.
-        let lower: Vec<String> = needles.iter().map(|n| n.to_ascii_lowercase()).collect();
-        let needles: Vec<&String> = needles
-            .iter()
-            .zip(&lower)
-            .filter(|(_, l)| !lower.iter().any(|other| other != *l && l.contains(other.as_str())))
-            .map(|(n, _)| n)
-            .collect();
-        aho_corasick::AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(&needles)
-            .expect("a handful of literal needles always builds")
+        self.prefilter.get_or_init(|| Prefilter::new(self)).may_match(text)
     }
 
     /// The rule matching `qualified` in this position, with its `{target}`.
@@ -549,11 +653,20 @@ mod tests {
             "if _XLA_AVAILABLE:\n    pass\n",
             "x = torch.median(t)\n",
             "x = 1  # NOQA: TPU110\n",
+            "USE_XLA = 1\n",
+            "if Xla_Available:\n    pass\n",
             "d = t.to('xla:0')\n",
+            "from torch import median as med\nmed(x)\n",
+            "import torch as th\nth.range(0, 3)\n",
+            "import torch\ndef f(x: torch.Tensor):\n    return x.mode()\n",
         ] {
             assert!(rules.may_match(text), "{text:?} must be checked");
         }
-        for text in ["import os\nprint(os.getcwd())\n", "def output(tpl):\n    return tpl\n"] {
+        for text in [
+            "import os\nprint(os.getcwd())\n",
+            "def output(tpl):\n    return tpl\n",
+            "import torch\nfor i in range(3):\n    model.train(mode=True)\n    x = torch.medianx(i)\n",
+        ] {
             assert!(!rules.may_match(text), "{text:?} needs no semantic model");
         }
     }
