@@ -26,6 +26,8 @@ pub struct Anchor {
 }
 
 impl Anchor {
+    const MAX_CODE: usize = 500;
+
     /// The anchor of the finding starting at `offset`; `comments` are the file's comment ranges
     /// (empty when it does not parse), so `# ...` inside a string is kept.
     pub fn new(text: &str, comments: &[TextRange], offset: TextSize) -> Anchor {
@@ -35,7 +37,11 @@ impl Anchor {
             .iter()
             .find(|c| (start..=end).contains(&usize::from(c.start())))
             .map_or(end, |c| usize::from(c.start()));
-        let code = normalize(&text[start..comment]);
+        let mut code = normalize(&text[start..comment]);
+        if code.len() > Self::MAX_CODE {
+            // Generated code: a baseline keeps a digest of the line, not 100 KB of it.
+            code = format!("sha256:{}", &hex(&digest(&[&code]))[..24]);
+        }
         let above = text[..start].lines().rev().map(normalize).find(|l| !l.is_empty()).unwrap_or_default();
         let below = text[end..].lines().map(normalize).find(|l| !l.is_empty()).unwrap_or_default();
         Anchor { code, context: hex(&digest(&[&above, &below]))[..12].to_string() }

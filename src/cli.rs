@@ -44,7 +44,15 @@ pub enum Command {
     },
 }
 
+/// The stack of each worker thread. The parser builds left-deep trees for chains such as
+/// `a.b.b.b…` or `1 + 1 + …` without recursing, but dropping and walking them recurses once per
+/// link: 2 MiB overflows (an abort no `catch_unwind` can stop) at a few thousand links, 1 GiB
+/// holds a million. It is address space; only what a deep file touches becomes memory.
+pub const WORKER_STACK: usize = 1 << 30;
+
 pub fn main() -> ExitCode {
+    // Fails only if a pool exists already, which is then what the caller chose.
+    let _ = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK).build_global();
     let result = parse().and_then(|cli| match cli.command {
         Command::Migrate(args) => crate::migrate::commands::migrate(args),
         Command::Check(args) => crate::migrate::commands::check(args),

@@ -78,6 +78,10 @@ pub fn discover_each(
         }
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => walk(path, no_ignore, exclusion.clone(), &mut emit, &mut errors),
+            // A FIFO or a device would block the read or never end: only regular files are source.
+            Ok(meta) if !meta.is_file() => {
+                errors.push((path.display().to_string(), "not a regular file; skipped".into()))
+            }
             Ok(_) => match exclusion.named(path) {
                 Ok(true) => {}
                 Ok(false) => emit(Input::File(path.clone())),

@@ -63,20 +63,33 @@ impl SourceFile {
 /// One-based line and column (in characters) of byte offsets.
 pub struct LineIndex {
     starts: Vec<usize>,
+    /// Lines holding a non-ASCII character, whose columns must be counted; on the others a
+    /// column is a subtraction, however long the line and however many findings it has.
+    non_ascii: Vec<bool>,
 }
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        LineIndex { starts }
+        let non_ascii = if text.is_ascii() {
+            vec![false; starts.len()]
+        } else {
+            let ends = starts.iter().skip(1).copied().chain([text.len()]);
+            starts.iter().zip(ends).map(|(&s, e)| !text[s..e].is_ascii()).collect()
+        };
+        LineIndex { starts, non_ascii }
     }
 
     /// (line, column), both 1-based; column counts characters.
     pub fn line_col(&self, text: &str, offset: TextSize) -> (usize, usize) {
         let offset = usize::from(offset).min(text.len());
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
-        let col = text[self.starts[line]..offset].chars().count();
+        let col = if self.non_ascii[line] {
+            text[self.starts[line]..offset].chars().count()
+        } else {
+            offset - self.starts[line]
+        };
         (line + 1, col + 1)
     }
 }

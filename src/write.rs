@@ -19,6 +19,17 @@ pub fn replace(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// [`replace`], unless the file no longer holds `expected` (what was read and migrated): an
+/// edit made while the run went on is kept, and the file is reported instead of overwritten.
+pub fn replace_if_unchanged(path: &Path, expected: &[u8], bytes: &[u8]) -> anyhow::Result<()> {
+    crate::migrate::fault_injection_change(path);
+    let now = std::fs::read(path).with_context(|| format!("cannot read {} again before writing it", path.display()))?;
+    if now != expected {
+        anyhow::bail!("changed while xla2tpu was running; not written (run again)");
+    }
+    replace(path, bytes)
+}
+
 /// Write an output file (a report, a cached page), created or overwritten,
 /// readable by others as any output file is.
 pub fn create(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {

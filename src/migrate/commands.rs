@@ -442,10 +442,12 @@ fn migrate_input(input: Input, resolver: &Resolver, write: bool, color: bool) ->
     out.applied = m.applied.clone();
     match (&l.input, write) {
         (Input::Stdin, true) => out.stdout = l.source.encode(&m.output),
-        (Input::File(p), true) => match crate::write::replace(p, &l.source.encode(&m.output)) {
-            Ok(()) => out.written = true,
-            Err(e) => out.error = Some(format!("{path}: {e:#}")),
-        },
+        (Input::File(p), true) => {
+            match crate::write::replace_if_unchanged(p, &l.source.encode(&l.source.text), &l.source.encode(&m.output)) {
+                Ok(()) => out.written = true,
+                Err(e) => out.error = Some(format!("{path}: {e:#}")),
+            }
+        }
         (_, false) => out.stdout = render::unified_diff(&path, &l.source.text, &m.output, color).into_bytes(),
     }
     out
@@ -524,7 +526,7 @@ fn check_input(input: Input, resolver: &Resolver, mode: &CheckMode) -> FileCheck
         }
         if !additions.edits.is_empty() {
             let text = additions.apply(&l.source.text);
-            match crate::write::replace(path, &l.source.encode(&text)) {
+            match crate::write::replace_if_unchanged(path, &l.source.encode(&l.source.text), &l.source.encode(&text)) {
                 Ok(()) => out.noqa_added = additions.edits.len(),
                 Err(e) => out.error = Some(format!("{}: {e:#}", path.display())),
             }
@@ -573,7 +575,15 @@ fn check_file(l: &Loaded, add_noqa: bool) -> Checked {
         diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
         let comments: Vec<TextRange> =
             tokens.iter().filter(|t| t.kind() == TokenKind::Comment).map(|t| t.range()).collect();
-        checked.anchors = diagnostics.iter().map(|d| Anchor::new(text, &comments, d.range.start())).collect();
+        // One anchor per line, however many findings it holds (generated code can have thousands).
+        let mut by_line: rustc_hash::FxHashMap<usize, Anchor> = rustc_hash::FxHashMap::default();
+        checked.anchors = diagnostics
+            .iter()
+            .map(|d| {
+                let line = crate::source::line_start(text, d.range.start().into());
+                by_line.entry(line).or_insert_with(|| Anchor::new(text, &comments, d.range.start())).clone()
+            })
+            .collect();
         checked.diagnostics = diagnostics;
         checked
     });

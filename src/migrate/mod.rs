@@ -123,6 +123,18 @@ pub fn migrate_isolated(original: &str, rules: &RuleSet, selection: &Selection) 
 /// can prove that one file's failure never takes down a run.
 pub const PANIC_MARKER: &str = "# xla2tpu-fault-injection: panic";
 
+/// Debug builds append to a file holding this marker just before `--write` replaces it, so the
+/// integration tests can prove an edit made during a run is never overwritten.
+pub const CHANGE_MARKER: &str = "# xla2tpu-fault-injection: change-before-write";
+
+pub(crate) fn fault_injection_change(path: &std::path::Path) {
+    if cfg!(debug_assertions) && std::fs::read_to_string(path).is_ok_and(|t| t.contains(CHANGE_MARKER)) {
+        use std::io::Write as _;
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).expect("the test's own file");
+        writeln!(f, "edited = True  # by the user, meanwhile").expect("append");
+    }
+}
+
 pub(crate) fn fault_injection_point(text: &str) {
     if cfg!(debug_assertions) && text.contains(PANIC_MARKER) {
         panic!("fault injected for testing");

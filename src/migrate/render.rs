@@ -195,7 +195,8 @@ struct Report {
     help: String,
     label: String,
     span: SourceSpan,
-    source: Excerpt,
+    /// `None` when the lines are too long to show.
+    source: Option<Excerpt>,
 }
 
 impl std::fmt::Display for Report {
@@ -214,9 +215,10 @@ impl MietteDiagnostic for Report {
         Some(Box::new(&self.help))
     }
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        Some(&self.source)
+        self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        self.source.as_ref()?;
         Some(Box::new(std::iter::once(LabeledSpan::new_with_span(Some(self.label.clone()), self.span))))
     }
 }
@@ -235,8 +237,11 @@ struct Excerpt {
 
 impl Excerpt {
     const CONTEXT: usize = 1;
+    /// A frame of more than this many bytes of code is not drawn.
+    const MAX_SHOWN: usize = 4096;
 
-    fn new(name: &str, text: &str, range: TextRange) -> Excerpt {
+    /// `None` when the lines are longer than [`Self::MAX_SHOWN`].
+    fn new(name: &str, text: &str, range: TextRange) -> Option<Excerpt> {
         let (start, end) = (usize::from(range.start()).min(text.len()), usize::from(range.end()).min(text.len()));
         let mut base = crate::source::line_start(text, start);
         for _ in 0..Self::CONTEXT {
@@ -249,8 +254,11 @@ impl Excerpt {
         for _ in 0..Self::CONTEXT {
             stop = crate::source::line_end_inclusive(text, stop);
         }
+        if stop - base > Self::MAX_SHOWN {
+            return None;
+        }
         let first_line = text.as_bytes()[..base].iter().filter(|&&b| b == b'\n').count();
-        Excerpt { name: name.to_string(), text: text[base..stop].to_string(), base, first_line }
+        Some(Excerpt { name: name.to_string(), text: text[base..stop].to_string(), base, first_line })
     }
 }
 
@@ -286,13 +294,24 @@ fn code_frame(f: &Finding, text: &str, color: bool) -> String {
     let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
     let handler = GraphicalReportHandler::new_themed(theme).with_context_lines(1);
     let range = f.diagnostic().range;
+    // Generated code can put thousands of findings on one 100 KB line: a frame each would print
+    // (and hold) the line thousands of times. Past a screenful, the location stands in for it.
+    let source = Excerpt::new(f.path, text, range);
+    let message = match &source {
+        Some(_) => f.diagnostic().message.clone(),
+        None => {
+            let ((line, col), label) = (f.start(), f.fix_label());
+            let label = if label.is_empty() { String::new() } else { format!("; {label}") };
+            format!("{} ({}:{line}:{col}; the line is too long to show{label})", f.diagnostic().message, f.path)
+        }
+    };
     let report = Report {
         code: format!("{}({})", f.rule.code, f.rule.name),
-        message: f.diagnostic().message.clone(),
+        message,
         help: f.help(),
         label: f.fix_label(),
         span: SourceSpan::new(usize::from(range.start()).into(), usize::from(range.len())),
-        source: Excerpt::new(f.path, text, range),
+        source,
     };
     let mut out = String::new();
     let _ = handler.render_report(&mut out, &report);

@@ -7,6 +7,7 @@ use ruff_python_ast::token::TokenKind;
 use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
+use super::shown;
 use super::{Checker, Diagnostic, Site};
 use crate::migrate::fix::{Edit, Fix, ImportRequest, StmtRef};
 use crate::migrate::rules::template::{Bound, ExpandContext, Signature, Template};
@@ -44,7 +45,7 @@ impl<'a> Checker<'a> {
     }
 
     pub(super) fn message(&self, rule: RuleId, spelled: &str) -> String {
-        self.rule(rule).message.replace("{name}", spelled)
+        self.rule(rule).message.replace("{name}", &shown(spelled))
     }
 
     pub(super) fn try_fix(
@@ -102,7 +103,7 @@ impl<'a> Checker<'a> {
                     })
                     .collect();
                 let actual = match bound.values.get(p) {
-                    Some(e) => format!(" (here `{}`)", self.src(e.range())),
+                    Some(e) => format!(" (here `{}`)", shown(self.src(e.range()))),
                     None => " (here omitted)".to_string(),
                 };
                 format!("`{p}` is {}{actual}", values.join(" or "))
@@ -124,7 +125,7 @@ impl<'a> Checker<'a> {
     ) -> Result<(Edit, Vec<ImportRequest>), String> {
         let worker = bound.values.get(&prelude.param).ok_or("no worker function is passed")?;
         let unreachable =
-            || format!("the worker `{}` is not a function defined in this file", self.src(worker.range()));
+            || format!("the worker `{}` is not a function defined in this file", shown(self.src(worker.range())));
         let Expr::Name(name) = worker else { return Err(unreachable()) };
         let binding = self.sem.unique_binding(&name.id, self.scope, name.start()).ok_or_else(unreachable)?;
         let def = self.inventory.defs.get(&self.sem.bindings[binding].range.start()).ok_or_else(unreachable)?;

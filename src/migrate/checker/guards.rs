@@ -94,7 +94,7 @@ impl<'a> Checker<'a> {
             d.fix = None;
             d.note = Some(format!(
                 "in a branch that only runs with torch_xla (`{}`), so it is dead on TorchTPU: not converted",
-                self.src(*test)
+                super::shown(self.src(*test))
             ));
             if !guards_hit.contains(test) {
                 guards_hit.push(*test);

@@ -541,7 +541,18 @@ impl<'a> Visitor<'a> for Checker<'a> {
                 }
             }
             Expr::Attribute(attr) if attr.ctx == ExprContext::Load => {
-                if !self.visit_reference(expr) {
+                // `f().b.b.b…`: no link of a chain whose root is not a name is a reference, and
+                // asking each link would walk the rest of the chain again (quadratic on a
+                // generated 300,000-link chain). Visit the root once.
+                let mut root = &*attr.value;
+                while let Expr::Attribute(inner) = root {
+                    root = &inner.value;
+                }
+                if !matches!(root, Expr::Name(_)) {
+                    self.operand.push(true); // the object of an attribute access
+                    self.visit_expr(root);
+                    self.operand.pop();
+                } else if !self.visit_reference(expr) {
                     self.walk_with_operand(expr);
                 }
             }
@@ -625,6 +636,16 @@ fn in_modules(name: &str, modules: &[String]) -> bool {
 }
 
 /// Expressions whose children are operands: a non-atomic replacement there needs parentheses.
+/// Source quoted in a message or note, cut to a readable length: generated code nests a call in
+/// thousands of others, and quoting each whole would make the report quadratic in the file.
+pub(super) fn shown(code: &str) -> std::borrow::Cow<'_, str> {
+    const MAX: usize = 80;
+    match code.char_indices().nth(MAX) {
+        None => code.into(),
+        Some((cut, _)) => format!("{}…", &code[..cut]).into(),
+    }
+}
+
 fn is_operator_context(expr: &Expr) -> bool {
     matches!(
         expr,

@@ -1,0 +1,223 @@
+//! Bad input is normal input: each case gets a message naming the file, the run goes on with
+//! the other files, nothing is half-written, and the exit code says what happened (README,
+//! "Exit codes"). Every case runs next to a good file, which must still be checked or migrated.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Output;
+
+use assert_cmd::Command;
+
+const GOOD: &str = "import torch_xla.core.xla_model as xm\n\nxm.mark_step()\n";
+
+struct Tree(tempfile::TempDir);
+
+impl Tree {
+    /// A directory holding `good.py` (one fixable finding) and whatever the case adds.
+    fn new() -> Tree {
+        let tree = Tree(tempfile::tempdir().expect("temp dir"));
+        tree.write("good.py", GOOD.as_bytes());
+        tree
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.path(name);
+        fs::write(&path, bytes).expect("write");
+        path
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::cargo_bin("xla2tpu")
+            .expect("binary")
+            .current_dir(self.0.path())
+            .args(args)
+            .timeout(std::time::Duration::from_secs(300))
+            .output()
+            .expect("runs")
+    }
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The run went on: the good file was checked (its finding is in the output).
+fn good_was_checked(out: &Output) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("good.py:3:1: TPU110"), "good.py not checked:\n{stdout}\n{}", stderr(out));
+}
+
+#[test]
+fn syntax_errors_and_python_2_are_findings_a_gate_can_decide_on() {
+    let t = Tree::new();
+    t.write("py2.py", b"print \"hello\"\nexec \"x = 1\"\n");
+    t.write("broken.py", b"def f(:\n    pass\n");
+    let out = t.run(&["check", "--output-format", "concise", "."]);
+    assert_eq!(out.status.code(), Some(1), "findings, not errors: {}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("py2.py:1:") && stdout.contains("TPU002"), "{stdout}");
+    assert!(stdout.contains("broken.py:1:") && stdout.contains("is it Python 2?"), "{stdout}");
+    good_was_checked(&out);
+    // `migrate` cannot rewrite them: an error naming each, exit 2, the good file still migrated.
+    let out = t.run(&["migrate", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("py2.py:1:") && err.contains("syntax error, file skipped"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("+++ b/good.py"), "{err}");
+}
+
+#[test]
+fn undecodable_and_binary_files_are_named_and_skipped() {
+    let t = Tree::new();
+    t.write("latin1.py", b"# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n");
+    t.write("blob.py", &[0x7f, b'E', b'L', b'F', 0, 0, 1, 2, 3]);
+    let out = t.run(&["check", "--output-format", "concise", "."]);
+    assert_eq!(out.status.code(), Some(2), "unreadable files are errors");
+    let err = stderr(&out);
+    assert!(err.contains("latin1.py: not valid UTF-8 (byte 37)"), "{err}");
+    assert!(err.contains("blob.py: binary file"), "{err}");
+    good_was_checked(&out);
+}
+
+#[test]
+fn huge_files_long_lines_and_deep_nesting_are_checked_without_crashing() {
+    let t = Tree::new();
+    // 50 MB of ordinary code.
+    let block = "def f(x):\n    return [i * x for i in range(10) if i % 2]\n\n";
+    t.write("big.py", block.repeat(50 * 1024 * 1024 / block.len() + 1).as_bytes());
+    // A 1 MB line.
+    t.write("line.py", format!("x = [{}]\n", "1, ".repeat(350_000)).as_bytes());
+    // 10,000 levels of every kind of nesting, and chains whose trees are 20,000 deep, some in
+    // torch_xla code so the full analysis (semantic model, checker, fixes) walks them.
+    let deep = |open: &str, inner: &str, close: &str, n: usize| format!("{}{inner}{}", open.repeat(n), close.repeat(n));
+    let cases = [
+        ("parens.py", format!("x = {}\n", deep("(", "1", ")", 10_000))),
+        ("lists.py", format!("import torch_xla\nx = {}\n", deep("[", "torch_xla.sync()", "]", 10_000))),
+        (
+            "calls.py",
+            format!("import torch_xla.core.xla_model as xm\nx = {}\n", deep("xm.mark_step(", "", ")", 10_000)),
+        ),
+        ("unary.py", format!("x = {}1\n", "-".repeat(10_000))),
+        ("binop.py", format!("import torch_xla\nx = torch_xla.sync(){}\n", " + 1".repeat(20_000))),
+        ("attrs.py", format!("import torch_xla.core.xla_model as xm\nx = xm.xla_device(){}\n", ".b".repeat(20_000))),
+        (
+            "blocks.py",
+            (0..100).map(|i| format!("{}if x:\n", "    ".repeat(i))).collect::<String>()
+                + &"    ".repeat(100)
+                + "pass\n",
+        ),
+    ];
+    for (name, text) in &cases {
+        t.write(name, text.as_bytes());
+    }
+    let out = t.run(&["check", "--output-format", "concise", "."]);
+    let err = stderr(&out);
+    assert!(out.status.code().is_some(), "killed by a signal: {err}");
+    assert!(err.contains("10 files checked"), "{err}");
+    good_was_checked(&out);
+    let out = t.run(&["migrate", "."]);
+    let err = stderr(&out);
+    assert!(out.status.code().is_some_and(|c| c <= 2), "{err}");
+    assert!(err.contains("10 files scanned"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("+++ b/attrs.py"), "the deep chain is migrated too");
+}
+
+#[test]
+fn symlink_loops_missing_paths_and_special_files_do_not_stop_the_run() {
+    let t = Tree::new();
+    std::os::unix::fs::symlink(".", t.path("loop")).expect("symlink");
+    std::os::unix::fs::symlink("b.py", t.path("a.py")).expect("symlink");
+    std::os::unix::fs::symlink("a.py", t.path("b.py")).expect("symlink");
+    std::os::unix::fs::symlink("gone.py", t.path("dangling.py")).expect("symlink");
+    let fifo = t.path("pipe.py");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    // Walking the directory meets them all; naming them fails each with its own message.
+    let out = t.run(&["check", "--output-format", "concise", "."]);
+    assert_eq!(out.status.code(), Some(1), "walked links and pipes are not source: {}", stderr(&out));
+    good_was_checked(&out);
+    let out =
+        t.run(&["check", "--output-format", "concise", "a.py", "dangling.py", "pipe.py", "missing.py", "good.py"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    for (name, why) in [
+        ("a.py", "Too many levels of symbolic links"),
+        ("dangling.py", "No such file"),
+        ("pipe.py", "not a regular file"),
+        ("missing.py", "No such file"),
+    ] {
+        assert!(err.lines().any(|l| l.contains(name) && l.contains(why)), "{name}: {why}\n{err}");
+    }
+    good_was_checked(&out);
+}
+
+#[test]
+fn unreadable_files_and_directories_are_named() {
+    let running_as_root = std::process::Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout == b"0\n");
+    if running_as_root {
+        // Permission bits do not stop root; the read error path is the one `dangling.py` and
+        // `missing.py` take above.
+        eprintln!("skipped: running as root");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new();
+    let secret = t.write("secret.py", GOOD.as_bytes());
+    fs::set_permissions(&secret, fs::Permissions::from_mode(0o000)).expect("chmod");
+    fs::create_dir(t.path("closed")).expect("mkdir");
+    t.write("closed/inner.py", GOOD.as_bytes());
+    fs::set_permissions(t.path("closed"), fs::Permissions::from_mode(0o000)).expect("chmod");
+    let out = t.run(&["check", "--output-format", "concise", "."]);
+    fs::set_permissions(t.path("closed"), fs::Permissions::from_mode(0o755)).expect("chmod back");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("secret.py: cannot read"), "{err}");
+    assert!(err.contains("closed"), "{err}");
+    good_was_checked(&out);
+}
+
+#[test]
+fn an_edit_made_during_the_run_is_never_overwritten() {
+    let t = Tree::new();
+    // Debug builds append a line to this file between reading it and writing it back.
+    let text = format!("{GOOD}{}\n", xla2tpu::migrate::CHANGE_MARKER);
+    let edited = t.write("edited.py", text.as_bytes());
+    let out = t.run(&["migrate", "--write", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("edited.py: changed while xla2tpu was running; not written"), "{err}");
+    let now = fs::read_to_string(&edited).expect("read");
+    assert!(now.starts_with(&text) && now.contains("edited = True"), "the user's edit survives:\n{now}");
+    assert!(!fs::read_to_string(t.path("good.py")).expect("read").contains("mark_step"), "good.py written");
+}
+
+/// No space left: writes fail with EFBIG under a file-size limit (the shell ignores SIGXFSZ,
+/// and so does the binary it execs). The original stays whole and no temporary file is left.
+#[test]
+fn a_full_disk_leaves_every_file_whole() {
+    let t = Tree::new();
+    let big: String = (0..2_000).map(|i| format!("x{i} = xm.xla_device()\n")).collect();
+    let original = format!("{GOOD}{big}");
+    t.write("big.py", original.as_bytes());
+    let bin = assert_cmd::cargo::cargo_bin("xla2tpu");
+    // `ulimit -f` counts 1,024-byte blocks in bash: good.py's rewrite fits, big.py's does not.
+    let out = std::process::Command::new("bash")
+        .current_dir(t.0.path())
+        .args(["-c", &format!("trap '' XFSZ; ulimit -f 8; exec {} migrate --write .", bin.display())])
+        .output()
+        .expect("bash");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("big.py") && err.contains("File too large"), "{err}");
+    assert_eq!(fs::read_to_string(t.path("big.py")).expect("read"), original, "untouched");
+    assert!(!fs::read_to_string(t.path("good.py")).expect("read").contains("mark_step"), "good.py written");
+    let leftovers: Vec<PathBuf> = fs::read_dir(t.0.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| !["good.py", "big.py"].iter().any(|n| p.ends_with(n)))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left behind: {leftovers:?}");
+}
