@@ -299,11 +299,16 @@ pub fn additions(text: &str, tokens: &Tokens, noqa: &Noqa, findings: &[(TextRang
     for (line, codes) in wanted {
         let list = codes.join(", ");
         // A bare `# noqa` lets nothing through, so a line with findings has none or a list.
-        let edit = match noqa.on_line(line).and_then(|d| Some((d.range.end(), d.codes.as_ref()?))) {
+        let mut edit = match noqa.on_line(line).and_then(|d| Some((d.range.end(), d.codes.as_ref()?))) {
             Some((end, listed)) if listed.is_empty() => (end, format!(" {list}")),
             Some((end, _)) => (end, format!(", {list}")),
             None => (content_end(text, line), format!("  # noqa: {list}")),
         };
+        // `#noqa:o` lists nothing and ends at the colon: glued to the `o`, the code we add
+        // would read `TPU001o`, no code at all, and suppress nothing.
+        if text[usize::from(edit.0)..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            edit.1.push(' ');
+        }
         edits.push(edit);
     }
     Additions { edits, unplaceable }

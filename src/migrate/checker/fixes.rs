@@ -441,9 +441,14 @@ impl<'a> Checker<'a> {
         let with_indent = indentation_at(self.text, with.start().into());
         let body_indent = indentation_at(self.text, first.start().into());
         let body_line_start = usize::from(first.start()) - body_indent.len();
-        if body_line_start < usize::from(with.start()) || !body_indent.starts_with(with_indent) {
+        if body_line_start < usize::from(with.start()) {
             // `with x: stmt` on one line.
             return Ok(self.text[TextRange::new(first.start(), last.end())].to_string());
+        }
+        if !body_indent.starts_with(with_indent) {
+            // `    with` over `\t    body`: valid Python, but no prefix to cut. Taken for a
+            // one-line `with`, its later lines kept their deeper indentation (a broken file).
+            return Err("the body is indented with other tabs and spaces than the `with`".into());
         }
         let span = TextRange::new(TextSize::try_from(body_line_start).map_err(|e| e.to_string())?, with.end());
         let multiline_string = self.tokens_within(span).iter().any(|t| {
@@ -458,9 +463,13 @@ impl<'a> Checker<'a> {
         for line in self.text[span].split_inclusive('\n') {
             if line.trim().is_empty() {
                 out.push_str(line.trim_start_matches([' ', '\t']));
-            } else if line.starts_with(body_indent)
-                || line[..extra.min(line.len())].chars().all(|c| c == ' ' || c == '\t')
-            {
+            } else if let Some(rest) = line.strip_prefix(body_indent) {
+                // The body's indentation becomes the `with`'s: cutting the line's first `extra`
+                // bytes instead would eat a leading tab of an indentation like `\t    `.
+                out.push_str(with_indent);
+                out.push_str(rest);
+            } else if line.as_bytes().iter().take(extra).all(|&b| b == b' ' || b == b'\t') && line.len() >= extra {
+                // A continuation line inside brackets (bytes, not chars: no slicing inside a character).
                 out.push_str(&line[extra..]);
             } else {
                 return Err("a line in the body is indented less than the body".into());
