@@ -536,10 +536,24 @@ impl<'c, 'a> ExpandCx<'c, 'a> {
     }
 }
 
+impl ExpandCx<'_, '_> {
+    /// An argument's source, fit to stand anywhere a template puts it. A positional
+    /// `x := v`, `yield v` or bare generator is only valid where it was written (an expression's
+    /// range leaves its parentheses out): as `args=x := v` it would not parse.
+    fn argument_text(&self, e: &Expr) -> String {
+        let text = self.checker.src(e.range());
+        match e {
+            Expr::Named(_) | Expr::Yield(_) | Expr::YieldFrom(_) => format!("({text})"),
+            Expr::Generator(g) if !g.parenthesized => format!("({text})"),
+            _ => text.to_string(),
+        }
+    }
+}
+
 impl ExpandContext for ExpandCx<'_, '_> {
     fn arg(&mut self, name: &str) -> Option<String> {
         self.used_params.insert(name.to_string());
-        self.bound.values.get(name).map(|e| self.checker.src(e.range()).to_string())
+        self.bound.values.get(name).map(|e| self.argument_text(e))
     }
 
     fn default(&self, name: &str) -> Option<Template> {
@@ -551,7 +565,7 @@ impl ExpandContext for ExpandCx<'_, '_> {
         self.bound
             .varargs
             .get(name)
-            .map(|v| v.iter().map(|e| self.checker.src(e.range()).to_string()).collect())
+            .map(|v| v.iter().map(|e| self.argument_text(e)).collect())
             .unwrap_or_default()
     }
 
@@ -560,7 +574,7 @@ impl ExpandContext for ExpandCx<'_, '_> {
         self.bound
             .kwargs
             .get(name)
-            .map(|v| v.iter().map(|(k, e)| (k.clone(), self.checker.src(e.range()).to_string())).collect())
+            .map(|v| v.iter().map(|(k, e)| (k.clone(), self.argument_text(e))).collect())
             .unwrap_or_default()
     }
 
