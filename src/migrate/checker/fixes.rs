@@ -451,6 +451,12 @@ impl<'a> Checker<'a> {
             return Err("the body is indented with other tabs and spaces than the `with`".into());
         }
         let span = TextRange::new(TextSize::try_from(body_line_start).map_err(|e| e.to_string())?, with.end());
+        // Python also ends a line at a lone `\r` (classic Mac files); the body is re-indented
+        // line by line at `\n`, so such a line would keep its indentation (found by the fuzzer).
+        let body = self.text[span].as_bytes();
+        if body.iter().enumerate().any(|(i, &b)| b == b'\r' && body.get(i + 1) != Some(&b'\n')) {
+            return Err("the body breaks lines with a bare carriage return".into());
+        }
         let multiline_string = self.tokens_within(span).iter().any(|t| {
             matches!(t.kind(), TokenKind::String | TokenKind::FStringMiddle | TokenKind::TStringMiddle)
                 && self.text[t.range()].contains('\n')
