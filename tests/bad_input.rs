@@ -156,26 +156,40 @@ fn symlink_loops_missing_paths_and_special_files_do_not_stop_the_run() {
 
 #[test]
 fn unreadable_files_and_directories_are_named() {
-    let running_as_root = std::process::Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout == b"0\n");
-    if running_as_root {
-        // Permission bits do not stop root; the read error path is the one `dangling.py` and
-        // `missing.py` take above.
-        eprintln!("skipped: running as root");
-        return;
-    }
     use std::os::unix::fs::PermissionsExt;
     let t = Tree::new();
     let secret = t.write("secret.py", GOOD.as_bytes());
-    fs::set_permissions(&secret, fs::Permissions::from_mode(0o000)).expect("chmod");
     fs::create_dir(t.path("closed")).expect("mkdir");
     t.write("closed/inner.py", GOOD.as_bytes());
+    // Permission bits do not stop root: as root (CI), the binary runs as `nobody`, from a copy
+    // inside the tree (the checkout itself may not be reachable for `nobody`).
+    let root = std::process::Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout == b"0\n");
+    let bin = assert_cmd::cargo::cargo_bin("xla2tpu");
+    let mut cmd = if root {
+        let copy = t.path("xla2tpu-bin");
+        fs::copy(&bin, &copy).expect("copy the binary");
+        for p in [t.0.path().to_path_buf(), copy.clone(), t.path("good.py")] {
+            let mode = if p.is_dir() || p == copy { 0o755 } else { 0o644 };
+            fs::set_permissions(&p, fs::Permissions::from_mode(mode)).expect("chmod");
+        }
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(copy);
+        c
+    } else {
+        std::process::Command::new(bin)
+    };
+    fs::set_permissions(&secret, fs::Permissions::from_mode(0o000)).expect("chmod");
     fs::set_permissions(t.path("closed"), fs::Permissions::from_mode(0o000)).expect("chmod");
-    let out = t.run(&["check", "--output-format", "concise", "."]);
+    let out = cmd
+        .current_dir(t.0.path())
+        .args(["check", "--isolated", "--output-format", "concise", "good.py", "secret.py", "closed"])
+        .output()
+        .expect("runs");
     fs::set_permissions(t.path("closed"), fs::Permissions::from_mode(0o755)).expect("chmod back");
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("secret.py: cannot read"), "{err}");
-    assert!(err.contains("closed"), "{err}");
+    assert!(err.contains("secret.py: cannot read: Permission denied"), "{err}");
+    assert!(err.lines().any(|l| l.contains("closed") && l.contains("Permission denied")), "{err}");
     good_was_checked(&out);
 }
 

@@ -568,11 +568,7 @@ impl ExpandContext for ExpandCx<'_, '_> {
 
     fn varargs(&mut self, name: &str) -> Vec<String> {
         self.used_params.insert(name.to_string());
-        self.bound
-            .varargs
-            .get(name)
-            .map(|v| v.iter().map(|e| self.argument_text(e)).collect())
-            .unwrap_or_default()
+        self.bound.varargs.get(name).map(|v| v.iter().map(|e| self.argument_text(e)).collect()).unwrap_or_default()
     }
 
     fn kwargs(&mut self, name: &str) -> Vec<(String, String)> {
