@@ -94,14 +94,16 @@ impl LineIndex {
     }
 }
 
-/// Start of the line containing `offset`.
+/// Start of the line containing `offset`. Bytes, not `str` slices: `offset - 1` may fall inside
+/// a character (found by the fuzzer), and a line break is always a boundary.
 pub fn line_start(text: &str, offset: usize) -> usize {
-    text[..offset].rfind('\n').map_or(0, |i| i + 1)
+    text.as_bytes()[..offset.min(text.len())].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
 }
 
 /// End of the line containing `offset`, *after* its line terminator.
 pub fn line_end_inclusive(text: &str, offset: usize) -> usize {
-    text[offset..].find('\n').map_or(text.len(), |i| offset + i + 1)
+    let offset = offset.min(text.len());
+    text.as_bytes()[offset..].iter().position(|&b| b == b'\n').map_or(text.len(), |i| offset + i + 1)
 }
 
 /// The indentation (leading spaces/tabs) of the line containing `offset`.
