@@ -393,7 +393,7 @@ fn migrate_input(input: Input, resolver: &Resolver, write: bool, color: bool) ->
         }
     };
     out.scanned = true;
-    let m = migrate::migrate_isolated(&l.source.text, l.rules(), &l.selection);
+    let mut m = migrate::migrate_isolated(&l.source.text, l.rules(), &l.selection);
     let path = l.input.display();
     let rules = l.rules();
     if let Some(problem) = &m.problem {
@@ -439,7 +439,7 @@ fn migrate_input(input: Input, resolver: &Resolver, write: bool, color: bool) ->
         return out;
     }
     out.changed = true;
-    out.applied = m.applied.clone();
+    out.applied = std::mem::take(&mut m.applied);
     match (&l.input, write) {
         (Input::Stdin, true) => out.stdout = l.source.encode(&m.output),
         (Input::File(p), true) => {
@@ -557,14 +557,15 @@ fn check_file(l: &Loaded, add_noqa: bool) -> Checked {
     let (text, rules, path) = (&l.source.text, l.rules(), l.input.display());
     let outcome = crate::isolate::catch(|| {
         migrate::fault_injection_point(text);
-        let (mut diagnostics, parsed) = match migrate::lint(text, rules, &l.selection) {
+        let (mut diagnostics, parsed, existing) = match migrate::lint(text, rules, &l.selection) {
             // Nothing can match, so there is no directive (`noqa` is one of the words) to read either.
             Ok(linted) if !linted.relevant => return Checked::default(),
-            Ok(linted) => (linted.diagnostics, linted.parsed),
+            Ok(linted) => (linted.diagnostics, linted.parsed, linted.noqa),
             Err(e) => return syntax_error(l, &e),
         };
         let tokens = parsed.tokens();
-        let noqa = if add_noqa { Noqa::new(text, tokens) } else { Noqa::existing(text, tokens) };
+        // `--add-noqa` also needs where comments can go, which the checker's reading skips.
+        let noqa = if add_noqa { Noqa::new(text, tokens) } else { existing };
         let mut checked = Checked::default();
         if add_noqa {
             let findings: Vec<(TextRange, &str)> =

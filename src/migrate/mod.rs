@@ -97,17 +97,19 @@ pub struct Linted {
     pub parsed: Parsed<ast::ModModule>,
     /// False when no rule can match the file ([`RuleSet::may_match`]): it was only parsed.
     pub relevant: bool,
+    /// Its `# noqa` directives (none are read when it is not relevant: `noqa` is a prefilter word).
+    pub noqa: crate::noqa::Noqa,
 }
 
 /// Lint only: the findings for `text`.
 pub fn lint(text: &str, rules: &RuleSet, selection: &Selection) -> Result<Linted, ParseError> {
     let parsed = parse_module(text)?;
     if !rules.may_match(text) {
-        return Ok(Linted { diagnostics: Vec::new(), parsed, relevant: false });
+        return Ok(Linted { diagnostics: Vec::new(), parsed, relevant: false, noqa: Default::default() });
     }
-    let CheckResult { mut diagnostics, .. } = check(&parsed, text, rules);
+    let CheckResult { mut diagnostics, noqa, .. } = check(&parsed, text, rules);
     diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
-    Ok(Linted { diagnostics, parsed, relevant: true })
+    Ok(Linted { diagnostics, parsed, relevant: true, noqa })
 }
 
 /// [`migrate`], with a panic turned into [`Problem::Internal`] and the file left unchanged.
@@ -157,7 +159,7 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
         if pass == 0 && !rules.may_match(&m.output) {
             return m; // nothing any rule could match: parsed (for syntax errors) and done
         }
-        let CheckResult { mut diagnostics, blocks } = check(&parsed, &m.output, rules);
+        let CheckResult { mut diagnostics, blocks, .. } = check(&parsed, &m.output, rules);
         diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
         let fixable: Vec<&Diagnostic> = diagnostics
             .iter()

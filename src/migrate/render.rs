@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use miette::{Diagnostic as MietteDiagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceSpan};
 use owo_colors::OwoColorize;
-use ruff_text_size::TextRange;
+use ruff_text_size::{TextRange, TextSize};
 use serde_json::{Value, json};
 
 use crate::baseline::{Anchor, fingerprints};
@@ -131,7 +131,7 @@ impl Located {
         };
         if let Some(color) = frame {
             let finding = Finding { path, located: &located, rule };
-            located.frame = Some(code_frame(&finding, text, color));
+            located.frame = Some(code_frame(&finding, text, lines, color));
         }
         located
     }
@@ -241,7 +241,7 @@ impl Excerpt {
     const MAX_SHOWN: usize = 4096;
 
     /// `None` when the lines are longer than [`Self::MAX_SHOWN`].
-    fn new(name: &str, text: &str, range: TextRange) -> Option<Excerpt> {
+    fn new(name: &str, text: &str, lines: &LineIndex, range: TextRange) -> Option<Excerpt> {
         let (start, end) = (usize::from(range.start()).min(text.len()), usize::from(range.end()).min(text.len()));
         let mut base = crate::source::line_start(text, start);
         for _ in 0..Self::CONTEXT {
@@ -257,7 +257,8 @@ impl Excerpt {
         if stop - base > Self::MAX_SHOWN {
             return None;
         }
-        let first_line = text.as_bytes()[..base].iter().filter(|&&b| b == b'\n').count();
+        // From the file's line index: counting newlines up to here would scan the file per frame.
+        let first_line = lines.line_col(text, TextSize::try_from(base).ok()?).0 - 1;
         Some(Excerpt { name: name.to_string(), text: text[base..stop].to_string(), base, first_line })
     }
 }
@@ -290,26 +291,27 @@ pub fn full(findings: &[Finding]) -> String {
 }
 
 /// One finding's miette frame, with a line of context.
-fn code_frame(f: &Finding, text: &str, color: bool) -> String {
+fn code_frame(f: &Finding, text: &str, lines: &LineIndex, color: bool) -> String {
     let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
     let handler = GraphicalReportHandler::new_themed(theme).with_context_lines(1);
     let range = f.diagnostic().range;
     // Generated code can put thousands of findings on one 100 KB line: a frame each would print
     // (and hold) the line thousands of times. Past a screenful, the location stands in for it.
-    let source = Excerpt::new(f.path, text, range);
+    let source = Excerpt::new(f.path, text, lines, range);
+    let label = f.fix_label();
     let message = match &source {
         Some(_) => f.diagnostic().message.clone(),
         None => {
-            let ((line, col), label) = (f.start(), f.fix_label());
-            let label = if label.is_empty() { String::new() } else { format!("; {label}") };
-            format!("{} ({}:{line}:{col}; the line is too long to show{label})", f.diagnostic().message, f.path)
+            let (line, col) = f.start();
+            let shown = if label.is_empty() { String::new() } else { format!("; {label}") };
+            format!("{} ({}:{line}:{col}; the line is too long to show{shown})", f.diagnostic().message, f.path)
         }
     };
     let report = Report {
         code: format!("{}({})", f.rule.code, f.rule.name),
         message,
         help: f.help(),
-        label: f.fix_label(),
+        label,
         span: SourceSpan::new(usize::from(range.start()).into(), usize::from(range.len())),
         source,
     };

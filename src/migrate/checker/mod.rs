@@ -39,6 +39,8 @@ pub struct Diagnostic {
 pub struct CheckResult {
     pub diagnostics: Vec<Diagnostic>,
     pub blocks: Vec<Block>,
+    /// The file's `# noqa` directives, read once here and reused by `check`.
+    pub noqa: crate::noqa::Noqa,
 }
 
 /// Environment accessors whose first argument names a variable.
@@ -80,7 +82,7 @@ pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> Ch
     let suppressed = Suppressions::new(text, parsed);
     diagnostics.retain(|d| !suppressed.covers(text, d.range, &rules.rules[d.rule].code));
     diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
-    CheckResult { diagnostics, blocks: checker.blocks }
+    CheckResult { diagnostics, blocks: checker.blocks, noqa: suppressed.into_inner() }
 }
 
 struct Checker<'a> {

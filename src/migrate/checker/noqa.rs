@@ -16,6 +16,11 @@ impl Suppressions {
         Suppressions(Noqa::existing(text, parsed.tokens()))
     }
 
+    /// The directives, for the caller's own use (`check` reports unused ones).
+    pub(super) fn into_inner(self) -> Noqa {
+        self.0
+    }
+
     pub(super) fn covers(&self, text: &str, range: TextRange, code: &str) -> bool {
         self.0.find(text, range, code).is_some()
     }
