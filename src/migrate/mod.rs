@@ -9,6 +9,7 @@
 pub mod checker;
 pub mod commands;
 pub mod fix;
+pub mod project;
 pub mod render;
 pub mod rules;
 pub mod semantic;

@@ -421,6 +421,8 @@ pub struct RuleSet {
     /// What each PyTorch API call needs from the backend (TPU8xx rules); the
     /// backend is TorchTPU 0.2.0 unless `set_backend` picks another.
     pub api_ops: Option<std::sync::Arc<crate::ops::api::ApiOps>>,
+    /// The TorchTPU release the rules assume: what dependency files are migrated to.
+    pub target: crate::migrate::project::Target,
     /// Built on first use, once every rule file is loaded: see [`RuleSet::may_match`].
     prefilter: std::sync::OnceLock<Prefilter>,
 }
