@@ -139,6 +139,9 @@ pub enum Builtin {
     SyntaxError,
     /// A `# noqa` code that suppresses nothing.
     UnusedNoqa,
+    // Files other than Python (src/migrate/project); each handler adds its own below.
+    // deps (TPU90x–TPU91x):
+    // launch (TPU92x–TPU93x):
 }
 
 /// Argument conditions: parameter → accepted source texts (`~` = not passed).
