@@ -1,11 +1,14 @@
 //! File discovery: directories are walked with the `ignore` crate (honours
 //! .gitignore, skips hidden directories); what the configuration excludes is
 //! pruned as the walk goes. Files named on the command line are always
-//! processed, unless `--force-exclude` says otherwise.
+//! processed, unless `--force-exclude` says otherwise. A walk keeps the files some handler
+//! reads ([`Kind::of`]): Python, notebooks, dependency files, launch scripts, configs.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+use crate::migrate::project::Kind;
 
 /// One input: a file path, or `-` for standard input.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -114,7 +117,7 @@ fn walk(
     });
     for entry in builder.build() {
         match entry {
-            Ok(e) if e.file_type().is_some_and(|t| t.is_file()) && is_python(e.path()) => {
+            Ok(e) if e.file_type().is_some_and(|t| t.is_file()) && Kind::of(e.path()).is_some() => {
                 // `check .` shows `train.py`, as ruff does, not `./train.py`.
                 let path = e.into_path();
                 let path = path.strip_prefix(".").map(Path::to_path_buf).unwrap_or(path);
@@ -132,8 +135,4 @@ fn walk(
     }
     let config_errors = std::mem::take(&mut *config_errors.lock().expect("not poisoned"));
     errors.extend(config_errors.into_iter().map(|e| (root.display().to_string(), e)));
-}
-
-fn is_python(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "py" || e == "pyi")
 }

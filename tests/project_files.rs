@@ -38,7 +38,8 @@ fn every_project_file_fixture_migrates_to_its_expected_output() {
         let kind = Kind::of(&input).expect("filtered");
         let source = SourceFile::read(&input).expect("fixture is UTF-8");
         let expected_path = dir.join("expected").join(input.file_name().expect("a file"));
-        let expected = std::fs::read(&expected_path).unwrap_or_else(|_| panic!("{name}: missing {}", expected_path.display()));
+        let expected =
+            std::fs::read(&expected_path).unwrap_or_else(|_| panic!("{name}: missing {}", expected_path.display()));
         let m = project::migrate(kind, &source.text, &rules, &all);
         assert!(m.invalid.is_none(), "{name}: {:?}", m.invalid);
         assert!(m.reverted.is_empty(), "{name}: fixes reverted: {:?}", m.reverted);

@@ -15,7 +15,9 @@ use crate::baseline::{Anchor, Baseline, Entry};
 use crate::config::{Overrides, Resolver, Settings};
 use crate::discover::{Input, discover, discover_each};
 use crate::migrate::checker::Diagnostic;
+use crate::migrate::project::{self, Kind};
 use crate::migrate::render::{self, Finding, Located, OutputFormat};
+use crate::migrate::report;
 use crate::migrate::rules::{Builtin, Rule, RuleId, RuleSet, Safety};
 use crate::migrate::{self, Problem, Selection};
 use crate::noqa::{Additions, Known, Noqa};
@@ -142,6 +144,10 @@ pub struct MigrateArgs {
     /// Exit 1 when a file was (or, without --write, would be) changed.
     #[arg(long)]
     pub exit_non_zero_on_fix: bool,
+    /// Also write a migration report: what needs a person, by kind of work, then what changed
+    /// and totals (JSON for `.json`, Markdown otherwise).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -206,6 +212,8 @@ pub struct RuleArgs {
 /// A file that could be read and decoded, with what applies to it.
 struct Loaded {
     input: Input,
+    /// How it is read: by its name; standard input and unknown names are Python.
+    kind: Kind,
     source: SourceFile,
     settings: Arc<Settings>,
     selection: Selection,
@@ -265,7 +273,11 @@ fn load(input: Input, resolver: &Resolver) -> Result<Loaded, String> {
     }
     .map_err(|e| failed(&e))?;
     let selection = settings.selection(&resolver.absolute(&input.path()));
-    Ok(Loaded { input, source, settings, selection })
+    let kind = match &input {
+        Input::Stdin => Kind::Python,
+        Input::File(path) => Kind::of(path).unwrap_or(Kind::Python),
+    };
+    Ok(Loaded { input, kind, source, settings, selection })
 }
 
 fn syntax_location(text: &str, e: &ruff_python_parser::ParseError) -> (usize, usize) {
@@ -291,7 +303,7 @@ fn describe_problem(path: &str, text: &str, problem: &Problem) -> String {
 
 pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
     let overrides = args.common.overrides(flag(args.unsafe_fixes, args.no_unsafe_fixes), None);
-    run_migrate(&args.common, overrides, args.write, args.exit_non_zero_on_fix)
+    run_migrate(&args.common, overrides, args.write, args.exit_non_zero_on_fix, args.report.as_deref())
 }
 
 /// `migrate`, and `check --diff` (never writes, exits 1 on a change).
@@ -300,6 +312,7 @@ fn run_migrate(
     overrides: Overrides,
     write: bool,
     exit_non_zero_on_fix: bool,
+    report: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     let resolver = Arc::new(Resolver::new(overrides)?);
     let mut errors = Vec::new();
@@ -309,23 +322,16 @@ fn run_migrate(
     let results = process_all(common, &resolver, &mut errors, |input| migrate_input(input, &resolver, write, color));
 
     let mut stdout = anstream::stdout();
-    let (mut scanned, mut changed, mut written) = (0usize, 0usize, 0usize);
-    let mut applied: BTreeMap<String, usize> = BTreeMap::new();
-    let mut manual: Vec<String> = Vec::new();
-    let mut unsafe_available = 0usize;
+    let (mut scanned, mut written) = (0usize, 0usize);
     let mut warnings = Vec::new();
+    let mut outcomes = Vec::with_capacity(results.len());
     for r in results {
         stdout.write_all(&r.stdout)?;
         scanned += usize::from(r.scanned);
-        changed += usize::from(r.changed);
         written += usize::from(r.written);
-        for (code, n) in r.applied {
-            *applied.entry(code).or_default() += n;
-        }
-        manual.extend(r.manual);
-        unsafe_available += r.unsafe_available;
         warnings.extend(r.warnings);
-        errors.extend(r.error);
+        errors.extend(r.outcome.error.clone());
+        outcomes.push(r.outcome);
     }
     stdout.flush()?;
 
@@ -336,16 +342,24 @@ fn run_migrate(
     for e in &errors {
         writeln!(err, "error: {e}")?;
     }
+    let manual: Vec<&report::Item> = outcomes.iter().flat_map(|o| &o.manual).collect();
     if !manual.is_empty() {
         writeln!(err, "Left for manual migration:")?;
         for m in &manual {
-            writeln!(err, "  {m}")?;
+            let note = m.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+            writeln!(err, "  {}: {} {}{note}", m.place(), m.code, m.message)?;
         }
     }
+    let mut applied: BTreeMap<&str, usize> = BTreeMap::new();
+    for (code, n) in outcomes.iter().flat_map(|o| &o.applied) {
+        *applied.entry(code).or_default() += n;
+    }
+    let changed = outcomes.iter().filter(|o| o.changed).count();
+    let unsafe_available: usize = outcomes.iter().map(|o| o.unsafe_fixes.len()).sum();
     let fixes: usize = applied.values().sum();
     let by_rule: Vec<String> = applied.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
     let verb = if write { "changed" } else { "would change" };
-    writeln!(
+    write!(
         err,
         "{scanned} files scanned, {changed} {verb}{}; {fixes} fixes{}; {} items need manual migration{}{}",
         if write { format!(" ({written} written)") } else { String::new() },
@@ -358,6 +372,13 @@ fn run_migrate(
         },
         if errors.is_empty() { String::new() } else { format!("; {} files skipped with errors", errors.len()) },
     )?;
+    if let Some(path) = report {
+        let rules = resolver.global()?.rules.clone();
+        crate::write::create(path, report::render(path, &outcomes, &rules).as_bytes())
+            .with_context(|| format!("cannot write the report to {}", path.display()))?;
+        write!(err, "; report: {}", path.display())?;
+    }
+    writeln!(err)?;
     Ok(if !errors.is_empty() {
         ExitCode::from(2)
     } else if exit_non_zero_on_fix && changed > 0 {
@@ -367,68 +388,78 @@ fn run_migrate(
     })
 }
 
-/// What `migrate` keeps of one file: what to print and count, not its source.
+/// What `migrate` keeps of one file: what to print and report, not its source.
 #[derive(Default)]
 struct FileMigration {
     /// Read and decoded (counted as scanned).
     scanned: bool,
-    changed: bool,
     written: bool,
-    applied: BTreeMap<String, usize>,
-    manual: Vec<String>,
-    unsafe_available: usize,
+    outcome: report::FileOutcome,
     warnings: Vec<String>,
-    error: Option<String>,
     /// The diff, or (`--write -`) the migrated text, for standard output.
     stdout: Vec<u8>,
 }
 
+/// One file's migration, whatever its kind: the new text, and what is left, located in the input.
+struct Migrated {
+    output: String,
+    applied: BTreeMap<String, usize>,
+    /// (cell, line, column, diagnostic); lines and cells refer to the input.
+    remaining: Vec<(Option<usize>, usize, usize, Diagnostic)>,
+    /// Fixes dropped because they broke the file, as warning lines.
+    reverted: Vec<String>,
+    /// Diffs by the file's own rendering (a notebook's are per cell); `None`: a diff of the text.
+    diff: Option<String>,
+}
+
 fn migrate_input(input: Input, resolver: &Resolver, write: bool, color: bool) -> FileMigration {
-    let mut out = FileMigration::default();
+    let path = input.display();
+    let mut out = FileMigration {
+        outcome: report::FileOutcome { path: path.clone(), ..Default::default() },
+        ..Default::default()
+    };
     let l = match load(input, resolver) {
         Ok(l) => l,
         Err(e) => {
-            out.error = Some(e);
+            out.outcome.error = Some(e);
             return out;
         }
     };
     out.scanned = true;
-    let mut m = migrate::migrate_isolated(&l.source.text, l.rules(), &l.selection);
-    let path = l.input.display();
-    let rules = l.rules();
-    if let Some(problem) = &m.problem {
-        let line = describe_problem(&path, &l.source.text, problem);
-        match problem {
-            Problem::NoConvergence { .. } => out.warnings.push(line),
-            _ => {
-                out.error = Some(line);
-                return out;
-            }
+    out.outcome.kind = Some(l.kind);
+    let migrated = match l.kind {
+        Kind::Python | Kind::SetupPy => migrate_python(&l, &path, &mut out.warnings),
+        Kind::Notebook => migrate_notebook(&l, &path, color),
+        kind => migrate_text(&l, kind, &path),
+    };
+    let m = match migrated {
+        Ok(m) => m,
+        Err(e) => {
+            out.outcome.error = Some(e);
+            return out;
         }
-    }
-    // Locations refer to the user's file as it was, not to the rewritten text.
-    let lines = LineIndex::new(&l.source.text);
-    for r in &m.reverted {
-        let (line, col) = lines.line_col(&l.source.text, r.offset);
-        out.warnings.push(format!(
-            "{path}:{line}:{col}: internal error: the {} fix was not applied because {}; the rest of the file was migrated. Please report this with the file.",
-            r.rule, r.reason
-        ));
-    }
+    };
+    out.warnings.extend(m.reverted);
+    let rules = l.rules();
     let import_rule = rules.builtin(Builtin::Import);
-    for d in &m.remaining {
+    for (cell, line, column, d) in m.remaining {
         // An import kept because its names are still used is a consequence, not a task.
         if Some(d.rule) == import_rule && d.fix.is_none() && d.note.as_deref().is_some_and(|n| n.contains("still used"))
         {
             continue;
         }
+        let item = report::Item {
+            path: path.clone(),
+            cell,
+            line,
+            column,
+            code: rules.rules[d.rule].code.clone(),
+            message: d.message,
+            note: d.note,
+        };
         match &d.fix {
-            Some(f) if f.safety == Safety::Unsafe => out.unsafe_available += 1,
-            _ => {
-                let (line, col) = lines.line_col(&l.source.text, m.original_offset(d.range.start()));
-                let note = d.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
-                out.manual.push(format!("{path}:{line}:{col}: {} {}{note}", rules.rules[d.rule].code, d.message));
-            }
+            Some(f) if f.safety == Safety::Unsafe => out.outcome.unsafe_fixes.push(item),
+            _ => out.outcome.manual.push(item),
         }
     }
     if m.output == l.source.text {
@@ -438,19 +469,131 @@ fn migrate_input(input: Input, resolver: &Resolver, write: bool, color: bool) ->
         }
         return out;
     }
-    out.changed = true;
-    out.applied = std::mem::take(&mut m.applied);
+    out.outcome.changed = true;
+    out.outcome.applied = m.applied;
     match (&l.input, write) {
         (Input::Stdin, true) => out.stdout = l.source.encode(&m.output),
         (Input::File(p), true) => {
             match crate::write::replace_if_unchanged(p, &l.source.encode(&l.source.text), &l.source.encode(&m.output)) {
                 Ok(()) => out.written = true,
-                Err(e) => out.error = Some(format!("{path}: {e:#}")),
+                Err(e) => out.outcome.error = Some(format!("{path}: {e:#}")),
             }
         }
-        (_, false) => out.stdout = render::unified_diff(&path, &l.source.text, &m.output, color).into_bytes(),
+        (_, false) => {
+            let diff = m.diff.unwrap_or_else(|| render::unified_diff(&path, &l.source.text, &m.output, color));
+            out.stdout = diff.into_bytes();
+        }
     }
     out
+}
+
+/// A Python file through the engine; `setup.py` then also through the dependency handler.
+fn migrate_python(l: &Loaded, path: &str, warnings: &mut Vec<String>) -> Result<Migrated, String> {
+    let (text, rules) = (&l.source.text, l.rules());
+    let mut m = migrate::migrate_isolated(text, rules, &l.selection);
+    if let Some(problem) = &m.problem {
+        let line = describe_problem(path, text, problem);
+        match problem {
+            Problem::NoConvergence { .. } => warnings.push(line),
+            _ => return Err(line),
+        }
+    }
+    // Locations refer to the user's file as it was, not to the rewritten text.
+    let lines = LineIndex::new(text);
+    let at = |offset: TextSize| lines.line_col(text, offset);
+    let mut reverted: Vec<String> = m
+        .reverted
+        .iter()
+        .map(|r| {
+            let (line, col) = at(r.offset);
+            format!(
+                "{path}:{line}:{col}: internal error: the {} fix was not applied because {}; the rest of the file was migrated. Please report this with the file.",
+                r.rule, r.reason
+            )
+        })
+        .collect();
+    let mut remaining: Vec<_> = m
+        .remaining
+        .iter()
+        .map(|d| {
+            let (line, col) = at(m.original_offset(d.range.start()));
+            (None, line, col, d.clone())
+        })
+        .collect();
+    let mut output = std::mem::take(&mut m.output);
+    let mut applied = std::mem::take(&mut m.applied);
+    if l.kind == Kind::SetupPy {
+        let deps = project::migrate(Kind::SetupPy, &output, rules, &l.selection);
+        for d in &deps.remaining {
+            let (line, col) = at(m.original_offset(deps.original_offset(d.range.start())));
+            remaining.push((None, line, col, d.clone()));
+        }
+        for (code, offset, why) in &deps.reverted {
+            let (line, col) = at(m.original_offset(*offset));
+            reverted.push(format!("{path}:{line}:{col}: the {code} fix was not applied: {why}"));
+        }
+        for (code, n) in deps.applied {
+            *applied.entry(code).or_default() += n;
+        }
+        output = deps.output;
+    }
+    remaining.sort_by_key(|(_, line, col, _)| (*line, *col));
+    Ok(Migrated { output, applied, remaining, reverted, diff: None })
+}
+
+/// A notebook: its code cells through the engine, its IPython lines through the launch handler.
+fn migrate_notebook(l: &Loaded, path: &str, color: bool) -> Result<Migrated, String> {
+    let m = project::notebook::migrate(&l.source.text, l.rules(), &l.selection).map_err(|e| format!("{path}: {e}"))?;
+    let nb = project::notebook::Notebook::parse(&l.source.text).map_err(|e| format!("{path}: {e}"))?;
+    let diff = nb
+        .changed_cells(&m.after)
+        .into_iter()
+        .map(|(cell, old, new)| {
+            // A cell's last line has no newline; the diff need not say so each time.
+            let (old, new) = (format!("{}\n", old.trim_end_matches('\n')), format!("{}\n", new.trim_end_matches('\n')));
+            render::unified_diff(&format!("{path}:cell {cell}"), &old, &new, color)
+        })
+        .collect();
+    Ok(Migrated {
+        output: m.output,
+        applied: m.applied,
+        remaining: m.remaining.into_iter().map(|(cell, line, col, d)| (Some(cell), line, col, d)).collect(),
+        reverted: m
+            .reverted
+            .into_iter()
+            .map(|(rule, cell, line, why)| format!("{path}:cell {cell}:{line}: the {rule} fix was not applied: {why}"))
+            .collect(),
+        diff: Some(diff),
+    })
+}
+
+/// Dependency files, launch scripts, container files and configs.
+fn migrate_text(l: &Loaded, kind: Kind, path: &str) -> Result<Migrated, String> {
+    let (text, rules) = (&l.source.text, l.rules());
+    let m = crate::isolate::catch(|| project::migrate(kind, text, rules, &l.selection))
+        .map_err(|panic| describe_problem(path, text, &Problem::Internal(panic)))?;
+    if let Some(invalid) = m.invalid {
+        return Err(format!("{path}: {invalid}; file skipped"));
+    }
+    let lines = LineIndex::new(text);
+    let at = |offset: TextSize| lines.line_col(text, offset);
+    let remaining = m
+        .remaining
+        .iter()
+        .map(|d| {
+            let (line, col) = at(m.original_offset(d.range.start()));
+            (None, line, col, d.clone())
+        })
+        .collect();
+    let reverted = m
+        .reverted
+        .iter()
+        .map(|(code, offset, why)| {
+            let (line, col) = at(*offset);
+            format!("{path}:{line}:{col}: the {code} fix was not applied: {why}")
+        })
+        .collect();
+    Ok(Migrated { output: m.output, applied: m.applied, remaining, reverted, diff: None })
 }
 
 /// How `check`'s workers treat each file.
@@ -499,7 +642,26 @@ fn check_input(input: Input, resolver: &Resolver, mode: &CheckMode) -> FileCheck
             return out;
         }
     };
-    let checked = check_file(&l, mode.add_noqa);
+    match l.kind {
+        Kind::Python | Kind::SetupPy => {}
+        Kind::Notebook => {
+            check_notebook(&l, mode, &mut out);
+            out.settings = Some(l.settings);
+            return out;
+        }
+        kind => {
+            check_text(&l, kind, mode, &mut out);
+            out.settings = Some(l.settings);
+            return out;
+        }
+    }
+    let mut checked = check_file(&l, mode.add_noqa);
+    if l.kind == Kind::SetupPy && checked.error.is_none() {
+        if let Ok(deps) = project::lint(Kind::SetupPy, &l.source.text, l.rules(), &l.selection) {
+            checked.anchors.extend(deps.iter().map(|d| Anchor::new(&l.source.text, &[], d.range.start())));
+            checked.diagnostics.extend(deps);
+        }
+    }
     out.error = checked.error;
     out.warnings.extend(checked.warning);
     if !checked.diagnostics.is_empty() {
@@ -534,6 +696,52 @@ fn check_input(input: Input, resolver: &Resolver, mode: &CheckMode) -> FileCheck
     }
     out.settings = Some(l.settings);
     out
+}
+
+/// A notebook's findings, each located in its cell (`nb.ipynb:cell 3:2:1`). `--add-noqa` leaves
+/// notebooks alone: a comment added to a cell would be a change of its own.
+fn check_notebook(l: &Loaded, mode: &CheckMode, out: &mut FileCheck) {
+    let rules = l.rules();
+    let nb = match project::notebook::Notebook::parse(&l.source.text) {
+        Ok(nb) => nb,
+        Err(e) => return out.error = Some(format!("{}: {e}; file skipped", out.path)),
+    };
+    let found = match crate::isolate::catch(|| project::notebook::lint(&nb, rules, &l.selection)) {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => return out.error = Some(format!("{}: {e}", out.path)),
+        Err(panic) => return out.error = Some(describe_problem(&out.path, &l.source.text, &Problem::Internal(panic))),
+    };
+    out.findings = found
+        .into_iter()
+        .map(|f| {
+            let lines = LineIndex::new(&f.source);
+            let anchor = Anchor::new(&f.source, &[], f.diagnostic.range.start());
+            let place = format!("{}:cell {}", out.path, f.cell);
+            let rule = &rules.rules[f.diagnostic.rule];
+            let mut located = Located::new(&place, &f.source, &lines, f.diagnostic, anchor, rule, mode.frames);
+            located.cell = Some(f.cell);
+            located
+        })
+        .collect();
+}
+
+/// A dependency file, launch script, container file or config.
+fn check_text(l: &Loaded, kind: Kind, mode: &CheckMode, out: &mut FileCheck) {
+    let (text, rules) = (&l.source.text, l.rules());
+    let found = match crate::isolate::catch(|| project::lint(kind, text, rules, &l.selection)) {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => return out.error = Some(format!("{}: {e}; file skipped", out.path)),
+        Err(panic) => return out.error = Some(describe_problem(&out.path, text, &Problem::Internal(panic))),
+    };
+    let lines = LineIndex::new(text);
+    out.findings = found
+        .into_iter()
+        .map(|d| {
+            let anchor = Anchor::new(text, &[], d.range.start());
+            let rule = &rules.rules[d.rule];
+            Located::new(&out.path, text, &lines, d, anchor, rule, mode.frames)
+        })
+        .collect();
 }
 
 /// One file's check.
@@ -655,7 +863,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let unsafe_fixes = flag(args.unsafe_fixes, args.no_unsafe_fixes);
     let overrides = args.common.overrides(unsafe_fixes, args.output_format);
     if args.diff {
-        return run_migrate(&args.common, overrides, false, true);
+        return run_migrate(&args.common, overrides, false, true, None);
     }
     let resolver = Arc::new(Resolver::new(overrides)?);
     if args.show_settings {

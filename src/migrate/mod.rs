@@ -11,6 +11,7 @@ pub mod commands;
 pub mod fix;
 pub mod project;
 pub mod render;
+pub mod report;
 pub mod rules;
 pub mod semantic;
 

@@ -102,6 +102,8 @@ pub struct Located {
     pub edits: Vec<((usize, usize), (usize, usize))>,
     /// The code frame of `--output-format full`.
     pub frame: Option<String>,
+    /// In a notebook, the cell (1-based) whose text `start` and `end` count lines of.
+    pub cell: Option<usize>,
 }
 
 impl Located {
@@ -128,6 +130,7 @@ impl Located {
             anchor,
             edits,
             frame: None,
+            cell: None,
         };
         if let Some(color) = frame {
             let finding = Finding { path, located: &located, rule };
@@ -145,6 +148,13 @@ pub struct Finding<'a> {
 }
 
 impl Finding<'_> {
+    /// The file, and in a notebook the cell: `nb.ipynb:cell 3`, as ruff writes it.
+    pub fn place(&self) -> String {
+        match self.located.cell {
+            Some(cell) => format!("{}:cell {cell}", self.path),
+            None => self.path.to_string(),
+        }
+    }
     fn start(&self) -> (usize, usize) {
         self.located.start
     }
@@ -331,7 +341,7 @@ pub fn concise(findings: &[Finding]) -> String {
             Some(_) => " [unsafe fix]",
             None => "",
         };
-        let _ = writeln!(out, "{}:{line}:{col}: {}{marker} {}", f.path, f.rule.code, f.diagnostic().message);
+        let _ = writeln!(out, "{}:{line}:{col}: {}{marker} {}", f.place(), f.rule.code, f.diagnostic().message);
     }
     out
 }
@@ -350,7 +360,7 @@ pub fn json_lines(findings: &[Finding]) -> String {
 pub fn pylint(findings: &[Finding]) -> String {
     let mut out = String::new();
     for f in findings {
-        let _ = writeln!(out, "{}:{}: [{}] {}", f.path, f.start().0, f.rule.code, f.diagnostic().message);
+        let _ = writeln!(out, "{}:{}: [{}] {}", f.place(), f.start().0, f.rule.code, f.diagnostic().message);
     }
     out
 }
@@ -380,6 +390,7 @@ fn finding_json(f: &Finding) -> Value {
         "help": f.rule.help,
         "note": f.diagnostic().note,
         "filename": f.path,
+        "cell": f.located.cell,
         "location": loc(f.start()),
         "end_location": loc(f.end()),
         "fix": fix,

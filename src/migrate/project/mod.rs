@@ -227,14 +227,32 @@ impl TextMigration {
 /// Apply the selected fixes of a non-Python file to a fixpoint; every pass's result must still
 /// load, and a fix that breaks it is dropped and reported, never written.
 pub fn migrate(kind: Kind, original: &str, rules: &RuleSet, selection: &Selection) -> TextMigration {
+    migrate_with(original, |text| check(kind, text, rules), |text| validate(kind, text), rules, selection)
+}
+
+/// [`migrate`] with the findings and the check that the text still loads given as functions
+/// (a notebook's IPython lines are checked this way, on its joined cells).
+pub fn migrate_with(
+    original: &str,
+    check: impl Fn(&str) -> Vec<Diagnostic>,
+    validate: impl Fn(&str) -> Result<(), String>,
+    rules: &RuleSet,
+    selection: &Selection,
+) -> TextMigration {
     let mut m = TextMigration { output: original.to_string(), ..TextMigration::default() };
-    if let Err(e) = validate(kind, original) {
+    if let Err(e) = validate(original) {
         m.invalid = Some(e);
         return m;
     }
+    let lint = |text: &str| {
+        let mut diagnostics = check(text);
+        diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
+        diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
+        diagnostics
+    };
     let applies = |d: &Diagnostic| d.fix.as_ref().is_some_and(|f| f.safety == Safety::Safe || selection.unsafe_fixes);
     for _ in 0..MAX_PASSES {
-        let diagnostics = lint(kind, &m.output, rules, selection).unwrap_or_default();
+        let diagnostics = lint(&m.output);
         let dropped = |d: &Diagnostic| {
             let at = m.original_offset(d.range.start());
             m.reverted.iter().any(|(code, offset, _)| *code == rules.rules[d.rule].code && *offset == at)
@@ -258,7 +276,7 @@ pub fn migrate(kind: Kind, original: &str, rules: &RuleSet, selection: &Selectio
         let attempt = |ds: &[&Diagnostic]| -> Result<(String, Vec<Edit>), String> {
             let mut edits: Vec<Edit> = ds.iter().flat_map(|d| d.fix.as_ref().expect("fixable").edits.clone()).collect();
             let out = fix::apply(&m.output, &mut edits).ok_or_else(|| "its edits overlap".to_string())?;
-            validate(kind, &out)?;
+            validate(&out)?;
             Ok((out, edits))
         };
         let (output, edits, applied) = match attempt(&chosen) {
@@ -287,6 +305,6 @@ pub fn migrate(kind: Kind, original: &str, rules: &RuleSet, selection: &Selectio
         m.output = output;
         m.passes.push(edits);
     }
-    m.remaining = lint(kind, &m.output, rules, selection).unwrap_or_default();
+    m.remaining = lint(&m.output);
     m
 }

@@ -1,5 +1,597 @@
-//! Jupyter notebooks (nbformat 4).
+//! Jupyter notebooks (nbformat 4). A third of torch_xla examples in the wild are notebooks
+//! (Kaggle, Colab), so they are migrated like scripts: the code cells are joined into one text,
+//! separated by a marker line, so that names imported in one cell resolve in the next. IPython
+//! lines (`!pip install …`, `%env PJRT_DEVICE=TPU`, `%%bash` cells) go to [`launch`]; the Python
+//! engine sees them as comments of the same length, so both speak of the same offsets.
+//!
+//! The JSON is read with `jsonc-parser`, which keeps every value's byte range: only the `source`
+//! of an edited cell is rewritten, in the style it had (a list of lines or one string), so the
+//! layout, metadata and outputs stay byte for byte what they were.
 
-pub fn validate(_text: &str) -> Result<(), String> {
-    Ok(())
+use jsonc_parser::ast::{Array, Object, Value};
+use jsonc_parser::common::Ranged;
+use jsonc_parser::{CollectOptions, ParseOptions};
+use ruff_text_size::{TextRange, TextSize};
+
+use super::{Magic, MagicKind, launch};
+use crate::migrate::checker::Diagnostic;
+use crate::migrate::rules::RuleSet;
+use crate::migrate::{self, Selection};
+use crate::source::LineIndex;
+
+/// Ends each code cell in the joined text; a comment, so the Python engine leaves it alone.
+const CELL_END: &str = "#%% xla2tpu: end of cell\n";
+
+/// A notebook as far as migration needs it: its code cells and where their sources are.
+#[derive(Debug)]
+pub struct Notebook<'a> {
+    json: &'a str,
+    cells: Vec<CodeCell>,
+}
+
+#[derive(Debug)]
+struct CodeCell {
+    /// 1-based position among all cells (markdown too), as a reader counts them.
+    number: usize,
+    source: String,
+    /// The byte range of the `source` value in the JSON.
+    value: std::ops::Range<usize>,
+    /// `Some` when the source is a list of lines: the whitespace after `[` and before `]`.
+    lines: Option<(String, String)>,
+}
+
+/// Strict JSON: nbformat writes nothing else, and a lenient parse could hide a broken file.
+fn strict() -> ParseOptions {
+    ParseOptions {
+        allow_comments: false,
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    }
+}
+
+/// Whether `json` is a notebook this module can read.
+pub fn validate(json: &str) -> Result<(), String> {
+    Notebook::parse(json).map(drop)
+}
+
+impl<'a> Notebook<'a> {
+    pub fn parse(json: &'a str) -> Result<Notebook<'a>, String> {
+        let parsed = jsonc_parser::parse_to_ast(json, &CollectOptions::default(), &strict())
+            .map_err(|e| format!("invalid JSON: {e}"))?;
+        let root = parsed.value.as_ref().and_then(Value::as_object).ok_or("not a notebook: no top-level object")?;
+        let format = root.get_number("nbformat").map(|n| n.value).ok_or("not a notebook: no `nbformat`")?;
+        if format != "4" {
+            return Err(format!(
+                "nbformat {format} is not supported; convert it with `jupyter nbconvert --to notebook --nbformat 4`"
+            ));
+        }
+        let cells = root.get_array("cells").ok_or("not a notebook: no `cells` list")?;
+        if !is_python(root) {
+            return Ok(Notebook { json, cells: Vec::new() }); // an R or Julia notebook: nothing of ours
+        }
+        let mut code = Vec::new();
+        for (i, cell) in cells.elements.iter().enumerate() {
+            let cell = cell.as_object().ok_or_else(|| format!("cell {}: not an object", i + 1))?;
+            if cell.get_string("cell_type").is_none_or(|t| t.value != "code") {
+                continue;
+            }
+            let source = cell.get("source").ok_or_else(|| format!("cell {}: no `source`", i + 1))?;
+            code.push(CodeCell::read(i + 1, &source.value, json)?);
+        }
+        Ok(Notebook { json, cells: code })
+    }
+
+    /// The code cells joined, each ended by [`CELL_END`].
+    pub fn joined(&self) -> Result<String, String> {
+        let mut text = String::new();
+        for cell in &self.cells {
+            if cell.source.lines().any(|l| format!("{l}\n") == CELL_END) {
+                return Err(format!("cell {} contains xla2tpu's cell marker", cell.number));
+            }
+            text.push_str(&cell.source);
+            if !cell.source.is_empty() && !cell.source.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(CELL_END);
+        }
+        Ok(text)
+    }
+
+    /// The notebook with the code cells' sources taken from `joined` (as [`Notebook::joined`]
+    /// made it, then edited); cells whose source is unchanged keep their bytes.
+    pub fn with_joined(&self, joined: &str) -> Result<String, String> {
+        let sources = split(joined);
+        if sources.len() != self.cells.len() {
+            return Err("the cell markers did not survive the migration".to_string());
+        }
+        let mut out = String::with_capacity(self.json.len());
+        let mut last = 0;
+        for (cell, new) in self.cells.iter().zip(sources) {
+            // `joined` ended every cell with a newline; the cell itself may not have had one.
+            let new = if !cell.source.ends_with('\n') { new.strip_suffix('\n').unwrap_or(new) } else { new };
+            if new == cell.source {
+                continue;
+            }
+            out.push_str(&self.json[last..cell.value.start]);
+            out.push_str(&cell.encode(new));
+            last = cell.value.end;
+        }
+        out.push_str(&self.json[last..]);
+        Ok(out)
+    }
+
+    /// (cell number, old source, new source) of each code cell `joined` changes.
+    pub fn changed_cells<'s>(&'s self, joined: &'s str) -> Vec<(usize, &'s str, &'s str)> {
+        self.cells
+            .iter()
+            .zip(split(joined))
+            .map(|(cell, new)| {
+                let new = if !cell.source.ends_with('\n') { new.strip_suffix('\n').unwrap_or(new) } else { new };
+                (cell.number, cell.source.as_str(), new)
+            })
+            .filter(|(_, old, new)| old != new)
+            .collect()
+    }
+
+    /// Where an offset of the joined text is: (cell number, 1-based line in the cell, the
+    /// cell's start in the joined text).
+    pub fn locate(&self, joined: &str, offset: TextSize) -> (usize, usize, TextSize) {
+        let offset = usize::from(offset).min(joined.len());
+        let mut start = 0;
+        for (cell, text) in self.cells.iter().zip(split(joined)) {
+            let end = start + text.len() + CELL_END.len();
+            if offset < end || cell.number == self.cells.last().map_or(0, |c| c.number) {
+                let line = joined[start..offset.max(start)].matches('\n').count() + 1;
+                return (cell.number, line, TextSize::try_from(start).unwrap_or_default());
+            }
+            start = end;
+        }
+        (0, 1, TextSize::default())
+    }
+}
+
+/// The kernel is Python, or says nothing (Kaggle and Colab exports often omit it).
+fn is_python(root: &Object) -> bool {
+    let Some(meta) = root.get_object("metadata") else { return true };
+    let language = meta
+        .get_object("kernelspec")
+        .and_then(|k| k.get_string("language"))
+        .or_else(|| meta.get_object("language_info").and_then(|l| l.get_string("name")));
+    language.is_none_or(|l| l.value.eq_ignore_ascii_case("python"))
+}
+
+impl CodeCell {
+    fn read(number: usize, value: &Value, json: &str) -> Result<CodeCell, String> {
+        let bad = || format!("cell {number}: `source` is neither a string nor a list of strings");
+        let range = value.range();
+        match value {
+            Value::StringLit(s) => {
+                Ok(CodeCell { number, source: s.value.to_string(), value: range.start..range.end, lines: None })
+            }
+            Value::Array(Array { elements, range }) => {
+                let mut source = String::new();
+                for e in elements {
+                    source.push_str(&e.as_string_lit().ok_or_else(bad)?.value);
+                }
+                let (open, close) = match (elements.first(), elements.last()) {
+                    (Some(first), Some(last)) => (
+                        json[range.start + 1..first.range().start].to_string(),
+                        json[last.range().end..range.end - 1].to_string(),
+                    ),
+                    // An empty list: nbformat's own layout, indented one past the line of `[`.
+                    _ => {
+                        let line = &json[crate::source::line_start(json, range.start)..range.start];
+                        let indent: String = line.chars().take_while(|c| c.is_whitespace()).collect();
+                        (format!("\n{indent} "), format!("\n{indent}"))
+                    }
+                };
+                Ok(CodeCell { number, source, value: range.start..range.end, lines: Some((open, close)) })
+            }
+            _ => Err(bad()),
+        }
+    }
+
+    /// `source` as JSON, in this cell's style.
+    fn encode(&self, source: &str) -> String {
+        let string = |s: &str| serde_json::to_string(s).expect("a string always serialises");
+        match &self.lines {
+            None => string(source),
+            Some(_) if source.is_empty() => "[]".to_string(),
+            Some((open, close)) => {
+                let items: Vec<String> = source.split_inclusive('\n').map(string).collect();
+                format!("[{open}{}{close}]", items.join(&format!(",{open}")))
+            }
+        }
+    }
+}
+
+/// The cells of a joined text (each without its end marker).
+fn split(joined: &str) -> Vec<&str> {
+    let mut cells = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    for line in joined.split_inclusive('\n') {
+        if line == CELL_END {
+            cells.push(&joined[start..at]);
+            start = at + line.len();
+        }
+        at += line.len();
+    }
+    cells
+}
+
+/// A joined text as the Python engine sees it: IPython lines turned into comments of the same
+/// length; and the IPython lines themselves, for [`launch`].
+struct Masked {
+    python: String,
+    magics: Vec<Magic>,
+    /// (masked line, original line) in order, to put the originals back after the engine ran.
+    lines: Vec<(String, String)>,
+}
+
+/// Cell magics whose body is shell.
+const SHELL_CELLS: &[&str] = &["%%bash", "%%sh", "%%script bash", "%%script sh", "%%system"];
+/// Cell magics whose body is Python.
+const PYTHON_CELLS: &[&str] = &["%%time", "%%timeit", "%%capture", "%%prun", "%%debug"];
+
+/// What a cell is, from its first line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CellKind {
+    /// Python, possibly under a `%%time`-like magic.
+    Python,
+    /// A `%%bash`-like cell: every line is a shell command.
+    Shell,
+    /// `%%writefile`, `%%html`…: not Python, and nothing of ours.
+    Other,
+}
+
+impl CellKind {
+    fn of(cell: &str) -> CellKind {
+        let first = cell.lines().next().unwrap_or("").trim();
+        if !first.starts_with("%%") || PYTHON_CELLS.iter().any(|c| first.starts_with(c)) {
+            CellKind::Python
+        } else if SHELL_CELLS.iter().any(|c| first == *c || first.starts_with(&format!("{c} "))) {
+            CellKind::Shell
+        } else {
+            CellKind::Other
+        }
+    }
+}
+
+fn mask(joined: &str) -> Masked {
+    let mut m = Masked { python: String::with_capacity(joined.len()), magics: Vec::new(), lines: Vec::new() };
+    let offset = |n: usize| TextSize::try_from(n).unwrap_or_default();
+    let mut at = 0usize;
+    for cell in split(joined) {
+        let kind = CellKind::of(cell);
+        for (i, line) in cell.split_inclusive('\n').enumerate() {
+            let body = line.trim_end_matches(['\n', '\r']);
+            let indent = body.len() - body.trim_start().len();
+            let trimmed = &body[indent..];
+            let start = offset(at + indent);
+            let ipython = match kind {
+                _ if trimmed.is_empty() => None,
+                _ if i == 0 && trimmed.starts_with("%%") => Some(None), // the cell magic itself
+                CellKind::Python => line_magic(trimmed, start),
+                CellKind::Shell => Some(Some(MagicKind::Shell { command: start })),
+                CellKind::Other => Some(None),
+            };
+            match ipython {
+                Some(handled) => {
+                    if let Some(kind) = handled {
+                        m.magics.push(Magic { range: TextRange::new(offset(at), offset(at + body.len())), kind });
+                    }
+                    let masked = comment_out(line, indent);
+                    m.lines.push((masked.clone(), line.to_string()));
+                    m.python.push_str(&masked);
+                }
+                None => m.python.push_str(line),
+            }
+            at += line.len();
+        }
+        m.python.push_str(CELL_END);
+        at += CELL_END.len();
+    }
+    m
+}
+
+/// What an IPython line is: `None` for Python; `Some(None)` for a magic no handler reads.
+fn line_magic(trimmed: &str, start: TextSize) -> Option<Option<MagicKind>> {
+    let after = |n: usize| start + TextSize::try_from(n).unwrap_or_default();
+    if let Some(rest) = trimmed.strip_prefix('!') {
+        let skip = 1 + usize::from(rest.starts_with('!'));
+        return Some(Some(MagicKind::Shell { command: after(skip) }));
+    }
+    if let Some(rest) = trimmed.strip_prefix('%') {
+        let word = rest.split_whitespace().next().unwrap_or("");
+        return Some(match word {
+            "pip" | "conda" | "sx" | "system" | "sh" => Some(MagicKind::Shell {
+                command: after(if matches!(word, "pip" | "conda") { 1 } else { 1 + word.len() + 1 }),
+            }),
+            "env" => {
+                let name_at = 1 + word.len() + (rest.len() - word.len() - rest[word.len()..].trim_start().len());
+                let name_len =
+                    trimmed[name_at..].find(|c: char| c == '=' || c.is_whitespace()).unwrap_or(trimmed.len() - name_at);
+                (name_len > 0).then(|| MagicKind::Env {
+                    name: TextRange::at(after(name_at), TextSize::try_from(name_len).unwrap_or_default()),
+                })
+            }
+            _ => None,
+        });
+    }
+    // `files = !ls`, and `x?` / `?x` help lookups.
+    let assigned = trimmed.split_once('=').is_some_and(|(lhs, rhs)| {
+        lhs.trim().chars().all(|c| c.is_alphanumeric() || c == '_' || c == ',' || c == ' ')
+            && !lhs.trim().is_empty()
+            && (rhs.trim_start().starts_with('!') || rhs.trim_start().starts_with('%'))
+    });
+    (assigned || trimmed.starts_with('?') || trimmed.ends_with('?')).then_some(None)
+}
+
+/// `line` with its first non-blank character replaced by `#` (and spaces, if that character
+/// took several bytes), so every offset stays where it was.
+fn comment_out(line: &str, indent: usize) -> String {
+    let first = line[indent..].chars().next().map_or(0, char::len_utf8);
+    format!("{}#{}{}", &line[..indent], " ".repeat(first.saturating_sub(1)), &line[indent + first..])
+}
+
+/// Put the IPython lines back after the Python engine rewrote the masked text.
+fn unmask(python: &str, lines: &[(String, String)]) -> Result<String, String> {
+    let mut out = String::with_capacity(python.len());
+    let mut next = lines.iter().peekable();
+    for line in python.split_inclusive('\n') {
+        match next.peek() {
+            Some((masked, original)) if masked == line => {
+                out.push_str(original);
+                next.next();
+            }
+            _ => out.push_str(line),
+        }
+    }
+    match next.next() {
+        None => Ok(out),
+        Some((_, original)) => Err(format!("the IPython line `{}` did not survive the migration", original.trim())),
+    }
+}
+
+/// A finding in a notebook: the diagnostic with its range in its cell's text, and the cell.
+pub struct CellFinding {
+    pub cell: usize,
+    /// The cell's source, which the diagnostic's ranges refer to.
+    pub source: String,
+    pub diagnostic: Diagnostic,
+}
+
+/// Every selected finding of a notebook, in its cell's coordinates.
+pub fn lint(nb: &Notebook, rules: &RuleSet, selection: &Selection) -> Result<Vec<CellFinding>, String> {
+    let joined = nb.joined()?;
+    let masked = mask(&joined);
+    let mut diagnostics = match migrate::lint(&masked.python, rules, selection) {
+        Ok(linted) => linted.diagnostics,
+        Err(e) => {
+            let (cell, line, _) = nb.locate(&joined, e.location.start());
+            return Err(format!("cell {cell}, line {line}: syntax error, notebook not checked: {}", e.error));
+        }
+    };
+    let mut magics = launch::check_magics(&joined, &masked.magics, rules);
+    magics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
+    diagnostics.extend(magics);
+    diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
+    Ok(diagnostics.into_iter().map(|d| in_cell(nb, &joined, d)).collect())
+}
+
+/// `d` moved from the joined text into its cell's own text.
+fn in_cell(nb: &Notebook, joined: &str, mut d: Diagnostic) -> CellFinding {
+    let (cell, _, start) = nb.locate(joined, d.range.start());
+    let source = split(joined)
+        .into_iter()
+        .zip(&nb.cells)
+        .find(|(_, c)| c.number == cell)
+        .map_or_else(String::new, |(s, _)| s.to_string());
+    let local = |r: TextRange| {
+        let end = TextSize::try_from(source.len()).unwrap_or_default();
+        TextRange::new(r.start().saturating_sub(start).min(end), r.end().saturating_sub(start).min(end))
+    };
+    d.range = local(d.range);
+    if let Some(fix) = &mut d.fix {
+        for e in &mut fix.edits {
+            e.range = local(e.range);
+        }
+    }
+    CellFinding { cell, source, diagnostic: d }
+}
+
+/// The outcome of migrating a notebook.
+#[derive(Default)]
+pub struct NotebookMigration {
+    /// The notebook's new JSON (equal to the input when nothing changed).
+    pub output: String,
+    /// The joined code cells before and after, for diffs.
+    pub before: String,
+    pub after: String,
+    pub applied: std::collections::BTreeMap<String, usize>,
+    /// What is left: (cell, line, column in characters, diagnostic), located in the original.
+    pub remaining: Vec<(usize, usize, usize, Diagnostic)>,
+    /// Fixes dropped because they broke the cell: (rule, cell, line, why).
+    pub reverted: Vec<(String, usize, usize, String)>,
+}
+
+/// Migrate a notebook: IPython lines first (their findings then point at the user's lines),
+/// then the Python engine on the result.
+pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<NotebookMigration, String> {
+    let nb = Notebook::parse(json)?;
+    let joined = nb.joined()?;
+    let magic = super::migrate_with(
+        &joined,
+        |t| launch::check_magics(t, &mask(t).magics, rules),
+        |t| if split(t).len() == nb.cells.len() { Ok(()) } else { Err("a cell marker was edited".into()) },
+        rules,
+        selection,
+    );
+    let masked = mask(&magic.output);
+    let python = migrate::migrate_isolated(&masked.python, rules, selection);
+    if let Some(problem) = &python.problem {
+        match problem {
+            migrate::Problem::Syntax(e) => {
+                let (cell, line, _) = nb.locate(&joined, magic.original_offset(e.location.start()));
+                return Err(format!("cell {cell}, line {line}: syntax error, notebook left unchanged: {}", e.error));
+            }
+            migrate::Problem::Internal(panic) => {
+                return Err(format!("internal error, notebook left unchanged: {panic}"));
+            }
+            migrate::Problem::NoConvergence { .. } => {}
+        }
+    }
+    let after = unmask(&python.output, &masked.lines)?;
+    let lines = LineIndex::new(&joined);
+    let at = |offset: TextSize| {
+        let (cell, line, start) = nb.locate(&joined, offset);
+        let (_, col) = lines.line_col(&joined, offset.max(start));
+        (cell, line, col)
+    };
+    let mut out = NotebookMigration { before: joined.clone(), ..NotebookMigration::default() };
+    for d in &magic.remaining {
+        let (cell, line, col) = at(magic.original_offset(d.range.start()));
+        out.remaining.push((cell, line, col, d.clone()));
+    }
+    for d in &python.remaining {
+        let (cell, line, col) = at(magic.original_offset(python.original_offset(d.range.start())));
+        out.remaining.push((cell, line, col, d.clone()));
+    }
+    out.remaining.sort_by_key(|(cell, line, col, _)| (*cell, *line, *col));
+    for (rule, offset, why) in &magic.reverted {
+        let (cell, line, _) = at(*offset);
+        out.reverted.push((rule.clone(), cell, line, why.clone()));
+    }
+    for r in &python.reverted {
+        let (cell, line, _) = at(magic.original_offset(r.offset));
+        out.reverted.push((r.rule.clone(), cell, line, r.reason.clone()));
+    }
+    out.applied = magic.applied;
+    for (code, n) in python.applied {
+        *out.applied.entry(code).or_default() += n;
+    }
+    out.output = nb.with_joined(&after)?;
+    validate(&out.output).map_err(|e| format!("internal error, notebook left unchanged: the result {e}"))?;
+    out.after = after;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NB: &str = r##"{
+ "cells": [
+  {
+   "cell_type": "markdown",
+   "metadata": {},
+   "source": ["# Train on TPU\n", "Kaggle style."]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": 1,
+   "metadata": {},
+   "outputs": [{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}],
+   "source": [
+    "!pip install torch_xla[tpu]\n",
+    "%env PJRT_DEVICE=TPU\n",
+    "import torch_xla.core.xla_model as xm"
+   ]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": 2,
+   "metadata": {"collapsed": false},
+   "outputs": [],
+   "source": "device = xm.xla_device()\nx = 1.5e-05\n"
+  }
+ ],
+ "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"##;
+
+    #[test]
+    fn joins_code_cells_and_puts_them_back_byte_for_byte() {
+        let nb = Notebook::parse(NB).unwrap();
+        let joined = nb.joined().unwrap();
+        assert_eq!(split(&joined).len(), 2);
+        assert!(joined.starts_with("!pip install torch_xla[tpu]\n%env PJRT_DEVICE=TPU\nimport torch_xla"));
+        assert_eq!(nb.with_joined(&joined).unwrap(), NB, "an unchanged notebook is byte-stable");
+    }
+
+    #[test]
+    fn an_edited_cell_keeps_its_style_and_the_rest_its_bytes() {
+        let nb = Notebook::parse(NB).unwrap();
+        let joined = nb.joined().unwrap().replace("xm.xla_device()", "torch.device(\"tpu:0\")");
+        let out = nb.with_joined(&joined).unwrap();
+        assert!(out.contains(r#""source": "device = torch.device(\"tpu:0\")\nx = 1.5e-05\n""#), "{out}");
+        let joined = nb.joined().unwrap().replace("%env PJRT_DEVICE=TPU\n", "");
+        let out = nb.with_joined(&joined).unwrap();
+        assert!(
+            out.contains(
+                "[\n    \"!pip install torch_xla[tpu]\\n\",\n    \"import torch_xla.core.xla_model as xm\"\n   ]"
+            ),
+            "{out}"
+        );
+        assert!(out.contains(r#""outputs": [{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}]"#));
+        validate(&out).unwrap();
+    }
+
+    #[test]
+    fn ipython_lines_are_comments_of_the_same_length() {
+        let joined = "!pip install x\n%env A=1\nimport os\n%matplotlib inline\n#%% xla2tpu: end of cell\n%%bash\necho é\n#%% xla2tpu: end of cell\n";
+        let m = mask(joined);
+        assert_eq!(m.python.len(), joined.len());
+        assert!(m.python.starts_with("#pip install x\n#env A=1\nimport os\n#matplotlib inline\n"));
+        assert!(ruff_python_parser::parse_module(&m.python).is_ok());
+        let kinds: Vec<_> = m.magics.iter().map(|g| (&joined[g.range], g.kind)).collect();
+        assert_eq!(kinds.len(), 3, "{kinds:?}");
+        assert!(
+            matches!(kinds[0].1, MagicKind::Shell { command } if &joined[usize::from(command)..14] == "pip install x")
+        );
+        assert!(matches!(kinds[1].1, MagicKind::Env { name } if &joined[name] == "A"));
+        assert!(
+            matches!(kinds[2].1, MagicKind::Shell { command } if joined[usize::from(command)..].starts_with("echo é"))
+        );
+        assert_eq!(unmask(&m.python, &m.lines).unwrap(), joined);
+    }
+
+    #[test]
+    fn migrates_code_across_cells_and_locates_what_is_left() {
+        let rules = RuleSet::load(&[]).unwrap();
+        let m = migrate(NB, &rules, &Selection::default()).unwrap();
+        assert!(m.after.contains("device = torch.device(\"tpu:0\")"), "{}", m.after);
+        assert!(!m.after.contains("import torch_xla"), "{}", m.after);
+        validate(&m.output).unwrap();
+        assert!(m.output.contains(r#""outputs": [{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}]"#));
+        let again = migrate(&m.output, &rules, &Selection::default()).unwrap();
+        assert_eq!(again.output, m.output, "a second run changes nothing");
+    }
+
+    #[test]
+    fn bad_notebooks_are_errors_not_panics() {
+        for bad in [
+            "",
+            "[]",
+            "{",
+            r#"{"nbformat": 3, "cells": []}"#,
+            r#"{"nbformat": 4}"#,
+            r#"{"nbformat": 4, "cells": [{"cell_type": "code", "source": 3}]}"#,
+            r#"{"nbformat": 4, "cells": [],}"#,
+        ] {
+            assert!(Notebook::parse(bad).is_err(), "{bad}");
+        }
+        let r = r#"{"nbformat": 4, "cells": [{"cell_type": "code", "source": "!"}], "metadata": {"kernelspec": {"language": "R"}}}"#;
+        assert!(Notebook::parse(r).unwrap().cells.is_empty());
+    }
 }

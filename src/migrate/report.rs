@@ -1,0 +1,403 @@
+//! `migrate --report FILE`: what a team has to do once the diff is applied, ordered the way
+//! the work is done (rules/report/work.yaml), then what was changed, then totals. Markdown for
+//! people, JSON for tools; the extension decides.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::migrate::project::Kind;
+use crate::migrate::rules::RuleSet;
+
+/// One place the migration left for someone: a manual item, or a fix waiting for `--unsafe-fixes`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Item {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<usize>,
+    /// 1-based, in the file (or the cell) as it was before the migration.
+    pub line: usize,
+    pub column: usize,
+    pub code: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Item {
+    /// `path:line:col`, or `nb.ipynb:cell 3:line:col`.
+    pub fn place(&self) -> String {
+        match self.cell {
+            Some(cell) => format!("{}:cell {cell}:{}:{}", self.path, self.line, self.column),
+            None => format!("{}:{}:{}", self.path, self.line, self.column),
+        }
+    }
+}
+
+/// What the migration did to one file.
+#[derive(Debug, Clone, Default)]
+pub struct FileOutcome {
+    pub path: String,
+    pub kind: Option<Kind>,
+    pub changed: bool,
+    pub applied: BTreeMap<String, usize>,
+    pub manual: Vec<Item>,
+    /// Fixes not applied because they are unsafe and `--unsafe-fixes` was not given.
+    pub unsafe_fixes: Vec<Item>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkFile {
+    format: String,
+    kinds: Vec<Work>,
+}
+
+/// A kind of work, and the rule code prefixes that belong to it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Work {
+    title: String,
+    why: String,
+    codes: Vec<String>,
+}
+
+const WORK: &str = include_str!("../../rules/report/work.yaml");
+
+fn kinds_of_work() -> Vec<Work> {
+    let file: WorkFile = serde_yaml::from_str(WORK).expect("rules/report/work.yaml is valid (tested)");
+    assert_eq!(file.format, "xla2tpu-work/1");
+    file.kinds
+}
+
+/// The index in `kinds` of the kind a rule code belongs to: the longest matching prefix.
+fn kind_of_work(kinds: &[Work], code: &str) -> usize {
+    kinds
+        .iter()
+        .enumerate()
+        .flat_map(|(i, k)| k.codes.iter().filter(|p| code.starts_with(p.as_str())).map(move |p| (p.len(), i)))
+        .max()
+        .map_or(kinds.len() - 1, |(_, i)| i)
+}
+
+/// Everything the report says, in the order it says it.
+#[derive(Debug, Serialize)]
+struct Report<'a> {
+    tool: String,
+    target: String,
+    totals: Totals,
+    /// What needs a person, by kind of work, in the order to do it.
+    work: Vec<WorkGroup<'a>>,
+    /// Fixes that change behaviour and wait for `--unsafe-fixes`.
+    unsafe_fixes: Vec<&'a Item>,
+    errors: Vec<FileError<'a>>,
+    changed: Vec<Changed<'a>>,
+    per_rule: Vec<RuleTotal>,
+    per_file_type: Vec<TypeTotal>,
+}
+
+#[derive(Debug, Serialize)]
+struct Totals {
+    files: usize,
+    changed: usize,
+    fixes: usize,
+    manual: usize,
+    unsafe_fixes: usize,
+    errors: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct WorkGroup<'a> {
+    title: String,
+    why: String,
+    items: Vec<ItemWithHelp<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct ItemWithHelp<'a> {
+    #[serde(flatten)]
+    item: &'a Item,
+    /// What to do: the rule's one-line guidance.
+    help: &'a str,
+    /// The command that explains the rule in full.
+    explain: String,
+}
+
+#[derive(Debug, Serialize)]
+struct FileError<'a> {
+    path: &'a str,
+    error: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct Changed<'a> {
+    path: &'a str,
+    file_type: &'a str,
+    fixes: &'a BTreeMap<String, usize>,
+}
+
+#[derive(Debug, Serialize)]
+struct RuleTotal {
+    code: String,
+    name: String,
+    applied: usize,
+    manual: usize,
+    unsafe_fixes: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct TypeTotal {
+    file_type: String,
+    files: usize,
+    changed: usize,
+    fixes: usize,
+    manual: usize,
+}
+
+fn build<'a>(files: &'a [FileOutcome], rules: &'a RuleSet) -> Report<'a> {
+    let kinds = kinds_of_work();
+    let help = |code: &str| rules.by_code(code).map_or("", |r| r.help.as_str());
+    let mut groups: Vec<Vec<ItemWithHelp>> = kinds.iter().map(|_| Vec::new()).collect();
+    for item in files.iter().flat_map(|f| &f.manual) {
+        let explain = format!("xla2tpu rule {}", item.code);
+        groups[kind_of_work(&kinds, &item.code)].push(ItemWithHelp { item, help: help(&item.code), explain });
+    }
+    let work = kinds
+        .into_iter()
+        .zip(groups)
+        .filter(|(_, items)| !items.is_empty())
+        .map(|(k, items)| WorkGroup { title: k.title, why: k.why, items })
+        .collect();
+
+    let mut per_rule: BTreeMap<String, RuleTotal> = BTreeMap::new();
+    fn total<'m>(per_rule: &'m mut BTreeMap<String, RuleTotal>, rules: &RuleSet, code: &str) -> &'m mut RuleTotal {
+        per_rule.entry(code.to_string()).or_insert_with(|| RuleTotal {
+            code: code.to_string(),
+            name: rules.by_code(code).map_or_else(String::new, |r| r.name.clone()),
+            applied: 0,
+            manual: 0,
+            unsafe_fixes: 0,
+        })
+    }
+    let mut per_type: BTreeMap<&str, TypeTotal> = BTreeMap::new();
+    for f in files {
+        for (code, n) in &f.applied {
+            total(&mut per_rule, rules, code).applied += n;
+        }
+        for i in &f.manual {
+            total(&mut per_rule, rules, &i.code).manual += 1;
+        }
+        for i in &f.unsafe_fixes {
+            total(&mut per_rule, rules, &i.code).unsafe_fixes += 1;
+        }
+        let label = f.kind.map_or("unreadable", Kind::label);
+        let t = per_type.entry(label).or_insert_with(|| TypeTotal {
+            file_type: label.to_string(),
+            files: 0,
+            changed: 0,
+            fixes: 0,
+            manual: 0,
+        });
+        t.files += 1;
+        t.changed += usize::from(f.changed);
+        t.fixes += f.applied.values().sum::<usize>();
+        t.manual += f.manual.len();
+    }
+    let totals = Totals {
+        files: files.len(),
+        changed: files.iter().filter(|f| f.changed).count(),
+        fixes: files.iter().flat_map(|f| f.applied.values()).sum(),
+        manual: files.iter().map(|f| f.manual.len()).sum(),
+        unsafe_fixes: files.iter().map(|f| f.unsafe_fixes.len()).sum(),
+        errors: files.iter().filter(|f| f.error.is_some()).count(),
+    };
+    Report {
+        tool: format!("xla2tpu {}", env!("CARGO_PKG_VERSION")),
+        target: format!("{} {}", rules.target.distribution, rules.target.version),
+        totals,
+        work,
+        unsafe_fixes: files.iter().flat_map(|f| &f.unsafe_fixes).collect(),
+        errors: files
+            .iter()
+            .filter_map(|f| f.error.as_deref().map(|error| FileError { path: &f.path, error }))
+            .collect(),
+        changed: files
+            .iter()
+            .filter(|f| f.changed)
+            .map(|f| Changed { path: &f.path, file_type: f.kind.map_or("", Kind::label), fixes: &f.applied })
+            .collect(),
+        per_rule: per_rule.into_values().collect(),
+        per_file_type: per_type.into_values().collect(),
+    }
+}
+
+/// The report for `path`: JSON for `.json`, Markdown otherwise.
+pub fn render(path: &Path, files: &[FileOutcome], rules: &RuleSet) -> String {
+    let report = build(files, rules);
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+        serde_json::to_string_pretty(&report).expect("the report serialises") + "\n"
+    } else {
+        markdown(&report)
+    }
+}
+
+/// A Markdown table cell: no line breaks, no column separators.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn markdown(r: &Report) -> String {
+    let mut out = String::new();
+    let t = &r.totals;
+    let _ = writeln!(out, "# Migration report\n");
+    let _ = writeln!(
+        out,
+        "{} read {} files for {}: {} changed by {} fixes. **{} items need a person**{}{}.\n",
+        r.tool,
+        t.files,
+        r.target,
+        t.changed,
+        t.fixes,
+        t.manual,
+        if t.unsafe_fixes > 0 {
+            format!(", and {} fixes that may change behaviour wait for `--unsafe-fixes`", t.unsafe_fixes)
+        } else {
+            String::new()
+        },
+        if t.errors > 0 { format!("; {} files could not be migrated", t.errors) } else { String::new() },
+    );
+
+    let _ = writeln!(out, "## What needs a person\n");
+    if r.work.is_empty() {
+        let _ = writeln!(out, "Nothing: every torch_xla use found was rewritten.\n");
+    }
+    for (n, group) in r.work.iter().enumerate() {
+        let _ = writeln!(out, "### {}. {} ({})\n\n{}\n", n + 1, group.title, group.items.len(), group.why);
+        let _ = writeln!(out, "| Where | Rule | What | What to do |\n|---|---|---|---|");
+        for i in &group.items {
+            let what = match &i.item.note {
+                Some(note) => format!("{} ({note})", i.item.message),
+                None => i.item.message.clone(),
+            };
+            let _ = writeln!(
+                out,
+                "| `{}` | {} (`{}`) | {} | {} |",
+                i.item.place(),
+                i.item.code,
+                i.explain,
+                cell(&what),
+                cell(i.help)
+            );
+        }
+        let _ = writeln!(out);
+    }
+    if !r.unsafe_fixes.is_empty() {
+        let _ = writeln!(
+            out,
+            "## Fixes waiting for `--unsafe-fixes` ({})\n\nEach may change behaviour; `xla2tpu rule CODE` says how. Review, then run `xla2tpu migrate --write --unsafe-fixes`.\n",
+            r.unsafe_fixes.len()
+        );
+        let _ = writeln!(out, "| Where | Rule | What |\n|---|---|---|");
+        for i in &r.unsafe_fixes {
+            let _ = writeln!(out, "| `{}` | {} | {} |", i.place(), i.code, cell(&i.message));
+        }
+        let _ = writeln!(out);
+    }
+    if !r.errors.is_empty() {
+        let _ = writeln!(out, "## Files that could not be migrated ({})\n", r.errors.len());
+        for e in &r.errors {
+            let _ = writeln!(out, "- `{}`: {}", e.path, e.error);
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(out, "## What was changed ({} files)\n", r.changed.len());
+    if !r.changed.is_empty() {
+        let _ = writeln!(out, "| File | Type | Fixes |\n|---|---|---|");
+        for c in &r.changed {
+            let fixes: Vec<String> = c.fixes.iter().map(|(code, n)| format!("{code} ×{n}")).collect();
+            let _ = writeln!(out, "| `{}` | {} | {} |", c.path, c.file_type, fixes.join(", "));
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(
+        out,
+        "## Totals\n\n| Rule | Name | Applied | Left for a person | Waiting for --unsafe-fixes |\n|---|---|---:|---:|---:|"
+    );
+    for t in &r.per_rule {
+        let _ = writeln!(out, "| {} | {} | {} | {} | {} |", t.code, t.name, t.applied, t.manual, t.unsafe_fixes);
+    }
+    let _ = writeln!(out, "\n| File type | Files | Changed | Fixes | Left for a person |\n|---|---:|---:|---:|---:|");
+    for t in &r.per_file_type {
+        let _ = writeln!(out, "| {} | {} | {} | {} | {} |", t.file_type, t.files, t.changed, t.fixes, t.manual);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_belongs_to_a_kind_of_work_by_its_longest_prefix() {
+        let kinds = kinds_of_work();
+        let title = |code: &str| kinds[kind_of_work(&kinds, code)].title.as_str();
+        assert_eq!(title("TPU211"), "Data loading");
+        assert_eq!(title("TPU212"), "Launch");
+        assert_eq!(title("TPU207"), "Distributed");
+        assert_eq!(title("TPU504"), "SPMD and sharding");
+        assert_eq!(title("TPU501"), "Environment");
+        assert_eq!(title("TPU901"), "Dependencies");
+        let rules = RuleSet::load(&[]).unwrap();
+        // Only TPU0xx, the catch-all, may land in the last group.
+        for r in &rules.rules {
+            let i = kind_of_work(&kinds, &r.code);
+            assert!(i < kinds.len() - 1 || r.code.starts_with("TPU0"), "{} has no kind of work", r.code);
+        }
+    }
+
+    #[test]
+    fn orders_work_and_counts_per_rule_and_file_type() {
+        let rules = RuleSet::load(&[]).unwrap();
+        let item = |path: &str, code: &str| Item {
+            path: path.into(),
+            cell: None,
+            line: 3,
+            column: 1,
+            code: code.into(),
+            message: format!("{code} | here"),
+            note: None,
+        };
+        let files = vec![
+            FileOutcome {
+                path: "train.py".into(),
+                kind: Some(Kind::Python),
+                changed: true,
+                applied: BTreeMap::from([("TPU110".to_string(), 2)]),
+                manual: vec![item("train.py", "TPU207"), item("train.py", "TPU502")],
+                ..FileOutcome::default()
+            },
+            FileOutcome {
+                path: "nb.ipynb".into(),
+                kind: Some(Kind::Notebook),
+                manual: vec![Item { cell: Some(4), ..item("nb.ipynb", "TPU211") }],
+                ..FileOutcome::default()
+            },
+        ];
+        let md = render(Path::new("r.md"), &files, &rules);
+        let env = md.find("### 1. Environment (1)").expect(&md);
+        let dist = md.find("### 2. Distributed (1)").expect(&md);
+        let data = md.find("### 3. Data loading (1)").expect(&md);
+        assert!(env < dist && dist < data, "{md}");
+        assert!(md.contains("| `nb.ipynb:cell 4:3:1` | TPU211 (`xla2tpu rule TPU211`) |"), "{md}");
+        assert!(md.contains("TPU207 \\| here"), "table cells are escaped: {md}");
+        assert!(md.contains("| TPU110 | mark-step | 2 | 0 | 0 |"), "{md}");
+        assert!(md.contains("| notebook | 1 | 0 | 0 | 1 |"), "{md}");
+        let json: serde_json::Value = serde_json::from_str(&render(Path::new("r.json"), &files, &rules)).unwrap();
+        assert_eq!(json["totals"]["manual"], 3);
+        assert_eq!(json["work"][2]["items"][0]["cell"], 4);
+        assert_eq!(json["work"][0]["title"], "Environment");
+    }
+}
