@@ -326,3 +326,68 @@ fn launchers_that_cannot_be_converted_are_reported_with_why() {
         .stderr(predicate::str::contains("(here `None`)"))
         .stderr(predicate::str::contains("2 items need manual migration"));
 }
+
+/// A Kaggle-style notebook: two code cells share an import; a markdown cell counts in the numbering.
+const NOTEBOOK: &str = r##"{
+ "cells": [
+  {"cell_type": "markdown", "metadata": {}, "source": ["# TPU\n"]},
+  {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": ["import torch\n", "import torch_xla.core.xla_model as xm"]},
+  {"cell_type": "code", "execution_count": 2, "metadata": {"scrolled": true}, "outputs": [{"output_type": "stream", "name": "stdout", "text": ["xla:0\n"]}],
+   "source": ["device = xm.xla_device()\n", "t = xm.all_reduce(xm.REDUCE_SUM, [torch.ones(1)])\n", "print(device)"]}
+ ],
+ "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"##;
+
+#[test]
+fn notebooks_are_checked_and_migrated_cell_by_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "train.ipynb", NOTEBOOK);
+    bin()
+        .args(["check", "--output-format", "concise"])
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("train.ipynb:cell 3:1:10: TPU101 [*]"))
+        .stdout(predicate::str::contains("train.ipynb:cell 3:2:5: TPU207"));
+    bin()
+        .arg("migrate")
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("+++ b/").and(predicate::str::contains("train.ipynb:cell 3")))
+        .stdout(predicate::str::contains("+device = torch.device(\"tpu:0\")"))
+        .stderr(predicate::str::contains("train.ipynb:cell 3:2:5: TPU207"));
+    bin().args(["migrate", "--write"]).arg(&path).assert().success();
+    let migrated = fs::read_to_string(&path).unwrap();
+    // Only the edited cell's source changed; outputs, metadata and layout are the user's.
+    let untouched = |s: &str| s.replace("\"device = xm.xla_device()\\n\"", "\"device = torch.device(\\\"tpu:0\\\")\\n\"");
+    assert_eq!(migrated, untouched(NOTEBOOK));
+    bin().args(["migrate", "--write"]).arg(&path).assert().success().stderr(predicate::str::contains("0 fixes"));
+}
+
+#[test]
+fn the_report_orders_work_and_the_summary_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "train.py", "import torch_xla.core.xla_model as xm\nxm.mark_step()\nt = xm.all_reduce(xm.REDUCE_SUM, [1])\n");
+    write(dir.path(), "nb.ipynb", NOTEBOOK);
+    let report = dir.path().join("report.md");
+    bin()
+        .current_dir(dir.path())
+        .args(["migrate", "--report", "report.md", "."])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("2 items need manual migration; report: report.md"));
+    let md = fs::read_to_string(&report).unwrap();
+    assert!(md.contains("### 1. Distributed (2)"), "{md}");
+    assert!(md.contains("| `nb.ipynb:cell 3:2:5` | TPU207 (`xla2tpu rule TPU207`) |"), "{md}");
+    assert!(md.contains("| `train.py:3:5` | TPU207"), "{md}");
+    assert!(md.contains("| notebook | 1 | 1 |"), "{md}");
+    let json = dir.path().join("report.json");
+    bin().current_dir(dir.path()).args(["migrate", "--report", "report.json", "."]).assert().success();
+    let parsed: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(parsed["totals"]["manual"], 2);
+    assert_eq!(parsed["work"][0]["items"][0]["cell"], 3);
+}

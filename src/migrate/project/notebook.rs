@@ -29,6 +29,14 @@ pub struct Notebook<'a> {
     cells: Vec<CodeCell>,
 }
 
+/// The whitespace of a list of lines: after `[`, between items (with the comma), before `]`.
+#[derive(Debug)]
+struct Layout {
+    open: String,
+    separator: String,
+    close: String,
+}
+
 #[derive(Debug)]
 struct CodeCell {
     /// 1-based position among all cells (markdown too), as a reader counts them.
@@ -36,8 +44,8 @@ struct CodeCell {
     source: String,
     /// The byte range of the `source` value in the JSON.
     value: std::ops::Range<usize>,
-    /// `Some` when the source is a list of lines: the whitespace after `[` and before `]`.
-    lines: Option<(String, String)>,
+    /// `Some` when the source is a list of lines: how the list is laid out.
+    lines: Option<Layout>,
 }
 
 /// Strict JSON: nbformat writes nothing else, and a lenient parse could hide a broken file.
@@ -180,19 +188,28 @@ impl CodeCell {
                 for e in elements {
                     source.push_str(&e.as_string_lit().ok_or_else(bad)?.value);
                 }
-                let (open, close) = match (elements.first(), elements.last()) {
-                    (Some(first), Some(last)) => (
-                        json[range.start + 1..first.range().start].to_string(),
-                        json[last.range().end..range.end - 1].to_string(),
-                    ),
+                let layout = match (elements.first(), elements.get(1), elements.last()) {
+                    (Some(first), second, Some(last)) => {
+                        let open = json[range.start + 1..first.range().start].to_string();
+                        let separator = match second {
+                            Some(second) => json[first.range().end..second.range().start].to_string(),
+                            None if open.is_empty() => ", ".to_string(),
+                            None => format!(",{open}"),
+                        };
+                        Layout { open, separator, close: json[last.range().end..range.end - 1].to_string() }
+                    }
                     // An empty list: nbformat's own layout, indented one past the line of `[`.
                     _ => {
                         let line = &json[crate::source::line_start(json, range.start)..range.start];
                         let indent: String = line.chars().take_while(|c| c.is_whitespace()).collect();
-                        (format!("\n{indent} "), format!("\n{indent}"))
+                        Layout {
+                            open: format!("\n{indent} "),
+                            separator: format!(",\n{indent} "),
+                            close: format!("\n{indent}"),
+                        }
                     }
                 };
-                Ok(CodeCell { number, source, value: range.start..range.end, lines: Some((open, close)) })
+                Ok(CodeCell { number, source, value: range.start..range.end, lines: Some(layout) })
             }
             _ => Err(bad()),
         }
@@ -204,9 +221,9 @@ impl CodeCell {
         match &self.lines {
             None => string(source),
             Some(_) if source.is_empty() => "[]".to_string(),
-            Some((open, close)) => {
+            Some(Layout { open, separator, close }) => {
                 let items: Vec<String> = source.split_inclusive('\n').map(string).collect();
-                format!("[{open}{}{close}]", items.join(&format!(",{open}")))
+                format!("[{open}{}{close}]", items.join(separator))
             }
         }
     }
