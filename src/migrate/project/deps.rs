@@ -39,49 +39,14 @@ const TPU_WHEEL_URLS: &[&str] = &[
 const INDEX_OPTIONS: &[&str] =
     &["-f", "--find-links", "-i", "--index-url", "--extra-index-url", "--index", "--default-index"];
 /// Other `pip install` / `uv pip install` options that take a separate value.
+#[rustfmt::skip]
 const VALUE_OPTIONS: &[&str] = &[
-    "-r",
-    "--requirement",
-    "-c",
-    "--constraint",
-    "-e",
-    "--editable",
-    "-t",
-    "--target",
-    "--platform",
-    "--python-version",
-    "--implementation",
-    "--abi",
-    "--root",
-    "--prefix",
-    "--src",
-    "--upgrade-strategy",
-    "-C",
-    "--config-settings",
-    "--global-option",
-    "--no-binary",
-    "--only-binary",
-    "--progress-bar",
-    "--log",
-    "--cache-dir",
-    "--proxy",
-    "--retries",
-    "--timeout",
-    "--exists-action",
-    "--trusted-host",
-    "--cert",
-    "--client-cert",
-    "--report",
-    "--root-user-action",
-    "--python",
-    "-p",
-    "--keyring-provider",
-    "--use-feature",
-    "--use-deprecated",
-    "--resolution",
-    "--index-strategy",
-    "--prerelease",
-    "--extra",
+    "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target", "--platform",
+    "--python-version", "--implementation", "--abi", "--root", "--prefix", "--src", "--upgrade-strategy", "-C",
+    "--config-settings", "--global-option", "--no-binary", "--only-binary", "--progress-bar", "--log", "--cache-dir",
+    "--proxy", "--retries", "--timeout", "--exists-action", "--trusted-host", "--cert", "--client-cert", "--report",
+    "--root-user-action", "--python", "-p", "--keyring-provider", "--use-feature", "--use-deprecated",
+    "--resolution", "--index-strategy", "--prerelease", "--extra",
 ];
 
 /// The findings of a dependency file (`Kind::Requirements`, `Pyproject`, `SetupCfg`, `CondaEnv`,
@@ -316,7 +281,7 @@ fn findings(entries: &[Entry], rules: &RuleSet) -> Vec<Diagnostic> {
             })
         } else if d.name.as_ref() == "jax"
             && d.extras.iter().any(|e| e.as_ref() == "tpu")
-            && (has_xla || distribution.as_ref().is_some_and(|n| deps.iter().any(|d| d.name == *n)))
+            && (has_xla || distribution.as_ref().is_some_and(|n| deps.iter().any(|other| other.name == *n)))
         {
             finding(rules, Builtin::DepJaxTpu, d.range, &d.shown, None)
         } else if torch_outside(d) {
@@ -560,7 +525,7 @@ fn requirements(text: &str) -> Vec<Entry> {
     let mut at = 0;
     while at < text.len() {
         let (words, stop) = shell_words(text, at, text.len(), false);
-        let end = line_end_inclusive(text, stop).max(at + 1);
+        let end = line_end_inclusive(text, stop);
         let line = TextRange::new(size(at), size(end));
         entries.extend(line_entry(text, &words, Some(line)));
         at = end;
@@ -852,9 +817,9 @@ fn conda_env(text: &str) -> Vec<Entry> {
                 Some(close) => (offset + 1, offset + 1 + close),
                 None => continue,
             },
-            _ => (offset, offset + value.find(" #").unwrap_or(value.len()).min(value.len())),
+            _ => (offset, offset + value.find(" #").unwrap_or(value.len())),
         };
-        let to = from.max(text[from..to].trim_end().len() + from);
+        let to = from + text[from..to].trim_end().len();
         if pip_indent.is_some() {
             let (words, _) = shell_words(text, from, to, false);
             entries.extend(line_entry(text, &words, Some(whole)));
