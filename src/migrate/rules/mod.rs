@@ -141,6 +141,22 @@ pub enum Builtin {
     UnusedNoqa,
     // Files other than Python (src/migrate/project); each handler adds its own below.
     // deps (TPU90x–TPU91x):
+    /// A torch_xla requirement (TPU901).
+    DepTorchXla,
+    /// A libtpu / libtpu-nightly / cloud-tpu-client requirement (TPU902).
+    DepLibtpu,
+    /// A find-links or index URL of the old TPU wheel buckets (TPU903).
+    DepTpuIndex,
+    /// A torch requirement the target release cannot install with (TPU904).
+    DepTorchPin,
+    /// torchvision / torchaudio pinned for the old torch (TPU905).
+    DepTorchCompanion,
+    /// An optimum-tpu requirement (TPU906).
+    DepOptimumTpu,
+    /// `jax[tpu]` next to torch_xla / torch-tpu (TPU907).
+    DepJaxTpu,
+    /// A Python requirement below the target's (TPU908).
+    DepPython,
     // launch (TPU92x–TPU93x):
 }
 
