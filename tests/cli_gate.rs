@@ -214,9 +214,9 @@ fn bad_configuration_is_an_error_naming_the_file_and_key() {
     );
     fails("output-format = \"xml\"\n", "xla2tpu.toml", &["xla2tpu.toml:1:17: `output-format`: unknown variant `xml`"]);
     fails(
-        "[tool.xla2tpu]\nignore = [\"TPU9\"]\n",
+        "[tool.xla2tpu]\nignore = [\"TPU99\"]\n",
         "pyproject.toml",
-        &["pyproject.toml: `ignore`: `TPU9` matches no rule"],
+        &["pyproject.toml: `ignore`: `TPU99` matches no rule"],
     );
     fails("[tool.xla2tpu\n", "pyproject.toml", &["pyproject.toml:1:", "invalid TOML"]);
     p.xla2tpu(&["check", "--select", "TPX", "train.py"])

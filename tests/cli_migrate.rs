@@ -363,7 +363,8 @@ fn notebooks_are_checked_and_migrated_cell_by_cell() {
     bin().args(["migrate", "--write"]).arg(&path).assert().success();
     let migrated = fs::read_to_string(&path).unwrap();
     // Only the edited cell's source changed; outputs, metadata and layout are the user's.
-    let untouched = |s: &str| s.replace("\"device = xm.xla_device()\\n\"", "\"device = torch.device(\\\"tpu:0\\\")\\n\"");
+    let untouched =
+        |s: &str| s.replace("\"device = xm.xla_device()\\n\"", "\"device = torch.device(\\\"tpu:0\\\")\\n\"");
     assert_eq!(migrated, untouched(NOTEBOOK));
     bin().args(["migrate", "--write"]).arg(&path).assert().success().stderr(predicate::str::contains("0 fixes"));
 }
@@ -371,7 +372,11 @@ fn notebooks_are_checked_and_migrated_cell_by_cell() {
 #[test]
 fn the_report_orders_work_and_the_summary_names_it() {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "train.py", "import torch_xla.core.xla_model as xm\nxm.mark_step()\nt = xm.all_reduce(xm.REDUCE_SUM, [1])\n");
+    write(
+        dir.path(),
+        "train.py",
+        "import torch_xla.core.xla_model as xm\nxm.mark_step()\nt = xm.all_reduce(xm.REDUCE_SUM, [1])\n",
+    );
     write(dir.path(), "nb.ipynb", NOTEBOOK);
     let report = dir.path().join("report.md");
     bin()

@@ -573,7 +573,18 @@ fn migrate_text(l: &Loaded, kind: Kind, path: &str) -> Result<Migrated, String> 
     let m = crate::isolate::catch(|| project::migrate(kind, text, rules, &l.selection))
         .map_err(|panic| describe_problem(path, text, &Problem::Internal(panic)))?;
     if let Some(invalid) = m.invalid {
-        return Err(format!("{path}: {invalid}; file skipped"));
+        let line = format!("{path}: {invalid}; file skipped");
+        if !kind.owned_by_project() {
+            // A Helm template or another tool's YAML is not ours to fail a run on.
+            return Ok(Migrated {
+                output: m.output,
+                applied: m.applied,
+                remaining: Vec::new(),
+                reverted: vec![line],
+                diff: None,
+            });
+        }
+        return Err(line);
     }
     let lines = LineIndex::new(text);
     let at = |offset: TextSize| lines.line_col(text, offset);
@@ -730,6 +741,7 @@ fn check_text(l: &Loaded, kind: Kind, mode: &CheckMode, out: &mut FileCheck) {
     let (text, rules) = (&l.source.text, l.rules());
     let found = match crate::isolate::catch(|| project::lint(kind, text, rules, &l.selection)) {
         Ok(Ok(found)) => found,
+        Ok(Err(e)) if !kind.owned_by_project() => return out.warnings.push(format!("{}: {e}; file skipped", out.path)),
         Ok(Err(e)) => return out.error = Some(format!("{}: {e}; file skipped", out.path)),
         Err(panic) => return out.error = Some(describe_problem(&out.path, text, &Problem::Internal(panic))),
     };

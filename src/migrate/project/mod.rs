@@ -73,6 +73,12 @@ impl Kind {
         matches!(self, Kind::Python | Kind::SetupPy)
     }
 
+    /// Whether the file is the project's own (its sources, dependencies, notebooks), so that one
+    /// that does not load is an error; other YAML may be a template of another tool (Helm).
+    pub fn owned_by_project(self) -> bool {
+        self != Kind::Yaml
+    }
+
     /// What the file is, for messages and the report's per-type totals.
     pub fn label(self) -> &'static str {
         match self {
