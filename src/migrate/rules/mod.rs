@@ -324,7 +324,7 @@ impl Prefilter {
         let words = literals(&minimal);
 
         let mut identifiers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for name in rules.names.keys() {
+        for name in rules.names.keys().chain(rules.members.keys()) {
             let (first, rest) = name.split_once('.').unwrap_or((name, name));
             if sources.contains(first) {
                 continue;
@@ -415,12 +415,18 @@ fn literals<S: AsRef<str>>(patterns: &[S]) -> aho_corasick::AhoCorasick {
         .expect("literal needles always build")
 }
 
+/// How a rule matches a name, and the name's `{$target}`.
+type NameEntry = (MatchKind, RuleId, Option<String>);
+
 /// All loaded rules, indexed for matching.
 #[derive(Debug, Default)]
 pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// Qualified name → the rules matching it as a call, a `with` or a reference.
-    names: FxHashMap<String, Vec<(MatchKind, RuleId, Option<String>)>>,
+    names: FxHashMap<String, Vec<NameEntry>>,
+    /// Module → the rules matching every name under it (`torch_xla._XLAC.*` in a rule), for
+    /// modules whose members share one disposition (private bindings, removed modules).
+    members: FxHashMap<String, Vec<NameEntry>>,
     /// What each PyTorch API call needs from the backend (TPU8xx rules); the
     /// backend is TorchTPU 0.2.0 unless `set_backend` picks another.
     pub api_ops: Option<std::sync::Arc<crate::ops::api::ApiOps>>,
@@ -494,7 +500,10 @@ impl RuleSet {
         for (kind, names) in [(MatchKind::Call, m.call), (MatchKind::With, m.with), (MatchKind::Reference, m.reference)]
         {
             for (name, target) in names.into_pairs() {
-                let entries = self.names.entry(name.clone()).or_default();
+                let entries = match name.strip_suffix(".*") {
+                    Some(module) => self.members.entry(module.to_string()).or_default(),
+                    None => self.names.entry(name.clone()).or_default(),
+                };
                 if let Some((_, other, _)) = entries.iter().find(|(k, _, _)| *k == kind) {
                     bail!("`{name}` is already matched by {}", self.rules[*other].code);
                 }
@@ -533,10 +542,21 @@ impl RuleSet {
         self.prefilter.get_or_init(|| Prefilter::new(self)).may_match(text)
     }
 
-    /// The rule matching `qualified` in this position, with its `{target}`.
+    /// The rule matching `qualified` in this position, with its `{target}`: the rule naming it,
+    /// else the rule for the innermost module (`a.b.*`) it is a member of.
     pub fn lookup(&self, kind: MatchKind, qualified: &str) -> Option<(RuleId, Option<&str>)> {
-        let entries = self.names.get(qualified)?;
-        entries.iter().find(|(k, _, _)| *k == kind).map(|(_, id, t)| (*id, t.as_deref()))
+        fn of_kind(entries: &[NameEntry], kind: MatchKind) -> Option<(RuleId, Option<&str>)> {
+            entries.iter().find(|(k, _, _)| *k == kind).map(|(_, id, t)| (*id, t.as_deref()))
+        }
+        if let Some(found) = self.names.get(qualified).and_then(|e| of_kind(e, kind)) {
+            return Some(found);
+        }
+        if self.members.is_empty() {
+            return None;
+        }
+        qualified
+            .rmatch_indices('.')
+            .find_map(|(dot, _)| self.members.get(&qualified[..dot]).and_then(|e| of_kind(e, kind)))
     }
 
     /// Any rule that names `qualified` (used to report indirect references).
