@@ -45,6 +45,9 @@ struct RawRule {
     #[serde(default)]
     fix: Vec<RawFix>,
     explanation: String,
+    /// The TorchTPU releases the rule applies to (a PEP 440 specifier); all when absent.
+    #[serde(default)]
+    torchtpu: Option<String>,
 }
 
 /// A list of qualified names, or a map from qualified name to a `{target}` value.
@@ -279,6 +282,8 @@ pub struct Rule {
     pub modules: Vec<String>,
     /// Where the rule came from (file name), for error messages.
     pub origin: String,
+    /// The TorchTPU releases the rule applies to (`torchtpu: ">=0.2.0"`); `None` = all.
+    pub torchtpu: Option<pep440_rs::VersionSpecifiers>,
 }
 
 pub type RuleId = usize;
@@ -439,7 +444,13 @@ pub struct RuleSet {
 impl RuleSet {
     /// The embedded rules plus the `*.yaml` files of the given directories, in order.
     pub fn load(extra: &[PathBuf]) -> anyhow::Result<RuleSet> {
-        let mut set = RuleSet::default();
+        Self::load_for(extra, crate::migrate::project::DEFAULT_TARGET)
+    }
+
+    /// [`RuleSet::load`] for a TorchTPU release (`--target-version`): rules whose `torchtpu`
+    /// range excludes it are left out. An unknown release is an error naming the known ones.
+    pub fn load_for(extra: &[PathBuf], target: &str) -> anyhow::Result<RuleSet> {
+        let mut set = RuleSet { target: crate::migrate::project::Target::load(target)?, ..RuleSet::default() };
         let mut files: Vec<_> =
             EMBEDDED.files().filter(|f| f.path().extension().is_some_and(|e| e == "yaml")).collect();
         files.sort_by_key(|f| f.path());
@@ -490,6 +501,15 @@ impl RuleSet {
         if let Some(other) = self.rules.iter().find(|r| r.code == raw.code) {
             bail!("duplicate rule code (also in {})", other.origin);
         }
+        let torchtpu = raw
+            .torchtpu
+            .as_deref()
+            .map(|range| range.parse::<pep440_rs::VersionSpecifiers>().with_context(|| format!("torchtpu: `{range}`")))
+            .transpose()?;
+        let target: pep440_rs::Version = self.target.version.parse()?;
+        if torchtpu.as_ref().is_some_and(|range| !range.contains(&target)) {
+            return Ok(());
+        }
         let signature = raw.signature.as_deref().map(Signature::parse).transpose()?;
         let mut fixes = Vec::new();
         for f in raw.fix {
@@ -528,6 +548,7 @@ impl RuleSet {
             builtin: m.builtin,
             modules: m.modules,
             origin: origin.to_string(),
+            torchtpu,
         });
         Ok(())
     }
