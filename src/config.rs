@@ -42,6 +42,7 @@ pub struct Options {
     pub unsafe_fixes: Option<bool>,
     pub output_format: Option<OutputFormat>,
     pub backend: Option<String>,
+    pub target_version: Option<String>,
 }
 
 /// `pyproject.toml`: only our table is read, other tools' tables are theirs.
@@ -147,6 +148,8 @@ pub struct Overrides {
     pub isolated: bool,
     /// `--backend`: the registry PyTorch calls are judged against (TPU8xx).
     pub backend: Option<String>,
+    /// `--target-version`: the TorchTPU release to migrate to (rules outside its range are off).
+    pub target_version: Option<String>,
 }
 
 /// One level of rule selection (a configuration file, then the command line), applied in turn
@@ -223,6 +226,7 @@ pub struct Settings {
     pub unsafe_fixes: bool,
     pub output_format: Option<OutputFormat>,
     pub backend: Option<String>,
+    pub target_version: Option<String>,
 }
 
 impl Settings {
@@ -242,7 +246,13 @@ impl Settings {
         // The backend PyTorch calls are judged against (TPU8xx): --backend, else the configuration's.
         let backend = o.backend.clone().or_else(|| options.backend.clone());
         let backend_origin = if o.backend.is_some() { "--backend".to_string() } else { origin("backend") };
-        let rules = rulesets.get(&rule_dirs, backend.as_deref()).with_context(|| backend_origin)?;
+        let target_version = o.target_version.clone().or_else(|| options.target_version.clone());
+        let target_origin =
+            if o.target_version.is_some() { "--target-version".to_string() } else { origin("target-version") };
+        let target = target_version.as_deref().unwrap_or(crate::migrate::project::DEFAULT_TARGET);
+        let rules = rulesets
+            .get(&rule_dirs, target, backend.as_deref())
+            .with_context(|| if target_version.is_some() { target_origin } else { backend_origin })?;
 
         let file_layer = Layer {
             select: options.select.clone(),
@@ -313,6 +323,7 @@ impl Settings {
             unsafe_fixes: o.unsafe_fixes.or(options.unsafe_fixes).unwrap_or(false),
             output_format: o.output_format.or(options.output_format),
             backend,
+            target_version,
         })
     }
 
@@ -383,25 +394,30 @@ impl Settings {
         let _ = writeln!(out, "  output-format     {format}");
         let backend = self.backend.clone().unwrap_or_else(|| format!("{} (default)", crate::ops::DEFAULT_BACKEND));
         let _ = writeln!(out, "  backend           {backend}");
+        let target = self
+            .target_version
+            .clone()
+            .unwrap_or_else(|| format!("{} (default)", crate::migrate::project::DEFAULT_TARGET));
+        let _ = writeln!(out, "  target-version    {target}");
         out
     }
 }
 
-/// What a rule set is built from: extra rule directories and the backend.
-type RuleSetKey = (Vec<PathBuf>, Option<String>);
+/// What a rule set is built from: extra rule directories, the target release and the backend.
+type RuleSetKey = (Vec<PathBuf>, String, Option<String>);
 
-/// Rule sets by rule directories and backend, each loaded once.
+/// Rule sets by rule directories, target and backend, each loaded once.
 #[derive(Default)]
 struct RuleSets(Mutex<HashMap<RuleSetKey, Arc<RuleSet>>>);
 
 impl RuleSets {
-    fn get(&self, dirs: &[PathBuf], backend: Option<&str>) -> anyhow::Result<Arc<RuleSet>> {
-        let key = (dirs.to_vec(), backend.map(str::to_string));
+    fn get(&self, dirs: &[PathBuf], target: &str, backend: Option<&str>) -> anyhow::Result<Arc<RuleSet>> {
+        let key = (dirs.to_vec(), target.to_string(), backend.map(str::to_string));
         let mut cache = self.0.lock().expect("no panics while loading rules");
         if let Some(rules) = cache.get(&key) {
             return Ok(rules.clone());
         }
-        let mut rules = RuleSet::load(dirs)?;
+        let mut rules = RuleSet::load_for(dirs, target)?;
         if let Some(backend) = backend {
             rules.set_backend(backend)?;
         }

@@ -88,6 +88,9 @@ pub struct CommonArgs {
     /// (`torchtpu-0.2.0`, `torch_xla-2.9`) or an `xla2tpu-backend/1` file [default: torchtpu-0.2.0]
     #[arg(long, value_name = "NAME|PATH", help_heading = "Configuration")]
     pub backend: Option<String>,
+    /// Migrate to this TorchTPU release: rules that do not apply to it are off [default: 0.2.0]
+    #[arg(long, value_name = "VERSION", help_heading = "Configuration")]
+    pub target_version: Option<String>,
 
     /// Colour the output: auto colours a terminal unless NO_COLOR is set.
     #[arg(long, value_enum, default_value_t, help_heading = "Output")]
@@ -121,6 +124,7 @@ impl CommonArgs {
             config: self.config.clone(),
             isolated: self.isolated,
             backend: self.backend.clone(),
+            target_version: self.target_version.clone(),
         }
     }
 }

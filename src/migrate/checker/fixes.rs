@@ -278,12 +278,14 @@ impl<'a> Checker<'a> {
                         None => edits.push(self.append_keyword(call, param, &value)),
                     }
                 }
-                for param in remove {
-                    if let Some(arg) = bound.values.get(param) {
-                        let range = bound.keyword_ranges.get(param).copied().unwrap_or(arg.range());
-                        edits.push(self.remove_argument(call, range));
-                    }
-                }
+                let removed: Vec<TextRange> = remove
+                    .iter()
+                    .filter_map(|param| {
+                        let arg = bound.values.get(param)?;
+                        Some(bound.keyword_ranges.get(param).copied().unwrap_or(arg.range()))
+                    })
+                    .collect();
+                edits.extend(self.remove_arguments(call, &removed));
                 Ok(fix(edits, vec![], cx.imports))
             }
         }
@@ -390,7 +392,9 @@ impl<'a> Checker<'a> {
         }
     }
 
-    pub(super) fn remove_argument(&self, call: &ExprCall, range: TextRange) -> Edit {
+    /// Deletes these arguments with their separators. Adjacent arguments are deleted as one
+    /// span: separate deletions would overlap on the comma between them.
+    pub(super) fn remove_arguments(&self, call: &ExprCall, removed: &[TextRange]) -> Vec<Edit> {
         let mut all: Vec<TextRange> = call
             .arguments
             .args
@@ -399,14 +403,26 @@ impl<'a> Checker<'a> {
             .chain(call.arguments.keywords.iter().map(Ranged::range))
             .collect();
         all.sort_by_key(|r| r.start());
-        let i = all.iter().position(|r| *r == range).unwrap_or(0);
-        if let Some(next) = all.get(i + 1) {
-            Edit::delete(TextRange::new(range.start(), next.start()))
-        } else if i > 0 {
-            Edit::delete(TextRange::new(all[i - 1].end(), range.end()))
-        } else {
-            Edit::delete(range)
+        let mut edits = Vec::new();
+        let mut i = 0;
+        while i < all.len() {
+            if !removed.contains(&all[i]) {
+                i += 1;
+                continue;
+            }
+            let first = i;
+            while i + 1 < all.len() && removed.contains(&all[i + 1]) {
+                i += 1;
+            }
+            let span = match (all.get(i + 1), first.checked_sub(1)) {
+                (Some(next), _) => TextRange::new(all[first].start(), next.start()),
+                (None, Some(before)) => TextRange::new(all[before].end(), all[i].end()),
+                (None, None) => TextRange::new(all[first].start(), all[i].end()),
+            };
+            edits.push(Edit::delete(span));
+            i += 1;
         }
+        edits
     }
 
     pub(super) fn unwrap_fix(

@@ -45,6 +45,9 @@ struct RawRule {
     #[serde(default)]
     fix: Vec<RawFix>,
     explanation: String,
+    /// The TorchTPU releases the rule applies to (a PEP 440 specifier); all when absent.
+    #[serde(default)]
+    torchtpu: Option<String>,
 }
 
 /// A list of qualified names, or a map from qualified name to a `{target}` value.
@@ -295,6 +298,8 @@ pub struct Rule {
     pub modules: Vec<String>,
     /// Where the rule came from (file name), for error messages.
     pub origin: String,
+    /// The TorchTPU releases the rule applies to (`torchtpu: ">=0.2.0"`); `None` = all.
+    pub torchtpu: Option<pep440_rs::VersionSpecifiers>,
 }
 
 pub type RuleId = usize;
@@ -340,7 +345,7 @@ impl Prefilter {
         let words = literals(&minimal);
 
         let mut identifiers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for name in rules.names.keys() {
+        for name in rules.names.keys().chain(rules.members.keys()) {
             let (first, rest) = name.split_once('.').unwrap_or((name, name));
             if sources.contains(first) {
                 continue;
@@ -431,12 +436,18 @@ fn literals<S: AsRef<str>>(patterns: &[S]) -> aho_corasick::AhoCorasick {
         .expect("literal needles always build")
 }
 
+/// How a rule matches a name, and the name's `{$target}`.
+type NameEntry = (MatchKind, RuleId, Option<String>);
+
 /// All loaded rules, indexed for matching.
 #[derive(Debug, Default)]
 pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// Qualified name → the rules matching it as a call, a `with` or a reference.
-    names: FxHashMap<String, Vec<(MatchKind, RuleId, Option<String>)>>,
+    names: FxHashMap<String, Vec<NameEntry>>,
+    /// Module → the rules matching every name under it (`torch_xla._XLAC.*` in a rule), for
+    /// modules whose members share one disposition (private bindings, removed modules).
+    members: FxHashMap<String, Vec<NameEntry>>,
     /// What each PyTorch API call needs from the backend (TPU8xx rules); the
     /// backend is TorchTPU 0.2.0 unless `set_backend` picks another.
     pub api_ops: Option<std::sync::Arc<crate::ops::api::ApiOps>>,
@@ -449,7 +460,13 @@ pub struct RuleSet {
 impl RuleSet {
     /// The embedded rules plus the `*.yaml` files of the given directories, in order.
     pub fn load(extra: &[PathBuf]) -> anyhow::Result<RuleSet> {
-        let mut set = RuleSet::default();
+        Self::load_for(extra, crate::migrate::project::DEFAULT_TARGET)
+    }
+
+    /// [`RuleSet::load`] for a TorchTPU release (`--target-version`): rules whose `torchtpu`
+    /// range excludes it are left out. An unknown release is an error naming the known ones.
+    pub fn load_for(extra: &[PathBuf], target: &str) -> anyhow::Result<RuleSet> {
+        let mut set = RuleSet { target: crate::migrate::project::Target::load(target)?, ..RuleSet::default() };
         let mut files: Vec<_> =
             EMBEDDED.files().filter(|f| f.path().extension().is_some_and(|e| e == "yaml")).collect();
         files.sort_by_key(|f| f.path());
@@ -500,6 +517,15 @@ impl RuleSet {
         if let Some(other) = self.rules.iter().find(|r| r.code == raw.code) {
             bail!("duplicate rule code (also in {})", other.origin);
         }
+        let torchtpu = raw
+            .torchtpu
+            .as_deref()
+            .map(|range| range.parse::<pep440_rs::VersionSpecifiers>().with_context(|| format!("torchtpu: `{range}`")))
+            .transpose()?;
+        let target: pep440_rs::Version = self.target.version.parse()?;
+        if torchtpu.as_ref().is_some_and(|range| !range.contains(&target)) {
+            return Ok(());
+        }
         let signature = raw.signature.as_deref().map(Signature::parse).transpose()?;
         let mut fixes = Vec::new();
         for f in raw.fix {
@@ -510,7 +536,10 @@ impl RuleSet {
         for (kind, names) in [(MatchKind::Call, m.call), (MatchKind::With, m.with), (MatchKind::Reference, m.reference)]
         {
             for (name, target) in names.into_pairs() {
-                let entries = self.names.entry(name.clone()).or_default();
+                let entries = match name.strip_suffix(".*") {
+                    Some(module) => self.members.entry(module.to_string()).or_default(),
+                    None => self.names.entry(name.clone()).or_default(),
+                };
                 if let Some((_, other, _)) = entries.iter().find(|(k, _, _)| *k == kind) {
                     bail!("`{name}` is already matched by {}", self.rules[*other].code);
                 }
@@ -535,6 +564,7 @@ impl RuleSet {
             builtin: m.builtin,
             modules: m.modules,
             origin: origin.to_string(),
+            torchtpu,
         });
         Ok(())
     }
@@ -549,10 +579,21 @@ impl RuleSet {
         self.prefilter.get_or_init(|| Prefilter::new(self)).may_match(text)
     }
 
-    /// The rule matching `qualified` in this position, with its `{target}`.
+    /// The rule matching `qualified` in this position, with its `{target}`: the rule naming it,
+    /// else the rule for the innermost module (`a.b.*`) it is a member of.
     pub fn lookup(&self, kind: MatchKind, qualified: &str) -> Option<(RuleId, Option<&str>)> {
-        let entries = self.names.get(qualified)?;
-        entries.iter().find(|(k, _, _)| *k == kind).map(|(_, id, t)| (*id, t.as_deref()))
+        fn of_kind(entries: &[NameEntry], kind: MatchKind) -> Option<(RuleId, Option<&str>)> {
+            entries.iter().find(|(k, _, _)| *k == kind).map(|(_, id, t)| (*id, t.as_deref()))
+        }
+        if let Some(found) = self.names.get(qualified).and_then(|e| of_kind(e, kind)) {
+            return Some(found);
+        }
+        if self.members.is_empty() {
+            return None;
+        }
+        qualified
+            .rmatch_indices('.')
+            .find_map(|(dot, _)| self.members.get(&qualified[..dot]).and_then(|e| of_kind(e, kind)))
     }
 
     /// Any rule that names `qualified` (used to report indirect references).

@@ -1,0 +1,2 @@
+# TPU131 unlazy
+print(loss.item())
