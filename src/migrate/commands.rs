@@ -1039,6 +1039,9 @@ pub fn rule(args: RuleArgs) -> anyhow::Result<ExitCode> {
                 Some(Safety::Unsafe) => "Fix: unsafe (applied by `migrate --unsafe-fixes`)",
                 None => "Fix: none (reported with guidance)",
             };
+            if let Some(range) = &rule.torchtpu {
+                writeln!(out, "Applies to TorchTPU {range}\n")?;
+            }
             writeln!(out, "{fix}\n\n{}", rule.explanation.trim_end())?;
         }
         None => {
