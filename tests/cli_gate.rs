@@ -149,8 +149,8 @@ fn per_file_ignores_and_excludes() {
     let files = p.xla2tpu(&["check", "--show-files"]).output().expect("runs");
     assert_eq!(
         String::from_utf8_lossy(&files.stdout).lines().collect::<Vec<_>>(),
-        ["scripts/train.py", "src/__init__.py", "src/train.py", "tests/test_train.py"],
-        "extend-exclude adds to the default excludes (virtualenvs)"
+        ["pyproject.toml", "scripts/train.py", "src/__init__.py", "src/train.py", "tests/test_train.py"],
+        "extend-exclude adds to the default excludes (virtualenvs); dependency files are checked too"
     );
     let (out, _) = p.concise(&["."]);
     let found: Vec<String> = locations(&out);
