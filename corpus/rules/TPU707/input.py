@@ -24,3 +24,24 @@ def gather(t):
 def step():
     if torch.cuda.is_available():
         torch.cuda.synchronize()
+
+
+def pick_device():
+    # Only device selection: the guard becomes a TorchTPU test, the device call is converted.
+    if is_torch_xla_available():
+        import torch_xla.core.xla_model as xm
+
+        device = xm.xla_device()
+    else:
+        device = torch.device("cpu")
+    return device
+
+
+def pick_device_and_sync():
+    # Not only device selection: reported, not converted.
+    if is_torch_xla_available():
+        device = xm.xla_device()
+        world = xm.xrt_world_size()
+    else:
+        device, world = torch.device("cpu"), 1
+    return device, world

@@ -3,13 +3,30 @@
 //! converting what is inside it would only look like progress: its findings
 //! are reported, with one finding on the guard itself. Deleting torch_xla
 //! calls and imports there is still fine (it is dead code either way).
+//!
+//! One shape is converted instead: a branch that only selects the device
+//! (`if is_torch_xla_available(): device = xm.xla_device()`). Its guard becomes
+//! a test for a TorchTPU device, and its device call is converted with it.
 
-use ruff_python_ast::{self as ast, Expr};
+use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
-use super::{Checker, Diagnostic};
+use super::{Checker, Diagnostic, Site};
 use crate::migrate::fix::Fix;
-use crate::migrate::rules::Builtin;
+use crate::migrate::rules::{Builtin, FixAction, RuleId};
+
+/// Rules (by name) whose fixes select the device: the findings a device-selection branch may hold.
+const DEVICE_SELECTION: &[&str] = &["xla-device", "xla-device-string"];
+
+/// A branch that only runs with torch_xla.
+pub(super) struct XlaBranch {
+    /// The guard's test, and the branch's statements.
+    test: TextRange,
+    body: TextRange,
+    /// When the branch may be only device selection (imports and assignments under a bare
+    /// probe call): the guard's fix, and the assignments, each of which must select the device.
+    device: Option<(Fix, Vec<TextRange>)>,
+}
 
 /// Whether `test` is true exactly when torch_xla is present (`Some(true)`),
 /// exactly when it is absent (`Some(false)`, `not is_torch_xla_available()`),
@@ -61,10 +78,12 @@ impl<'a> Checker<'a> {
             _ => None,
         };
         let retargeted = |name: &str| self.probe_flags.contains(name);
+        let test = if_stmt.test.range();
         match guard_polarity(&if_stmt.test, &retargeted) {
             Some(true) => {
                 if let Some(body) = body_range(&if_stmt.body) {
-                    self.xla_only.push((if_stmt.test.range(), body));
+                    let device = self.device_guard_fix(if_stmt);
+                    self.xla_only.push(XlaBranch { test, body, device });
                 }
             }
             Some(false) => {
@@ -72,11 +91,31 @@ impl<'a> Checker<'a> {
                 if let Some(clause) = if_stmt.elif_else_clauses.iter().find(|c| c.test.is_none())
                     && let Some(body) = body_range(&clause.body)
                 {
-                    self.xla_only.push((if_stmt.test.range(), body));
+                    self.xla_only.push(XlaBranch { test, body, device: None });
                 }
             }
             None => {}
         }
+    }
+
+    /// The fix of a guard whose branch may only select the device: a bare probe call over
+    /// imports and assignments. Whether each assignment does select the device is only known
+    /// once the branch's findings are in ([`Self::report_xla_only_branches`]).
+    fn device_guard_fix(&self, if_stmt: &'a ast::StmtIf) -> Option<(Fix, Vec<TextRange>)> {
+        let Expr::Call(call) = &*if_stmt.test else { return None };
+        let mut assignments = Vec::new();
+        for stmt in &if_stmt.body {
+            match stmt {
+                Stmt::Import(_) | Stmt::ImportFrom(_) => {}
+                Stmt::Assign(_) | Stmt::AnnAssign(_) => assignments.push(stmt.range()),
+                _ => return None,
+            }
+        }
+        let rule = self.rules.builtin(Builtin::XlaOnlyBranch)?;
+        let spec = self.rule(rule).fixes.first().filter(|f| matches!(f.action, FixAction::Replace(_)))?;
+        let site = Site { rule, target: None, expr: &if_stmt.test, call: Some(call), spelled: String::new() };
+        let fix = self.try_action(&site, self.rule(rule), spec, &Default::default()).ok()?;
+        (!assignments.is_empty()).then_some((fix, assignments))
     }
 
     /// Withhold the fixes of findings in torch_xla-only branches (deletions
@@ -84,28 +123,44 @@ impl<'a> Checker<'a> {
     pub(super) fn report_xla_only_branches(&mut self, diagnostics: &mut Vec<Diagnostic>) {
         let Some(rule) = self.rules.builtin(Builtin::XlaOnlyBranch) else { return };
         let import = self.rules.builtin(Builtin::Import);
+        let converted: Vec<&XlaBranch> =
+            self.xla_only.iter().filter(|b| self.selects_device_only(b, diagnostics, import)).collect();
         let mut guards_hit: Vec<TextRange> = Vec::new();
         for d in diagnostics.iter_mut() {
-            let Some((test, _)) = self.xla_only.iter().find(|(_, body)| body.contains_range(d.range)) else { continue };
+            let Some(branch) = self.xla_only.iter().find(|b| b.body.contains_range(d.range)) else { continue };
             let deletion_only = |f: &Fix| f.edits.is_empty() && !f.deletes.is_empty();
             if Some(d.rule) == import || d.fix.as_ref().is_none_or(deletion_only) {
                 continue;
             }
-            d.fix = None;
-            d.note = Some(format!(
-                "in a branch that only runs with torch_xla (`{}`), so it is dead on TorchTPU: not converted",
-                super::shown(self.src(*test))
-            ));
-            if !guards_hit.contains(test) {
-                guards_hit.push(*test);
+            if !converted.iter().any(|c| c.test == branch.test) {
+                d.fix = None;
+                d.note = Some(format!(
+                    "in a branch that only runs with torch_xla (`{}`), so it is dead on TorchTPU: not converted",
+                    super::shown(self.src(branch.test))
+                ));
+            }
+            if !guards_hit.contains(&branch.test) {
+                guards_hit.push(branch.test);
             }
         }
         // The branch finding says more than a finding on the probe call in its test.
         diagnostics.retain(|d| d.fix.is_some() || !guards_hit.iter().any(|t| t.contains_range(d.range)));
         for test in guards_hit {
             let message = self.message(rule, self.src(test));
-            diagnostics.push(Diagnostic { rule, range: test, message, note: None, fix: None });
+            let fix = converted.iter().find(|c| c.test == test).and_then(|c| c.device.as_ref()).map(|(f, _)| f.clone());
+            let note = fix.as_ref().and_then(|_| self.rule(rule).fixes.first()?.note.clone());
+            diagnostics.push(Diagnostic { rule, range: test, message, note, fix });
         }
+    }
+
+    /// Whether every assignment of the branch selects the device (a finding of a
+    /// [`DEVICE_SELECTION`] rule with a fix) and nothing else in it but imports is a finding.
+    fn selects_device_only(&self, branch: &XlaBranch, diagnostics: &[Diagnostic], import: Option<RuleId>) -> bool {
+        let Some((_, assignments)) = &branch.device else { return false };
+        let inside: Vec<&Diagnostic> =
+            diagnostics.iter().filter(|d| branch.body.contains_range(d.range) && Some(d.rule) != import).collect();
+        let selects = |d: &&Diagnostic| d.fix.is_some() && DEVICE_SELECTION.contains(&self.rule(d.rule).name.as_str());
+        inside.iter().all(selects) && assignments.iter().all(|a| inside.iter().any(|d| a.contains_range(d.range)))
     }
 }
 

@@ -112,8 +112,8 @@ struct Checker<'a> {
     literals_seen: FxHashSet<TextSize>,
     /// The keyword each keyword-argument literal is the value of.
     keyword_of: FxHashMap<TextSize, &'a str>,
-    /// Branches that only run with torch_xla: (the guard's test, the branch).
-    xla_only: Vec<(TextRange, TextRange)>,
+    /// Branches that only run with torch_xla.
+    xla_only: Vec<guards::XlaBranch>,
     /// Flags set by a `try: import torch_xla…` that becomes a TorchTPU probe:
     /// branches they guard are TorchTPU branches after the migration, not dead code.
     probe_flags: FxHashSet<&'a str>,
