@@ -6,7 +6,9 @@
 //! correct multi-process job must hold: distinct ranks, one world size,
 //! identical parameters after a step, one checkpoint.
 //!
-//! Each program's `run.yaml` says how (format in `corpus/migrate/README.md`).
+//! Each program's `run.yaml` says how (format in `corpus/migrate/README.md`). A project of
+//! `corpus/projects/` runs the same way from its `input/` and `expected/` trees, with the script
+//! its `run.yaml` names and its package directories on `PYTHONPATH`.
 //! Needs `difftest/.venv` (torch_xla) and `tracer/.venv` (torch 2.15, which
 //! hosts the emulator); without them the runs are skipped with a message,
 //! unless `XLA2TPU_REQUIRE_DIFFTEST=1` (CI), where a missing venv fails.
@@ -56,6 +58,43 @@ struct RunSpec {
     /// One or several extra runs on more emulated chips (and hosts).
     #[serde(default)]
     invariants: OneOrMany<Invariants>,
+    /// For a project: the script to run, relative to its tree.
+    #[serde(default)]
+    script: Option<String>,
+    /// For a project: its directories that go on `PYTHONPATH` (a `src/` layout).
+    #[serde(default)]
+    pythonpath: Vec<String>,
+}
+
+/// What runs: one file written as `program.py`, or a project's tree and its script.
+#[derive(Clone)]
+struct Program {
+    files: Vec<(PathBuf, Vec<u8>)>,
+    script: String,
+    pythonpath: Vec<String>,
+}
+
+impl Program {
+    /// The original (`input`) or the migration (`expected`) of the program in `dir`.
+    fn load(dir: &Path, spec: &RunSpec, side: &str) -> Result<Program, Failed> {
+        let Some(script) = &spec.script else {
+            let text = read(&dir.join(format!("{side}.py")))?;
+            return Ok(Program {
+                files: vec![("program.py".into(), text.into_bytes())],
+                script: "program.py".into(),
+                pythonpath: Vec::new(),
+            });
+        };
+        let root = dir.join(side);
+        let files = walk(&root)
+            .into_iter()
+            .map(|p| {
+                let bytes = std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                Ok((p.strip_prefix(&root).expect("inside").to_path_buf(), bytes))
+            })
+            .collect::<Result<_, Failed>>()?;
+        Ok(Program { files, script: script.clone(), pythonpath: spec.pythonpath.clone() })
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -198,10 +237,17 @@ fn tail(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// Run `program` (its text) in a fresh directory as `program.py`.
-fn run_in_temp(program: &str, command: &mut Command) -> Result<Ran, Failed> {
+/// Run `program` in a fresh directory holding its files.
+fn run_in_temp(program: &Program, command: &mut Command) -> Result<Ran, Failed> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    std::fs::write(dir.path().join("program.py"), program).map_err(|e| e.to_string())?;
+    for (path, bytes) in &program.files {
+        let dest = dir.path().join(path);
+        std::fs::create_dir_all(dest.parent().expect("in the directory")).map_err(|e| e.to_string())?;
+        std::fs::write(dest, bytes).map_err(|e| e.to_string())?;
+    }
+    if !program.pythonpath.is_empty() {
+        command.env("PYTHONPATH", program.pythonpath.join(":")); // relative: the run's directory
+    }
     // Block-buffered output: with PYTHONUNBUFFERED a print is two writes, and
     // the lines of several ranks can interleave mid-line.
     command
@@ -247,17 +293,17 @@ fn run_with_timeout(command: &mut Command, limit: Duration) -> Result<Output, Fa
     Ok(Output { status, stdout: out_thread.join().unwrap_or_default(), stderr: err_thread.join().unwrap_or_default() })
 }
 
-fn torch_xla_command(python: &Path, spec: &RunSpec, args: &[String]) -> Command {
+fn torch_xla_command(python: &Path, spec: &RunSpec, script: &str, args: &[String]) -> Command {
     let mut c = match spec.launch {
         Launch::Python => {
             let mut c = Command::new(python);
-            c.arg("program.py");
+            c.arg(script);
             c
         }
         Launch::Torchrun => {
             let mut c = Command::new(python);
             c.args(["-m", "torch.distributed.run", "--standalone", &format!("--nproc_per_node={}", spec.nproc)]);
-            c.arg("program.py");
+            c.arg(script);
             c
         }
     };
@@ -266,18 +312,18 @@ fn torch_xla_command(python: &Path, spec: &RunSpec, args: &[String]) -> Command 
     c
 }
 
-fn emulator_command(env: &Env, python: &Path, launch: Launch, nproc: u32, args: &[String]) -> Command {
+fn emulator_command(env: &Env, python: &Path, launch: Launch, nproc: u32, script: &str, args: &[String]) -> Command {
     let mut c = Command::new(&env.xla2tpu);
     c.arg("run").arg(format!("--nproc={nproc}")).arg("--python").arg(python).arg("--report").arg("report.json");
     c.arg("--");
     match launch {
         Launch::Python => {
-            c.arg(python).arg("program.py");
+            c.arg(python).arg(script);
         }
         Launch::Torchrun => {
             // TorchTPU's documented torchrun launch: the TPU environment first, then torchrun.
             let script = format!(
-                "eval \"$({py} -m torch.tpu.distributed | sed 's/^/export /')\" && exec {py} -m torch.distributed.run --standalone --nproc_per_node={nproc} program.py \"$@\"",
+                "eval \"$({py} -m torch.tpu.distributed | sed 's/^/export /')\" && exec {py} -m torch.distributed.run --standalone --nproc_per_node={nproc} {script} \"$@\"",
                 py = python.display()
             );
             c.args(["bash", "-c", &script, "torchrun"]);
@@ -424,9 +470,10 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
     let (Some(emulator), Some(torch_xla)) = (&env.emulator, &env.torch_xla) else {
         return Err("skipped: difftest/.venv or tracer/.venv missing".into());
     };
-    let input = read(&dir.join("input.py"))?;
-    let migrated = read(&dir.join("expected.py"))?;
-    let ran = run_in_temp(&migrated, &mut emulator_command(env, emulator, spec.launch, spec.nproc, &spec.args))?;
+    let input = Program::load(dir, spec, "input")?;
+    let migrated = Program::load(dir, spec, "expected")?;
+    let command = &mut emulator_command(env, emulator, spec.launch, spec.nproc, &migrated.script, &spec.args);
+    let ran = run_in_temp(&migrated, command)?;
     if let Some(kind) = &spec.expect_incompatibility {
         let report = read(&ran.dir.path().join("report.json"))?;
         let report: serde_json::Value = serde_json::from_str(&report).map_err(|e| e.to_string())?;
@@ -437,7 +484,7 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
         }
         // The original must still be a working torch_xla program.
         if spec.torch_xla.as_deref().is_none_or(|t| t == "compare") {
-            let original = run_in_temp(&input, &mut torch_xla_command(torch_xla, spec, &spec.args))?;
+            let original = run_in_temp(&input, &mut torch_xla_command(torch_xla, spec, &input.script, &spec.args))?;
             if !original.output.status.success() {
                 return Err(original.describe("the original on torch_xla").into());
             }
@@ -450,7 +497,7 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
     if spec.torch_xla.as_deref().is_some_and(|t| t != "compare") {
         return Ok(()); // it ran; the original cannot run on a CPU (run.yaml says why)
     }
-    let original = run_in_temp(&input, &mut torch_xla_command(torch_xla, spec, &spec.args))?;
+    let original = run_in_temp(&input, &mut torch_xla_command(torch_xla, spec, &input.script, &spec.args))?;
     if !original.output.status.success() {
         return Err(original.describe("the original on torch_xla").into());
     }
@@ -467,13 +514,13 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
 
 fn invariant_run(env: &Env, dir: &Path, spec: &RunSpec, inv: &Invariants) -> Result<(), Failed> {
     let Some(emulator) = &env.emulator else { return Err("skipped: tracer/.venv missing".into()) };
-    let migrated = read(&dir.join("expected.py"))?;
+    let migrated = Program::load(dir, spec, "expected")?;
     // Every host runs the same launcher at once; the first host's address is the rendezvous.
     let port = free_port().to_string();
     let hostnames = vec!["localhost"; inv.hosts as usize].join(",");
     let hosts: Vec<std::thread::JoinHandle<Result<Ran, Failed>>> = (0..inv.hosts)
         .map(|host| {
-            let mut command = emulator_command(env, emulator, spec.launch, inv.nproc, &inv.args);
+            let mut command = emulator_command(env, emulator, spec.launch, inv.nproc, &migrated.script, &inv.args);
             command.env("MASTER_PORT", &port);
             if inv.hosts > 1 {
                 command.env("TPU_WORKER_HOSTNAMES", &hostnames).env("JOB_COMPLETION_INDEX", host.to_string());
@@ -544,15 +591,15 @@ fn read(path: &Path) -> Result<String, Failed> {
     std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()).into())
 }
 
+/// The programs of `corpus/migrate/` and the projects of `corpus/projects/` that say how they run.
 fn programs(root: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("corpus/migrate"))
-        .expect("corpus/migrate")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("input.py").is_file())
-        .collect();
-    dirs.sort();
-    dirs
+    let dirs = |family: &str| {
+        std::fs::read_dir(root.join("corpus").join(family)).into_iter().flatten().flatten().map(|e| e.path())
+    };
+    let mut found: Vec<PathBuf> = dirs("migrate").filter(|p| p.join("input.py").is_file()).collect();
+    found.extend(dirs("projects").filter(|p| p.join("run.yaml").is_file()));
+    found.sort();
+    found
 }
 
 fn main() {
