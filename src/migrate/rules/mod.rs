@@ -79,8 +79,9 @@ struct RawMatcher {
     with: Names,
     #[serde(default)]
     reference: Names,
+    /// Variable names, or a map from name to the variable that replaces it.
     #[serde(default)]
-    env: Vec<String>,
+    env: Names,
     #[serde(default)]
     device_string: Option<DeviceString>,
     #[serde(default)]
@@ -272,6 +273,8 @@ pub struct Rule {
     pub when_any: Vec<When>,
     pub probe: bool,
     pub env: Vec<String>,
+    /// Variables with a TorchTPU equivalent: name → the equivalent's name.
+    pub env_renames: BTreeMap<String, String>,
     pub device_string: Option<DeviceString>,
     pub string: Option<StringMatch>,
     pub dict_keys: Vec<String>,
@@ -491,6 +494,8 @@ impl RuleSet {
         }
         let id = self.rules.len();
         let m = raw.matcher;
+        let env_pairs = m.env.into_pairs();
+        let env_renames = env_pairs.iter().filter_map(|(n, t)| Some((n.clone(), t.clone()?))).collect();
         for (kind, names) in [(MatchKind::Call, m.call), (MatchKind::With, m.with), (MatchKind::Reference, m.reference)]
         {
             for (name, target) in names.into_pairs() {
@@ -512,7 +517,8 @@ impl RuleSet {
             when: m.when,
             when_any: m.when_any,
             probe: m.probe,
-            env: m.env,
+            env: env_pairs.into_iter().map(|(n, _)| n).collect(),
+            env_renames,
             device_string: m.device_string,
             string: m.string,
             dict_keys: m.dict_key,
