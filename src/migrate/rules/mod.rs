@@ -143,6 +143,16 @@ pub enum Builtin {
     // Files other than Python (src/migrate/project); each handler adds its own below.
     // deps (TPU90x–TPU91x):
     // launch (TPU92x–TPU93x):
+    /// `python -m torch_xla.distributed.xla_dist`: the XRT pod launcher.
+    XlaDist,
+    /// `python xla_spawn.py`, `python -m torch_xla.distributed.xla_multiprocessing`: one process per core.
+    XlaSpawn,
+    /// An accelerate config file with `distributed_type: XLA` (or `TPU`).
+    AccelerateConfig,
+    /// `accelerate launch --tpu` and the other TPU flags.
+    AccelerateLaunch,
+    /// A Lightning CLI config with `trainer: {accelerator: tpu}` or an XLA strategy.
+    LightningConfig,
 }
 
 /// Argument conditions: parameter → accepted source texts (`~` = not passed).
