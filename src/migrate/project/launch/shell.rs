@@ -115,7 +115,7 @@ pub(super) fn commands(text: &str, within: TextRange) -> Vec<Command> {
                 let next = Command::new((op, op_range));
                 let mut prev = std::mem::replace(&mut cur, next);
                 prev.after = (op, op_range);
-                if prev.words.is_empty() && prev.tokens.is_empty() {
+                if prev.tokens.is_empty() {
                     // Keywords or nothing: the block state carries over to the next command.
                     cur.opens |= prev.opens;
                     cur.closes |= prev.closes;
