@@ -1,16 +1,388 @@
-//! Launch scripts, Dockerfiles and YAML job specs: environment variables torch_xla read,
-//! torch_xla launchers, and framework configs that select torch_xla.
+//! Launch scripts, Dockerfiles and YAML job specs: environment variables torch_xla read
+//! (TPU5xx), torch_xla launchers and framework configs that select torch_xla (TPU92x).
+//!
+//! Each kind is read with just enough structure to edit the original text by byte ranges:
+//! shell commands split into words ([`shell`], also Dockerfile `RUN` and notebook `!` lines),
+//! Dockerfile instructions ([`dockerfile`]), YAML block lines whose meaning serde_yaml confirms
+//! ([`yaml`]). Nothing else in a file is touched, comments included.
 
-use super::{Kind, Magic};
+mod dockerfile;
+mod shell;
+mod yaml;
+
+use ruff_text_size::TextRange;
+
+use super::{Kind, Magic, MagicKind};
 use crate::migrate::checker::Diagnostic;
-use crate::migrate::rules::RuleSet;
+use crate::migrate::fix::{Edit, Fix};
+use crate::migrate::rules::{Builtin, FixAction, RuleSet, Safety};
+use crate::source::line_end_inclusive;
 
 /// The findings of a `Kind::Shell`, `Dockerfile` or `Yaml` file.
-pub fn check(_kind: Kind, _text: &str, _rules: &RuleSet) -> Vec<Diagnostic> {
-    Vec::new()
+pub fn check(kind: Kind, text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
+    let mut found = Findings { text, rules, diagnostics: Vec::new() };
+    match kind {
+        Kind::Shell => shell::scan(&mut found, shell::Region::script(text)),
+        Kind::Dockerfile => dockerfile::check(&mut found),
+        Kind::Yaml => yaml::check(&mut found),
+        _ => {}
+    }
+    found.diagnostics
 }
 
 /// The findings of a notebook's shell and `%env` lines (ranges in the notebook's checked text).
-pub fn check_magics(_text: &str, _magics: &[Magic], _rules: &RuleSet) -> Vec<Diagnostic> {
-    Vec::new()
+pub fn check_magics(text: &str, magics: &[Magic], rules: &RuleSet) -> Vec<Diagnostic> {
+    let mut found = Findings { text, rules, diagnostics: Vec::new() };
+    for magic in magics {
+        // The magic's line with its newline: what goes when nothing is left of it.
+        let line = range(magic.range.start().into(), line_end_inclusive(text, magic.range.end().into()));
+        match magic.kind {
+            MagicKind::Shell { command } => {
+                let command = TextRange::new(command.min(magic.range.end()), magic.range.end());
+                shell::scan(&mut found, shell::Region::whole(command, line));
+            }
+            MagicKind::Env { name } => found.env(EnvSite { name, removal: Ok(Edit::delete(line)) }),
+        }
+    }
+    found.diagnostics
+}
+
+/// A variable a file sets: where its name is, and the edit that unsets it (or why none can).
+struct EnvSite {
+    name: TextRange,
+    removal: Result<Edit, &'static str>,
+}
+
+/// The diagnostics of one file, built against its text.
+struct Findings<'a> {
+    text: &'a str,
+    rules: &'a RuleSet,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Findings<'_> {
+    /// Report a variable an environment rule names: renamed when TorchTPU has an equivalent,
+    /// removed when the rule deletes it, else left for review with the rule's help.
+    fn env(&mut self, site: EnvSite) {
+        let var = &self.text[site.name];
+        let Some((id, rule)) = self.rules.env_rules().find(|(_, r)| r.env.iter().any(|e| e == var)) else { return };
+        let deletion = rule.fixes.iter().find(|f| matches!(f.action, FixAction::Delete));
+        let (fix, note) = match (rule.env_renames.get(var), deletion) {
+            (Some(to), _) => (Some(self.rename(var, site.name, to)), None),
+            (None, Some(spec)) => match site.removal {
+                Ok(edit) => (Some(fix(spec.safety, vec![edit])), spec.note.clone()),
+                Err(why) => (None, Some(format!("not converted: {why}"))),
+            },
+            (None, None) => (None, None),
+        };
+        let message = rule.message.replace("{name}", var);
+        self.diagnostics.push(Diagnostic { rule: id, range: site.name, message, note, fix });
+    }
+
+    /// Rename the variable set at `name`, and its references (`$VAR`, `${VAR}`, Kubernetes'
+    /// `$(VAR)`) in the whole file, so that what reads it still finds it.
+    fn rename(&self, var: &str, name: TextRange, to: &str) -> Fix {
+        let mut edits = vec![Edit::replace(name, to)];
+        for (at, _) in self.text.match_indices(var) {
+            let before = &self.text[..at];
+            let is_reference = before.ends_with('$') || before.ends_with("${") || before.ends_with("$(");
+            let after = self.text[at + var.len()..].bytes().next();
+            if is_reference && !after.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                edits.push(Edit::replace(range(at, at + var.len()), to));
+            }
+        }
+        fix(Safety::Safe, edits)
+    }
+
+    /// Report what a launcher rule matches at `range`; `fix` is the rule's fix applied there,
+    /// or why it cannot be.
+    fn launcher(&mut self, builtin: Builtin, at: TextRange, fix: Option<Result<Fix, String>>) {
+        let Some(id) = self.rules.builtin(builtin) else { return };
+        let rule = &self.rules.rules[id];
+        let message = rule.message.replace("{name}", &shown(&self.text[at]));
+        let (fix, note) = match fix {
+            Some(Ok(fix)) => (Some(fix), rule.fixes.first().and_then(|f| f.note.clone())),
+            Some(Err(why)) => (None, Some(format!("not converted: {why}"))),
+            None => (None, None),
+        };
+        self.diagnostics.push(Diagnostic { rule: id, range: at, message, note, fix });
+    }
+
+    /// The findings of a `pip install …` command (requirements are the dependency handler's).
+    fn pip_install(&mut self, command: TextRange) {
+        self.diagnostics.extend(super::deps::pip_install(self.text, command, self.rules));
+    }
+}
+
+fn fix(safety: Safety, edits: Vec<Edit>) -> Fix {
+    Fix { safety, edits, deletes: vec![], imports: vec![] }
+}
+
+fn range(start: usize, end: usize) -> TextRange {
+    TextRange::new(offset(start), offset(end))
+}
+
+fn offset(at: usize) -> ruff_text_size::TextSize {
+    ruff_text_size::TextSize::try_from(at).expect("files are smaller than 4 GiB")
+}
+
+/// A command as a message shows it: on one line, at most 80 characters.
+fn shown(text: &str) -> String {
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let one_line = joined.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &one_line[..cut]),
+        None => one_line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::OnceLock;
+
+    use super::super::{Kind, Magic, MagicKind, lint, migrate};
+    use super::*;
+    use crate::migrate::Selection;
+
+    fn rules() -> &'static RuleSet {
+        static RULES: OnceLock<RuleSet> = OnceLock::new();
+        RULES.get_or_init(|| RuleSet::load(&[]).expect("embedded rules load"))
+    }
+
+    /// The file migrated with unsafe fixes; no fix may be dropped for breaking it.
+    fn migrated(kind: Kind, text: &str) -> String {
+        let m = migrate(kind, text, rules(), &Selection { unsafe_fixes: true, ..Selection::default() });
+        assert!(m.invalid.is_none() && m.reverted.is_empty(), "{text:?}: {:?} {:?}", m.invalid, m.reverted);
+        m.output
+    }
+
+    fn codes(kind: Kind, text: &str) -> Vec<String> {
+        let found = lint(kind, text, rules(), &Selection::default()).expect("loads");
+        found.iter().map(|d| rules().rules[d.rule].code.clone()).collect()
+    }
+
+    #[test]
+    fn shell_assignments_are_removed_and_the_rest_of_the_line_kept() {
+        let cases = [
+            ("export PJRT_DEVICE=TPU\npython train.py\n", "python train.py\n"),
+            ("export PJRT_DEVICE=TPU HF_HOME=/data  # both\n", "export HF_HOME=/data  # both\n"),
+            ("export HF_HOME=/data PJRT_DEVICE=TPU\n", "export HF_HOME=/data\n"),
+            (
+                "export PJRT_DEVICE=TPU XLA_PERSISTENT_CACHE_PATH=/c # torch_xla\nrun\n",
+                "export TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT=/c # torch_xla\nrun\n",
+            ),
+            ("export PJRT_DEVICE=TPU PJRT_DEVICE=TPU # twice\nrun\n", "run\n"),
+            ("PJRT_DEVICE=TPU python train.py\n", "python train.py\n"),
+            ("PJRT_DEVICE=\"TPU\" HF_HOME='/a b' python train.py\n", "HF_HOME='/a b' python train.py\n"),
+            ("env PJRT_DEVICE=TPU python train.py\n", "env python train.py\n"),
+            ("cd /src && export PJRT_DEVICE=TPU && python t.py\n", "cd /src && python t.py\n"),
+            ("cd /src; export PJRT_DEVICE=TPU\n", "cd /src\n"),
+            ("  export PJRT_DEVICE=TPU;\n  run\n", "  run\n"),
+            ("if true; then\n  export PJRT_DEVICE=TPU\nfi\n", "if true; then\n  :\nfi\n"),
+            (
+                "export XLA_PERSISTENT_CACHE_PATH=/c\nmkdir -p \"${XLA_PERSISTENT_CACHE_PATH}\" $XLA_PERSISTENT_CACHE_PATH\n",
+                "export TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT=/c\nmkdir -p \"${TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT}\" $TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT\n",
+            ),
+            (
+                "docker run -e PJRT_DEVICE=TPU --env=PJRT_DEVICE=TPU -e XRT_TPU_CONFIG=x img\n",
+                "docker run -e XRT_TPU_CONFIG=x img\n",
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(migrated(Kind::Shell, input), expected, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn crlf_continuations_and_non_ascii_text_are_kept() {
+        let input = "# é ü 日本\r\nexport PJRT_DEVICE=TPU \\\r\n  NAME=\"é\"\r\necho \"日本\" # ü\r\n";
+        assert_eq!(migrated(Kind::Shell, input), "# é ü 日本\r\nexport NAME=\"é\"\r\necho \"日本\" # ü\r\n");
+        let input = "python run.py \\\n  --x=é \\\n  && PJRT_DEVICE=TPU python b.py\n";
+        assert_eq!(migrated(Kind::Shell, input), "python run.py \\\n  --x=é \\\n  && python b.py\n");
+    }
+
+    #[test]
+    fn quoted_text_comments_heredocs_and_pipelines_are_not_assignments() {
+        for text in [
+            "echo 'export PJRT_DEVICE=TPU'\n",
+            "# export PJRT_DEVICE=TPU\n",
+            "echo $PJRT_DEVICE\n",
+            "cat > env.sh <<EOF\nexport PJRT_DEVICE=TPU\nEOF\n",
+            "cat <<-'END'\n\tPJRT_DEVICE=TPU\n\tEND\n",
+        ] {
+            assert_eq!(codes(Kind::Shell, text), Vec::<String>::new(), "{text:?}");
+        }
+        // Reported, but deleting a pipeline's stage changes what the pipeline does.
+        let text = "export PJRT_DEVICE=TPU | cat\n";
+        assert_eq!(codes(Kind::Shell, text), ["TPU501"]);
+        assert_eq!(migrated(Kind::Shell, text), text);
+        // Reported with the rule's help, not changed.
+        assert_eq!(codes(Kind::Shell, "export XLA_USE_BF16=1\n"), ["TPU502"]);
+    }
+
+    #[test]
+    fn env_vars_inside_quoted_commands_count() {
+        let input =
+            "gcloud compute tpus tpu-vm ssh v4 --worker=all --command=\"cd t && PJRT_DEVICE=TPU python3 train.py\"\n";
+        let expected = "gcloud compute tpus tpu-vm ssh v4 --worker=all --command=\"cd t && python3 train.py\"\n";
+        assert_eq!(migrated(Kind::Shell, input), expected);
+        let input = "bash -c 'export PJRT_DEVICE=TPU; python3 t.py'\n";
+        assert_eq!(migrated(Kind::Shell, input), "bash -c 'python3 t.py'\n");
+    }
+
+    #[test]
+    fn xla_spawn_becomes_torchrun_and_xla_dist_is_reported() {
+        let input = "cd examples\n  nohup python xla_spawn.py --num_cores 8 \\\n    run_glue.py --do_train > log &\n";
+        let expected = "cd examples\n  eval \"$(python -m torch.tpu.distributed | sed 's/^/export /')\"\n  nohup torchrun --nproc_per_node=\"$WORLD_SIZE\" \\\n    run_glue.py --do_train > log &\n";
+        assert_eq!(migrated(Kind::Shell, input), expected);
+        let input = "cd x && python3 -m torch_xla.distributed.xla_multiprocessing t.py\n";
+        let expected = "cd x && eval \"$(python -m torch.tpu.distributed | sed 's/^/export /')\" && torchrun --nproc_per_node=\"$WORLD_SIZE\" t.py\n";
+        assert_eq!(migrated(Kind::Shell, input), expected);
+        for blocked in [
+            "sudo python xla_spawn.py --num_cores=8 t.py\n",
+            "python -u xla_spawn.py t.py\n",
+            "bash -c 'python xla_spawn.py t.py'\n",
+        ] {
+            assert_eq!(codes(Kind::Shell, blocked), ["TPU921"], "{blocked:?}");
+            assert_eq!(migrated(Kind::Shell, blocked), blocked);
+        }
+        let pod = "python -m torch_xla.distributed.xla_dist --tpu=pod --restart-tpuvm-pod-server -- python train.py\n";
+        assert_eq!(codes(Kind::Shell, pod), ["TPU920"]);
+        assert_eq!(migrated(Kind::Shell, pod), pod);
+    }
+
+    #[test]
+    fn accelerate_tpu_flags_are_reported() {
+        assert_eq!(codes(Kind::Shell, "accelerate launch --tpu --num_processes 8 train.py\n"), ["TPU923"]);
+        assert_eq!(codes(Kind::Shell, "accelerate launch --tpu-use-sudo train.py\n"), ["TPU923"]);
+        assert_eq!(codes(Kind::Shell, "accelerate launch --multi_gpu train.py\n"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn dockerfile_env_forms_and_run_chains() {
+        let cases = [
+            ("FROM x\nENV PJRT_DEVICE=TPU\nRUN a\n", "FROM x\nRUN a\n"),
+            ("FROM x\nENV PJRT_DEVICE TPU\n", "FROM x\n"),
+            ("FROM x\nENV A=1 PJRT_DEVICE=TPU \\\n    B=\"2 3\"\n", "FROM x\nENV A=1 B=\"2 3\"\n"),
+            ("FROM x\nENV PJRT_DEVICE=TPU \\\n    # kept by nobody\n    B=2\n", "FROM x\nENV B=2\n"),
+            ("FROM x\nRUN export PJRT_DEVICE=TPU && \\\n    pip list\n", "FROM x\nRUN pip list\n"),
+            ("FROM x\nRUN export PJRT_DEVICE=TPU\nCMD [\"python\"]\n", "FROM x\nCMD [\"python\"]\n"),
+            ("FROM x\nENV XLA_PERSISTENT_CACHE_PATH=/c\n", "FROM x\nENV TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT=/c\n"),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(migrated(Kind::Dockerfile, input), expected, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn yaml_env_lists_and_maps() {
+        let only = "spec:\n  containers:\n  - name: t\n    env:\n    - name: PJRT_DEVICE\n      value: \"TPU\"\n    image: x\n";
+        assert_eq!(migrated(Kind::Yaml, only), "spec:\n  containers:\n  - name: t\n    image: x\n");
+        let two = "env:\n  # device\n  - name: PJRT_DEVICE\n    value: TPU\n  - {name: HF_HOME, value: /d}\n";
+        assert_eq!(migrated(Kind::Yaml, two), "env:\n  # device\n  - {name: HF_HOME, value: /d}\n");
+        let flow = "env:\n- {name: PJRT_DEVICE, value: \"TPU\"}\n- name: A\n  value: b\n";
+        assert_eq!(migrated(Kind::Yaml, flow), "env:\n- name: A\n  value: b\n");
+        let compose = "services:\n  t:\n    environment:\n      PJRT_DEVICE: TPU\n      XLA_PERSISTENT_CACHE_PATH: /c\n    command: x\n";
+        let expected =
+            "services:\n  t:\n    environment:\n      TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT: /c\n    command: x\n";
+        assert_eq!(migrated(Kind::Yaml, compose), expected);
+        let list = "environment:\r\n  - PJRT_DEVICE=TPU\r\n  - \"HF_HOME=/é\"\r\n";
+        assert_eq!(migrated(Kind::Yaml, list), "environment:\r\n  - \"HF_HOME=/é\"\r\n");
+        let k8s_ref = "env:\n- name: XLA_PERSISTENT_CACHE_PATH\n  value: /c\n- name: B\n  value: $(XLA_PERSISTENT_CACHE_PATH)/x\n";
+        let expected = "env:\n- name: TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT\n  value: /c\n- name: B\n  value: $(TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT)/x\n";
+        assert_eq!(migrated(Kind::Yaml, k8s_ref), expected);
+    }
+
+    #[test]
+    fn unrelated_yaml_and_text_in_block_scalars_produce_nothing() {
+        for text in [
+            "name: PJRT_DEVICE\nvalue: TPU\nitems:\n- PJRT_DEVICE=TPU\n",
+            "script: |\n  env:\n  - name: PJRT_DEVICE\n    value: TPU\n",
+            "distributed_type: XLA\n",
+            "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\ndowncast_bf16: 'no'\ntpu_env: []\n",
+            "trainer:\n  accelerator: gpu\n",
+            "a: [unclosed\n",
+            "",
+        ] {
+            assert_eq!(check(Kind::Yaml, text, rules()).len(), 0, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn accelerate_and_lightning_configs_are_reported() {
+        let accelerate =
+            "compute_environment: LOCAL_MACHINE\ndistributed_type: XLA\ndowncast_bf16: 'no'\ntpu_name: v4\n";
+        assert_eq!(codes(Kind::Yaml, accelerate), ["TPU922"]);
+        let lightning = "trainer:\n  accelerator: tpu\n  strategy: xla\n  devices: 8\nmodel:\n  accelerator: tpu\n";
+        assert_eq!(codes(Kind::Yaml, lightning), ["TPU924", "TPU924"]);
+    }
+
+    #[test]
+    fn notebook_magics() {
+        let text = "!PJRT_DEVICE=TPU python train.py\n%env PJRT_DEVICE=TPU\n%pip install x\n!export PJRT_DEVICE=TPU\n";
+        let line = |n: usize| {
+            let start: usize = text.split_inclusive('\n').take(n).map(str::len).sum();
+            let len = text.split_inclusive('\n').nth(n).map_or(0, |l| l.len() - 1);
+            range(start, start + len)
+        };
+        let magics = [
+            Magic { range: line(0), kind: MagicKind::Shell { command: line(0).start() + offset(1) } },
+            Magic {
+                range: line(1),
+                kind: MagicKind::Env {
+                    name: range(usize::from(line(1).start()) + 5, usize::from(line(1).start()) + 16),
+                },
+            },
+            Magic { range: line(2), kind: MagicKind::Shell { command: line(2).start() + offset(1) } },
+            Magic { range: line(3), kind: MagicKind::Shell { command: line(3).start() + offset(1) } },
+        ];
+        let found = check_magics(text, &magics, rules());
+        let mut edits: Vec<Edit> = found.iter().flat_map(|d| d.fix.as_ref().expect("fixable").edits.clone()).collect();
+        let out = crate::migrate::fix::apply(text, &mut edits).expect("no overlap");
+        assert_eq!(out, "!python train.py\n%pip install x\n");
+    }
+
+    #[test]
+    fn no_input_panics() {
+        let pieces = [
+            "export ",
+            "PJRT_DEVICE=",
+            "\"",
+            "'",
+            "\\",
+            "\n",
+            "\r\n",
+            "$(",
+            "${",
+            ")",
+            "<<",
+            "EOF",
+            "é",
+            "#",
+            ";",
+            "&&",
+            "|",
+            "-e ",
+            "- name: ",
+            "env:",
+            "  ",
+            "ENV ",
+            "RUN ",
+            "python xla_spawn.py ",
+            "--command=",
+            "bash -c ",
+            "`",
+        ];
+        let mut state = 7u64;
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..(state % 12) {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                text.push_str(pieces[(state >> 33) as usize % pieces.len()]);
+            }
+            for kind in [Kind::Shell, Kind::Dockerfile, Kind::Yaml] {
+                let _ = migrate(kind, &text, rules(), &Selection { unsafe_fixes: true, ..Selection::default() });
+            }
+        }
+    }
 }

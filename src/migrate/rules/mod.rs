@@ -82,8 +82,9 @@ struct RawMatcher {
     with: Names,
     #[serde(default)]
     reference: Names,
+    /// Variable names, or a map from name to the variable that replaces it.
     #[serde(default)]
-    env: Vec<String>,
+    env: Names,
     #[serde(default)]
     device_string: Option<DeviceString>,
     #[serde(default)]
@@ -161,6 +162,16 @@ pub enum Builtin {
     /// A Python requirement below the target's (TPU908).
     DepPython,
     // launch (TPU92x–TPU93x):
+    /// `python -m torch_xla.distributed.xla_dist`: the XRT pod launcher.
+    XlaDist,
+    /// `python xla_spawn.py`, `python -m torch_xla.distributed.xla_multiprocessing`: one process per core.
+    XlaSpawn,
+    /// An accelerate config file with `distributed_type: XLA` (or `TPU`).
+    AccelerateConfig,
+    /// `accelerate launch --tpu` and the other TPU flags.
+    AccelerateLaunch,
+    /// A Lightning CLI config with `trainer: {accelerator: tpu}` or an XLA strategy.
+    LightningConfig,
 }
 
 /// Argument conditions: parameter → accepted source texts (`~` = not passed).
@@ -291,6 +302,8 @@ pub struct Rule {
     pub when_any: Vec<When>,
     pub probe: bool,
     pub env: Vec<String>,
+    /// Variables with a TorchTPU equivalent: name → the equivalent's name.
+    pub env_renames: BTreeMap<String, String>,
     pub device_string: Option<DeviceString>,
     pub string: Option<StringMatch>,
     pub dict_keys: Vec<String>,
@@ -533,6 +546,8 @@ impl RuleSet {
         }
         let id = self.rules.len();
         let m = raw.matcher;
+        let env_pairs = m.env.into_pairs();
+        let env_renames = env_pairs.iter().filter_map(|(n, t)| Some((n.clone(), t.clone()?))).collect();
         for (kind, names) in [(MatchKind::Call, m.call), (MatchKind::With, m.with), (MatchKind::Reference, m.reference)]
         {
             for (name, target) in names.into_pairs() {
@@ -557,7 +572,8 @@ impl RuleSet {
             when: m.when,
             when_any: m.when_any,
             probe: m.probe,
-            env: m.env,
+            env: env_pairs.into_iter().map(|(n, _)| n).collect(),
+            env_renames,
             device_string: m.device_string,
             string: m.string,
             dict_keys: m.dict_key,

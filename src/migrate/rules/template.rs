@@ -232,6 +232,14 @@ impl Template {
         Template { pieces: vec![Piece::Text(text.to_string())] }
     }
 
+    /// The text of a template without placeholders.
+    pub fn as_literal(&self) -> Option<&str> {
+        match self.pieces.as_slice() {
+            [Piece::Text(t)] => Some(t),
+            _ => None,
+        }
+    }
+
     /// Whether the template uses `{$assign}` (it may then replace an assignment).
     pub fn uses_assign(&self) -> bool {
         self.pieces.contains(&Piece::Assign)

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Fine-tune on a single TPU VM host.
+set -euo pipefail
+
+export PJRT_DEVICE=TPU
+export HF_HOME=/mnt/disks/data/hf PJRT_DEVICE=TPU  # cache on the data disk
+
+cd "$(dirname "$0")"
+PJRT_DEVICE=TPU python3 train.py \
+    --model_name_or_path google/gemma-2b \
+    --output_dir /tmp/out

@@ -1,0 +1,90 @@
+//! Dockerfiles: `ENV` settings, and the shell commands of `RUN`, `CMD` and `ENTRYPOINT` (shell
+//! form; the exec form's JSON arrays are left alone).
+
+use ruff_text_size::TextRange;
+
+use super::shell::{self, Region};
+use super::{EnvSite, Findings, range};
+use crate::migrate::fix::Edit;
+use crate::source::line_end_inclusive;
+
+/// One instruction, over all its continuation lines.
+#[derive(Debug)]
+struct Instruction {
+    keyword: TextRange,
+    /// From the first argument to the end of the last line (without its newline).
+    args: TextRange,
+    /// Its lines, newline included: what deleting it removes.
+    lines: TextRange,
+}
+
+pub(super) fn check(found: &mut Findings) {
+    for ins in instructions(found.text) {
+        let keyword = found.text[ins.keyword].to_ascii_uppercase();
+        let exec_form = found.text[ins.args].starts_with('[');
+        match keyword.as_str() {
+            "ENV" => env(found, &ins),
+            "RUN" | "CMD" | "ENTRYPOINT" if !exec_form => shell::scan(found, Region::whole(ins.args, ins.lines)),
+            _ => {}
+        }
+    }
+}
+
+/// `ENV A=1 B=2` (each pair on its own), or the legacy `ENV KEY value` (the whole instruction).
+fn env(found: &mut Findings, ins: &Instruction) {
+    // A comment line inside the continuation ends a shell command, not the instruction.
+    let words: Vec<TextRange> = shell::commands(found.text, ins.args).into_iter().flat_map(|c| c.words).collect();
+    let text = found.text;
+    let whole = || Ok(Edit::delete(ins.lines));
+    let Some(&first) = words.first() else { return };
+    if shell::assigned_name(&text[first]).is_none() {
+        return found.env(EnvSite { name: first, removal: whole() });
+    }
+    for (k, &word) in words.iter().enumerate() {
+        let Some(len) = shell::assigned_name(&text[word]).map(str::len) else { continue };
+        let start = usize::from(word.start());
+        let removal = if words.len() == 1 { whole() } else { Ok(Edit::delete(shell::span(&words, k, k))) };
+        found.env(EnvSite { name: range(start, start + len), removal });
+    }
+}
+
+/// The instructions of a Dockerfile: comment lines, blank lines, and comment lines inside
+/// continuations (which Docker drops) are skipped.
+fn instructions(text: &str) -> Vec<Instruction> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let end = line_end_inclusive(text, at);
+        let line = &text[at..end];
+        let body = line.trim_start();
+        if body.trim().is_empty() || body.starts_with('#') {
+            at = end;
+            continue;
+        }
+        let keyword_start = at + (line.len() - body.len());
+        let keyword_end = keyword_start + body.find(char::is_whitespace).unwrap_or(body.len());
+        let mut last_end = end;
+        let mut continues = continued(line);
+        while continues && last_end < text.len() {
+            let next_end = line_end_inclusive(text, last_end);
+            let next = text[last_end..next_end].trim();
+            last_end = next_end;
+            if !next.is_empty() && !next.starts_with('#') {
+                continues = continued(next);
+            }
+        }
+        let args_end = last_end - (text[..last_end].len() - text[..last_end].trim_end_matches(['\n', '\r']).len());
+        let gap = text[keyword_end..args_end].len() - text[keyword_end..args_end].trim_start_matches([' ', '\t']).len();
+        found.push(Instruction {
+            keyword: range(keyword_start, keyword_end),
+            args: range(keyword_end + gap, args_end),
+            lines: range(at, last_end),
+        });
+        at = last_end;
+    }
+    found
+}
+
+fn continued(line: &str) -> bool {
+    line.trim_end().ends_with('\\')
+}
