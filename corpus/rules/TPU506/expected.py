@@ -1,5 +1,4 @@
-# TPU506 xrt-env: reported only
+# TPU506 xrt-env: assignments deleted
 import os
 
-os.environ["XRT_TPU_CONFIG"] = "localservice;0;localhost:51011"
 os.environ["TPU_NUM_DEVICES"] = "8"

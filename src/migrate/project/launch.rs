@@ -184,8 +184,8 @@ mod tests {
                 "export TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT=/c\nmkdir -p \"${TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT}\" $TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT\n",
             ),
             (
-                "docker run -e PJRT_DEVICE=TPU --env=PJRT_DEVICE=TPU -e XRT_TPU_CONFIG=x img\n",
-                "docker run -e XRT_TPU_CONFIG=x img\n",
+                "docker run -e PJRT_DEVICE=TPU --env=PJRT_DEVICE=TPU -e XRT_TPU_CONFIG=x -e TPU_NAME=t img\n",
+                "docker run -e TPU_NAME=t img\n",
             ),
         ];
         for (input, expected) in cases {
