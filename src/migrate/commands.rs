@@ -447,11 +447,11 @@ fn migrate_input(input: Input, resolver: &Resolver, write: bool, color: bool) ->
     let rules = l.rules();
     let import_rule = rules.builtin(Builtin::Import);
     for (cell, line, column, d) in m.remaining {
-        // An import kept because its names are still used is a consequence, not a task.
-        if Some(d.rule) == import_rule && d.fix.is_none() && d.note.as_deref().is_some_and(|n| n.contains("still used"))
-        {
-            continue;
-        }
+        // An import kept because its names are still used is a consequence, not a task: the
+        // report lists it apart, and the run after its uses are migrated deletes it.
+        let kept_import = Some(d.rule) == import_rule
+            && d.fix.is_none()
+            && d.note.as_deref().is_some_and(|n| n.contains("still used"));
         let item = report::Item {
             path: path.clone(),
             cell,
@@ -462,6 +462,7 @@ fn migrate_input(input: Input, resolver: &Resolver, write: bool, color: bool) ->
             note: d.note,
         };
         match &d.fix {
+            _ if kept_import => out.outcome.kept_imports.push(item),
             Some(f) if f.safety == Safety::Unsafe => out.outcome.unsafe_fixes.push(item),
             _ => out.outcome.manual.push(item),
         }

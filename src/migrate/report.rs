@@ -46,6 +46,8 @@ pub struct FileOutcome {
     pub manual: Vec<Item>,
     /// Fixes not applied because they are unsafe and `--unsafe-fixes` was not given.
     pub unsafe_fixes: Vec<Item>,
+    /// torch_xla imports kept because names they bind are still used by what is left.
+    pub kept_imports: Vec<Item>,
     pub error: Option<String>,
 }
 
@@ -93,6 +95,8 @@ struct Report<'a> {
     work: Vec<WorkGroup<'a>>,
     /// Fixes that change behaviour and wait for `--unsafe-fixes`.
     unsafe_fixes: Vec<&'a Item>,
+    /// Imports that go once the items using them are done.
+    kept_imports: Vec<&'a Item>,
     errors: Vec<FileError<'a>>,
     changed: Vec<Changed<'a>>,
     per_rule: Vec<RuleTotal>,
@@ -220,6 +224,7 @@ fn build<'a>(files: &'a [FileOutcome], rules: &'a RuleSet) -> Report<'a> {
         totals,
         work,
         unsafe_fixes: files.iter().flat_map(|f| &f.unsafe_fixes).collect(),
+        kept_imports: files.iter().flat_map(|f| &f.kept_imports).collect(),
         errors: files
             .iter()
             .filter_map(|f| f.error.as_deref().map(|error| FileError { path: &f.path, error }))
@@ -303,6 +308,17 @@ fn markdown(r: &Report) -> String {
         let _ = writeln!(out, "| Where | Rule | What |\n|---|---|---|");
         for i in &r.unsafe_fixes {
             let _ = writeln!(out, "| `{}` | {} | {} |", i.place(), i.code, cell(&i.message));
+        }
+        let _ = writeln!(out);
+    }
+    if !r.kept_imports.is_empty() {
+        let _ = writeln!(
+            out,
+            "## Imports kept for what is left ({})\n\nThey bind names the items above still use; `xla2tpu migrate` deletes each once its uses are gone.\n",
+            r.kept_imports.len()
+        );
+        for i in &r.kept_imports {
+            let _ = writeln!(out, "- `{}`: {}", i.place(), i.message);
         }
         let _ = writeln!(out);
     }

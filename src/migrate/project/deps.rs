@@ -110,6 +110,14 @@ pub fn pip_install(text: &str, command: TextRange, rules: &RuleSet) -> Vec<Diagn
     findings(&entries, rules)
 }
 
+/// The finding of a Python version a file fixes outside requirements, such as a Dockerfile's
+/// `FROM python:3.10-slim`: `version` is the `major.minor` it names, `range` where it is written.
+pub fn python_version(text: &str, range: TextRange, version: &str, rules: &RuleSet) -> Vec<Diagnostic> {
+    let Ok(specifiers) = VersionSpecifiers::from_str(&format!("=={version}.*")) else { return Vec::new() };
+    let shown = text.get(usize::from(range.start())..usize::from(range.end())).unwrap_or(version).to_string();
+    findings(&[Entry::Python { shown, range, specifiers }], rules)
+}
+
 /// Something a dependency file says that TPU9xx rules look at.
 #[derive(Debug)]
 enum Entry {

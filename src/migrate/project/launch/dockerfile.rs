@@ -24,6 +24,7 @@ pub(super) fn check(found: &mut Findings) {
         let exec_form = found.text[ins.args].starts_with('[');
         match keyword.as_str() {
             "ENV" => env(found, &ins),
+            "FROM" => base_image(found, &ins),
             "RUN" | "CMD" | "ENTRYPOINT" if !exec_form => shell::scan(found, Region::whole(ins.args, ins.lines)),
             _ => {}
         }
@@ -46,6 +47,28 @@ fn env(found: &mut Findings, ins: &Instruction) {
         let removal = if words.len() == 1 { whole() } else { Ok(Edit::delete(shell::span(&words, k, k))) };
         found.env(EnvSite { name: range(start, start + len), removal });
     }
+}
+
+/// `FROM python:3.10-slim`: an official Python image older than torch-tpu supports cannot
+/// install it (TPU908).
+fn base_image(found: &mut Findings, ins: &Instruction) {
+    let args = &found.text[ins.args];
+    let image = args.split_whitespace().find(|w| !w.starts_with("--")).unwrap_or("");
+    let Some((name, tag)) = image.rsplit_once(':') else { return };
+    if !matches!(name.trim_start_matches("docker.io/").trim_start_matches("library/"), "python") {
+        return;
+    }
+    // `3.10`, `3.10.14-slim`, `3.9-bullseye`: the major.minor before any suffix.
+    let mut parts = tag.split(|c: char| !c.is_ascii_digit());
+    let (Some(major), Some(minor)) = (parts.next().filter(|p| !p.is_empty()), parts.next().filter(|p| !p.is_empty()))
+    else {
+        return;
+    };
+    let start = usize::from(ins.args.start()) + args.find(image).unwrap_or(0);
+    let at = range(start, start + image.len());
+    let findings =
+        crate::migrate::project::deps::python_version(found.text, at, &format!("{major}.{minor}"), found.rules);
+    found.diagnostics.extend(findings);
 }
 
 /// The instructions of a Dockerfile: comment lines, blank lines, and comment lines inside

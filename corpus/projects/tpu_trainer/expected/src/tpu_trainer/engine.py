@@ -1,0 +1,46 @@
+"""The training loop, written for PyTorch/XLA."""
+import os
+import torch
+import torch.distributed as dist
+
+
+def train_one_epoch(model, loader, optimizer, device, log_every=4):
+    model.train()
+    device_loader = loader
+    for step, (inputs, labels) in enumerate(device_loader):
+        (inputs, labels) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (inputs, labels))
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+        loss.backward()
+        if dist.is_initialized():
+            for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
+                dist.all_reduce(grad)
+                grad /= dist.get_world_size()
+        optimizer.step()
+        if step % log_every == 0:
+            _log(step, loss)
+    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+        print(f"epoch done: {step + 1} steps")
+
+
+def _log(step, loss):
+    print(f"[{dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))}] step {step}: loss {loss.item():.6f}")
+
+
+@torch.no_grad()
+def evaluate(model, loader, device):
+    model.eval()
+    correct, total = 0, 0
+    for inputs, labels in loader:
+        inputs, labels = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (inputs, labels))
+        correct += (model(inputs).argmax(-1) == labels).sum().item()
+        total += labels.numel()
+    gathered = [correct] * (dist.get_world_size() if dist.is_initialized() else 1)
+    if dist.is_initialized():
+        dist.all_gather_object(gathered, gathered[0])
+    correct = sum(gathered)
+    gathered = [total] * (dist.get_world_size() if dist.is_initialized() else 1)
+    if dist.is_initialized():
+        dist.all_gather_object(gathered, gathered[0])
+    total = sum(gathered)
+    return correct / total

@@ -1,0 +1,53 @@
+"""Train the classifier on every TPU core of this host."""
+import argparse
+import os
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+from tpu_trainer import evaluate, train_one_epoch
+from tpu_trainer.model import Classifier
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def _mp_fn(index, args):
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
+    torch.manual_seed(0)
+    device = torch.device("tpu:0")
+    data = TensorDataset(torch.randint(0, 1000, (256, 16)), torch.randint(0, 4, (256,)))
+    sampler = DistributedSampler(data, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), shuffle=False)
+    loader = DataLoader(data, batch_size=args.batch_size, sampler=sampler)
+    model = Classifier().to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    for epoch in range(args.epochs):
+        train_one_epoch(model, loader, optimizer, device)
+        accuracy = evaluate(model, loader, device)
+        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+            print(f"epoch {epoch}: accuracy {accuracy:.6f}")
+    checksum = sum(p.double().sum().item() for p in model.parameters())
+    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+    if dist.get_node_local_rank(fallback_rank=0) == 0:
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), args.output)
+    if dist.is_initialized():
+        dist.barrier()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--num-cores", type=int, default=8)
+    parser.add_argument("--output", default="classifier.pt")
+    args = parser.parse_args()
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=args.num_cores)
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(args.num_cores)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * args.num_cores)
+    mp.spawn(_mp_fn, args=(args,), nprocs=args.num_cores)
