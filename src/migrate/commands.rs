@@ -672,11 +672,12 @@ fn check_input(input: Input, resolver: &Resolver, mode: &CheckMode) -> FileCheck
         }
     }
     let mut checked = check_file(&l, mode.add_noqa);
-    if l.kind == Kind::SetupPy && checked.error.is_none() {
-        if let Ok(deps) = project::lint(Kind::SetupPy, &l.source.text, l.rules(), &l.selection) {
-            checked.anchors.extend(deps.iter().map(|d| Anchor::new(&l.source.text, &[], d.range.start())));
-            checked.diagnostics.extend(deps);
-        }
+    if l.kind == Kind::SetupPy
+        && checked.error.is_none()
+        && let Ok(deps) = project::lint(Kind::SetupPy, &l.source.text, l.rules(), &l.selection)
+    {
+        checked.anchors.extend(deps.iter().map(|d| Anchor::new(&l.source.text, &[], d.range.start())));
+        checked.diagnostics.extend(deps);
     }
     out.error = checked.error;
     out.warnings.extend(checked.warning);
