@@ -517,14 +517,7 @@ fn migrate_python(l: &Loaded, path: &str, warnings: &mut Vec<String>) -> Result<
             )
         })
         .collect();
-    let mut remaining: Vec<_> = m
-        .remaining
-        .iter()
-        .map(|d| {
-            let (line, col) = at(m.original_offset(d.range.start()));
-            (None, line, col, d.clone())
-        })
-        .collect();
+    let mut remaining = located(&m.remaining, |offset| at(m.original_offset(offset)));
     let mut output = std::mem::take(&mut m.output);
     let mut applied = std::mem::take(&mut m.applied);
     if l.kind == Kind::SetupPy {
@@ -572,6 +565,20 @@ fn migrate_notebook(l: &Loaded, path: &str, color: bool) -> Result<Migrated, Str
     })
 }
 
+/// What is left, each with its (line, column) in the input: `at` maps an offset of the output.
+fn located(
+    remaining: &[Diagnostic],
+    at: impl Fn(TextSize) -> (usize, usize),
+) -> Vec<(Option<usize>, usize, usize, Diagnostic)> {
+    remaining
+        .iter()
+        .map(|d| {
+            let (line, col) = at(d.range.start());
+            (None, line, col, d.clone())
+        })
+        .collect()
+}
+
 /// Dependency files, launch scripts, container files and configs.
 fn migrate_text(l: &Loaded, kind: Kind, path: &str) -> Result<Migrated, String> {
     let (text, rules) = (&l.source.text, l.rules());
@@ -593,14 +600,7 @@ fn migrate_text(l: &Loaded, kind: Kind, path: &str) -> Result<Migrated, String> 
     }
     let lines = LineIndex::new(text);
     let at = |offset: TextSize| lines.line_col(text, offset);
-    let remaining = m
-        .remaining
-        .iter()
-        .map(|d| {
-            let (line, col) = at(m.original_offset(d.range.start()));
-            (None, line, col, d.clone())
-        })
-        .collect();
+    let remaining = located(&m.remaining, |offset| at(m.original_offset(offset)));
     let reverted = m
         .reverted
         .iter()

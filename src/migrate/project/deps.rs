@@ -979,22 +979,8 @@ impl<'a> Visitor<'a> for SetupCalls<'a> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::OnceLock;
-
+    use super::super::testing::{migrated, rules};
     use super::*;
-    use crate::migrate::Selection;
-
-    fn rules() -> &'static RuleSet {
-        static RULES: OnceLock<RuleSet> = OnceLock::new();
-        RULES.get_or_init(|| RuleSet::load(&[]).expect("embedded rules load"))
-    }
-
-    /// `text` migrated with unsafe fixes.
-    fn migrated(kind: Kind, text: &str) -> String {
-        let m = super::super::migrate(kind, text, rules(), &Selection { unsafe_fixes: true, ..Selection::default() });
-        assert!(m.invalid.is_none() && m.reverted.is_empty(), "{text:?}: {:?} {:?}", m.invalid, m.reverted);
-        m.output
-    }
 
     fn codes(diagnostics: &[Diagnostic]) -> Vec<&str> {
         diagnostics.iter().map(|d| rules().rules[d.rule].code.as_str()).collect()

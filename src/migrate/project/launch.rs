@@ -138,23 +138,10 @@ fn shown(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::OnceLock;
-
+    use super::super::testing::{migrated, rules};
     use super::super::{Kind, Magic, MagicKind, lint, migrate};
     use super::*;
     use crate::migrate::Selection;
-
-    fn rules() -> &'static RuleSet {
-        static RULES: OnceLock<RuleSet> = OnceLock::new();
-        RULES.get_or_init(|| RuleSet::load(&[]).expect("embedded rules load"))
-    }
-
-    /// The file migrated with unsafe fixes; no fix may be dropped for breaking it.
-    fn migrated(kind: Kind, text: &str) -> String {
-        let m = migrate(kind, text, rules(), &Selection { unsafe_fixes: true, ..Selection::default() });
-        assert!(m.invalid.is_none() && m.reverted.is_empty(), "{text:?}: {:?} {:?}", m.invalid, m.reverted);
-        m.output
-    }
 
     fn codes(kind: Kind, text: &str) -> Vec<String> {
         let found = lint(kind, text, rules(), &Selection::default()).expect("loads");

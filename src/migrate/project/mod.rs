@@ -314,3 +314,25 @@ pub fn migrate_with(
     m.remaining = lint(&m.output);
     m
 }
+
+/// What the handlers' unit tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::sync::OnceLock;
+
+    use super::Kind;
+    use crate::migrate::Selection;
+    use crate::migrate::rules::RuleSet;
+
+    pub fn rules() -> &'static RuleSet {
+        static RULES: OnceLock<RuleSet> = OnceLock::new();
+        RULES.get_or_init(|| RuleSet::load(&[]).expect("embedded rules load"))
+    }
+
+    /// `text` migrated with unsafe fixes; no fix may be dropped for breaking it.
+    pub fn migrated(kind: Kind, text: &str) -> String {
+        let m = super::migrate(kind, text, rules(), &Selection { unsafe_fixes: true, ..Selection::default() });
+        assert!(m.invalid.is_none() && m.reverted.is_empty(), "{text:?}: {:?} {:?}", m.invalid, m.reverted);
+        m.output
+    }
+}
