@@ -2,7 +2,8 @@
 //! (Kaggle, Colab), so they are migrated like scripts: the code cells are joined into one text,
 //! separated by a marker line, so that names imported in one cell resolve in the next. IPython
 //! lines (`!pip install …`, `%env PJRT_DEVICE=TPU`, `%%bash` cells) go to [`launch`]; the Python
-//! engine sees them as comments of the same length, so both speak of the same offsets.
+//! engine sees them as comments (or, inside a block, `...` statements) of the same length, so
+//! both speak of the same offsets.
 //!
 //! The JSON is read with `jsonc-parser`, which keeps every value's byte range: only the `source`
 //! of an edited cell is rewritten, in the style it had (a list of lines or one string), so the
@@ -244,8 +245,8 @@ fn split(joined: &str) -> Vec<&str> {
     cells
 }
 
-/// A joined text as the Python engine sees it: IPython lines turned into comments of the same
-/// length; and the IPython lines themselves, for [`launch`].
+/// A joined text as the Python engine sees it: IPython lines turned into Python of the same
+/// length ([`comment_out`]); and the IPython lines themselves, for [`launch`].
 struct Masked {
     python: String,
     magics: Vec<Magic>,
@@ -352,11 +353,16 @@ fn line_magic(trimmed: &str, start: TextSize) -> Option<Option<MagicKind>> {
     (assigned || trimmed.starts_with('?') || trimmed.ends_with('?')).then_some(None)
 }
 
-/// `line` with its first non-blank character replaced by `#` (and spaces, if that character
-/// took several bytes), so every offset stays where it was.
+/// `line` as Python of the same length, so every offset stays where it was: a comment at the top
+/// level (imports a fix adds then still go below the cell's `!pip install`), and inside a block a
+/// `...#` statement, because an IPython line can be a block's whole body
+/// (`if IN_COLAB:\n    !pip install …`). Indented lines of fewer than four bytes become a comment.
 fn comment_out(line: &str, indent: usize) -> String {
-    let first = line[indent..].chars().next().map_or(0, char::len_utf8);
-    format!("{}#{}{}", &line[..indent], " ".repeat(first.saturating_sub(1)), &line[indent + first..])
+    let body = line[indent..].trim_end_matches(['\n', '\r']);
+    let (marker, min) = if indent > 0 && body.len() >= 4 { ("...#", 4) } else { ("#", 1) };
+    // The characters the marker replaces: at least `min` bytes, on a character boundary.
+    let cut = body.char_indices().map(|(i, _)| i).find(|&i| i >= min).unwrap_or(body.len());
+    format!("{}{marker}{}{}", &line[..indent], " ".repeat(cut - marker.len()), &line[indent + cut..])
 }
 
 /// Put the IPython lines back after the Python engine rewrote the masked text.
@@ -565,11 +571,11 @@ mod tests {
     }
 
     #[test]
-    fn ipython_lines_are_comments_of_the_same_length() {
+    fn ipython_lines_are_python_of_the_same_length() {
         let joined = "!pip install x\n%env A=1\nimport os\n%matplotlib inline\n#%% xla2tpu: end of cell\n%%bash\necho é\n#%% xla2tpu: end of cell\n";
         let m = mask(joined);
         assert_eq!(m.python.len(), joined.len());
-        assert!(m.python.starts_with("#pip install x\n#env A=1\nimport os\n#matplotlib inline\n"));
+        assert!(m.python.starts_with("#pip install x\n#env A=1\nimport os\n#matplotlib inline\n"), "{}", m.python);
         assert!(ruff_python_parser::parse_module(&m.python).is_ok());
         let kinds: Vec<_> = m.magics.iter().map(|g| (&joined[g.range], g.kind)).collect();
         assert_eq!(kinds.len(), 3, "{kinds:?}");
@@ -580,6 +586,15 @@ mod tests {
         assert!(
             matches!(kinds[2].1, MagicKind::Shell { command } if joined[usize::from(command)..].starts_with("echo é"))
         );
+        assert_eq!(unmask(&m.python, &m.lines).unwrap(), joined);
+    }
+
+    #[test]
+    fn an_ipython_line_may_be_a_whole_block() {
+        let joined = "if IN_COLAB:\n    !pip install x\nfor f in files:\n    %time é\n#%% xla2tpu: end of cell\n";
+        let m = mask(joined);
+        assert_eq!(m.python.len(), joined.len());
+        assert!(ruff_python_parser::parse_module(&m.python).is_ok(), "{}", m.python);
         assert_eq!(unmask(&m.python, &m.lines).unwrap(), joined);
     }
 
