@@ -726,11 +726,38 @@ fn poetry_table(text: &str, table: &dyn TableLike, entries: &mut Vec<Entry>) {
     }
 }
 
-/// A Poetry version constraint, when it is PEP 440 or a bare version (`2.5.0` means `==2.5.0`);
-/// caret and tilde constraints are not read.
+/// A Poetry version constraint as PEP 440: `^2.5` and `~2.5.1` (Poetry's own operators), a bare
+/// version (`2.5.0` means `==2.5.0`), or PEP 440 itself; comma-separated parts are each read.
+/// `None` for what Poetry alone understands (`||` alternatives).
 fn poetry_specifiers(spec: &str) -> Option<VersionSpecifiers> {
-    let spec = spec.trim();
-    VersionSpecifiers::from_str(spec).or_else(|_| VersionSpecifiers::from_str(&format!("=={spec}"))).ok()
+    let parts: Option<Vec<String>> = spec.split(',').map(|part| poetry_part(part.trim())).collect();
+    VersionSpecifiers::from_str(&parts?.join(",")).ok()
+}
+
+/// One Poetry constraint as PEP 440 specifiers.
+fn poetry_part(part: &str) -> Option<String> {
+    let release = |v: &str| -> Option<Vec<u64>> { v.trim().split('.').map(|n| n.parse().ok()).collect() };
+    let join = |r: &[u64]| r.iter().map(u64::to_string).collect::<Vec<_>>().join(".");
+    if let Some(v) = part.strip_prefix('^') {
+        // The leftmost non-zero component may not change: ^2.5 → <3, ^0.2.3 → <0.3, ^0.0.3 → <0.0.4.
+        let r = release(v)?;
+        let keep = r.iter().position(|&n| n != 0).unwrap_or(r.len().saturating_sub(1));
+        let mut upper: Vec<u64> = r[..=keep.min(r.len() - 1)].to_vec();
+        *upper.last_mut()? += 1;
+        return Some(format!(">={},<{}", join(&r), join(&upper)));
+    }
+    if let Some(v) = part.strip_prefix('~').filter(|v| !v.starts_with('=')) {
+        // ~2.5.1 and ~2.5 → <2.6; ~2 → <3.
+        let r = release(v)?;
+        let mut upper: Vec<u64> = r[..r.len().min(2)].to_vec();
+        *upper.last_mut()? += 1;
+        return Some(format!(">={},<{}", join(&r), join(&upper)));
+    }
+    if part.contains("||") {
+        return None;
+    }
+    let bare = part.chars().next().is_some_and(|c| c.is_ascii_digit());
+    Some(if bare { format!("=={part}") } else { part.to_string() })
 }
 
 fn python_entry(text: &str, value: &Value) -> Option<Entry> {
@@ -1027,6 +1054,24 @@ mod tests {
         let found = check(Kind::Requirements, text, rules());
         assert_eq!(found[0].fix.as_ref().map(|f| f.safety), Some(Safety::Unsafe));
         assert_eq!(migrated(Kind::Requirements, text), "torch-tpu==0.2.0\nnumpy==2.1.0 \\\n    --hash=sha256:89ab\n");
+    }
+
+    #[test]
+    fn poetry_constraints_read_as_pep_440() {
+        let read = |s: &str| poetry_specifiers(s).map(|v| v.to_string());
+        assert_eq!(read("^2.5").as_deref(), Some(">=2.5, <3"));
+        assert_eq!(read("^0.2.3").as_deref(), Some(">=0.2.3, <0.3"));
+        assert_eq!(read("^0.0.3").as_deref(), Some(">=0.0.3, <0.0.4"));
+        assert_eq!(read("~2.5.1").as_deref(), Some(">=2.5.1, <2.6"));
+        assert_eq!(read("~2").as_deref(), Some(">=2, <3"));
+        assert_eq!(read("2.5.0").as_deref(), Some("==2.5.0"));
+        assert_eq!(read(">=2.1,<2.6").as_deref(), Some(">=2.1, <2.6"));
+        assert_eq!(read("^2.5 || ^2.7"), None);
+        assert_eq!(read("^x"), None);
+        // A tilde torch pin below TorchTPU's range is now seen and rewritten; `^2.5` (<3) allows it.
+        let toml = "[tool.poetry.dependencies]\npython = \"^3.11\"\ntorch = \"~2.5\"\ntorch_xla = {version = \"^2.5\", extras = [\"tpu\"]}\n";
+        let out = migrated(Kind::Pyproject, toml);
+        assert!(out.contains("torch = \">=2.11.0,<=2.15.0\""), "{out}");
     }
 
     #[test]
