@@ -108,6 +108,11 @@ impl Findings<'_> {
         self.diagnostics.push(Diagnostic { rule: id, range: at, message, note, fix });
     }
 
+    /// Read `range` of this file as a shell script (`block`) or a one-line command.
+    fn scan_shell(&mut self, range: TextRange, block: bool) {
+        shell::scan(self, shell::Region::embedded(range, block));
+    }
+
     /// The findings of a `pip install …` command (requirements are the dependency handler's).
     fn pip_install(&mut self, command: TextRange) {
         self.diagnostics.extend(super::deps::pip_install(self.text, command, self.rules));

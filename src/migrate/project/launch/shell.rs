@@ -40,6 +40,12 @@ impl Region {
     pub(super) fn whole(range: TextRange, whole: TextRange) -> Region {
         Region { range, place: Place::Whole(whole), depth: 0 }
     }
+
+    /// A script embedded in another file: a YAML literal block (`args: ["-c", |…]`) is a script
+    /// of its own lines; a one-line string is like the quoted command of `bash -c "…"`.
+    pub(super) fn embedded(range: TextRange, block: bool) -> Region {
+        Region { range, place: if block { Place::Script } else { Place::Quoted }, depth: 1 }
+    }
 }
 
 /// What separates two commands.

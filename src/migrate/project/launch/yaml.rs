@@ -6,6 +6,8 @@
 //!   items and `VAR: value` maps.
 //! - accelerate configs with `distributed_type: XLA` (TPU922), Lightning CLI configs with a TPU
 //!   trainer (TPU924).
+//! - shell scripts inside a job: a literal block (`|`) under `command:`, `args:`, `script:` or
+//!   `run:`, and the string after `-c` in such a list, read as shell.
 
 use serde::Deserialize;
 use serde_yaml::Value;
@@ -17,6 +19,10 @@ use crate::source::line_end_inclusive;
 
 /// Keys whose value sets environment variables.
 const ENV_KEYS: &[&str] = &["env", "environment"];
+
+/// Keys whose value (or list of values) is a command line or a script: Kubernetes' `command` and
+/// `args`, CI systems' `script` and `run`.
+const SHELL_KEYS: &[&str] = &["command", "args", "script", "run"];
 
 /// Keys `accelerate config` writes besides `distributed_type`.
 const ACCELERATE_KEYS: &[&str] = &[
@@ -73,6 +79,7 @@ pub(super) fn check(found: &mut Findings) {
     }
     let lines = lines(text);
     env_entries(found, &lines);
+    shell_scripts(found, &lines);
     if documents.iter().any(is_accelerate_xla) {
         let xla =
             |l: &Line| unquoted(l.value).eq_ignore_ascii_case("xla") || unquoted(l.value).eq_ignore_ascii_case("tpu");
@@ -203,6 +210,55 @@ fn env_entries(found: &mut Findings, lines: &[Line]) {
             removal: Ok(Edit::delete(range(from, end))),
         });
     }
+}
+
+/// Scripts inside the job: literal blocks and `-c` strings under [`SHELL_KEYS`].
+fn shell_scripts(found: &mut Findings, lines: &[Line]) {
+    let text = found.text;
+    let under_shell_key = |i: usize| {
+        let key = if lines[i].dash { parent(lines, i).and_then(|p| lines[p].key) } else { lines[i].key };
+        key.is_some_and(|k| SHELL_KEYS.contains(&k))
+    };
+    for i in 0..lines.len() {
+        let line = &lines[i];
+        if line.kind != Kind::Node || !under_shell_key(i) {
+            continue;
+        }
+        // What follows the key or the dash: `|`, `"…"`, a plain scalar.
+        let node = text[line.start + line.col..line.end].trim_end();
+        let scalar = if line.key.is_some() { line.value } else { node };
+        if scalar.starts_with('|') {
+            let last = node_end(lines, i);
+            if last > i {
+                found.scan_shell(range(lines[i + 1].start, lines[last].end), true);
+            }
+        } else if line.dash && line.key.is_none() && follows_dash_c(text, lines, i) {
+            let start = line.start + line.col;
+            let (from, to) = match scalar.as_bytes().first() {
+                // Escapes would shift what the shell sees from what is written: left alone.
+                Some(b'"') if !scalar.contains('\\') && scalar.len() > 1 && scalar.ends_with('"') => {
+                    (1, scalar.len() - 1)
+                }
+                Some(b'\'')
+                    if scalar.len() > 1 && scalar.ends_with('\'') && !scalar[1..scalar.len() - 1].contains('\'') =>
+                {
+                    (1, scalar.len() - 1)
+                }
+                Some(b'"' | b'\'' | b'[' | b'{' | b'>' | b'&' | b'*' | b'!') | None => continue,
+                Some(_) => (0, scalar.split(" #").next().unwrap_or(scalar).trim_end().len()),
+            };
+            found.scan_shell(range(start + from, start + to), false);
+        }
+    }
+}
+
+/// Whether the sequence item at line `i` comes right after an item `-c` (`bash -c <script>`).
+fn follows_dash_c(text: &str, lines: &[Line], i: usize) -> bool {
+    let previous = (0..i).rev().find(|&j| lines[j].kind == Kind::Node);
+    previous.is_some_and(|j| {
+        let l = &lines[j];
+        l.dash && l.col == lines[i].col && unquoted(text[l.start + l.col..l.end].trim()) == "-c"
+    })
 }
 
 /// The variable an `env:` entry's text sets, as serde_yaml reads it, and the word after which
