@@ -1,11 +1,12 @@
 //! Dockerfiles: `ENV` settings, and the shell commands of `RUN`, `CMD` and `ENTRYPOINT` (shell
-//! form; the exec form's JSON arrays are left alone).
+//! form; in the exec form's JSON arrays only torch_xla launchers are looked for, and reported).
 
 use ruff_text_size::TextRange;
 
 use super::shell::{self, Region};
 use super::{EnvSite, Findings, range};
 use crate::migrate::fix::Edit;
+use crate::migrate::rules::Builtin;
 use crate::source::line_end_inclusive;
 
 /// One instruction, over all its continuation lines.
@@ -26,8 +27,27 @@ pub(super) fn check(found: &mut Findings) {
             "ENV" => env(found, &ins),
             "FROM" => base_image(found, &ins),
             "RUN" | "CMD" | "ENTRYPOINT" if !exec_form => shell::scan(found, Region::whole(ins.args, ins.lines)),
+            "RUN" | "CMD" | "ENTRYPOINT" => exec_form_launcher(found, &ins),
             _ => {}
         }
+    }
+}
+
+/// `CMD ["python", "xla_spawn.py", …]`: the exec form runs no shell, so TorchTPU's launch (an
+/// `eval` of `python -m torch.tpu.distributed`, then torchrun) cannot replace it word for word.
+fn exec_form_launcher(found: &mut Findings, ins: &Instruction) {
+    let Ok(words) = serde_json::from_str::<Vec<String>>(&found.text[ins.args]) else { return };
+    let launcher = |w: &String| {
+        if w.ends_with("xla_spawn.py") || w == "torch_xla.distributed.xla_multiprocessing" {
+            Some(Builtin::XlaSpawn)
+        } else {
+            (w == "torch_xla.distributed.xla_dist").then_some(Builtin::XlaDist)
+        }
+    };
+    if let Some(builtin) = words.iter().find_map(launcher) {
+        let why = "the exec form runs no shell: write it as `CMD [\"bash\", \"-c\", \"…\"]` with TorchTPU's launch";
+        let fix = (builtin == Builtin::XlaSpawn).then(|| Err(why.to_string()));
+        found.launcher(builtin, ins.args, fix);
     }
 }
 
