@@ -144,7 +144,7 @@ struct Dep {
     range: TextRange,
     name: PackageName,
     extras: Vec<ExtraName>,
-    /// `None` when there is no version constraint or it is not PEP 440 (a URL, a Poetry `^2.5`).
+    /// `None` when there is no version constraint or it is neither PEP 440 nor Poetry's (a URL).
     specifiers: Option<VersionSpecifiers>,
     /// What a rewrite keeps after the name and version: ` ; python_version >= "3.10"`.
     tail: String,

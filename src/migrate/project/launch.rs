@@ -27,6 +27,7 @@ pub fn check(kind: Kind, text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
         Kind::Yaml => yaml::check(&mut found),
         _ => {}
     }
+    found.deleted_variables_read();
     found.diagnostics
 }
 
@@ -79,18 +80,36 @@ impl Findings<'_> {
         self.diagnostics.push(Diagnostic { rule: id, range: site.name, message, note, fix });
     }
 
+    /// Where the file reads a variable that fixes delete (`if [ "$PJRT_DEVICE" = TPU ]`): torch_xla
+    /// logic, and empty once the assignment is gone (here or where the job is launched), so each
+    /// read is reported.
+    fn deleted_variables_read(&mut self) {
+        let rules = self.rules;
+        let deleted = rules.env_rules().filter(|(_, r)| r.fixes.iter().any(|f| matches!(f.action, FixAction::Delete)));
+        for (id, rule) in deleted {
+            for var in &rule.env {
+                for at in references(self.text, var) {
+                    let message = rule.message.replace("{name}", var);
+                    let note = Some(format!(
+                        "read here: once the assignment is deleted `${var}` is empty; decide what this line should do"
+                    ));
+                    self.diagnostics.push(Diagnostic {
+                        rule: id,
+                        range: range(at, at + var.len()),
+                        message,
+                        note,
+                        fix: None,
+                    });
+                }
+            }
+        }
+    }
+
     /// Rename the variable set at `name`, and its references (`$VAR`, `${VAR}`, Kubernetes'
     /// `$(VAR)`) in the whole file, so that what reads it still finds it.
     fn rename(&self, var: &str, name: TextRange, to: &str) -> Fix {
         let mut edits = vec![Edit::replace(name, to)];
-        for (at, _) in self.text.match_indices(var) {
-            let before = &self.text[..at];
-            let is_reference = before.ends_with('$') || before.ends_with("${") || before.ends_with("$(");
-            let after = self.text[at + var.len()..].bytes().next();
-            if is_reference && !after.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
-                edits.push(Edit::replace(range(at, at + var.len()), to));
-            }
-        }
+        edits.extend(references(self.text, var).map(|at| Edit::replace(range(at, at + var.len()), to)));
         fix(Safety::Safe, edits)
     }
 
@@ -117,6 +136,16 @@ impl Findings<'_> {
     fn pip_install(&mut self, command: TextRange) {
         self.diagnostics.extend(super::deps::pip_install(self.text, command, self.rules));
     }
+}
+
+/// Where `text` reads the variable `var`: `$VAR`, `${VAR}`, Kubernetes' `$(VAR)`.
+fn references<'t>(text: &'t str, var: &'t str) -> impl Iterator<Item = usize> + 't {
+    text.match_indices(var).map(|(at, _)| at).filter(move |&at| {
+        let before = &text[..at];
+        let is_reference = before.ends_with('$') || before.ends_with("${") || before.ends_with("$(");
+        let after = text[at + var.len()..].bytes().next();
+        is_reference && !after.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
 }
 
 fn fix(safety: Safety, edits: Vec<Edit>) -> Fix {
@@ -198,7 +227,6 @@ mod tests {
         for text in [
             "echo 'export PJRT_DEVICE=TPU'\n",
             "# export PJRT_DEVICE=TPU\n",
-            "echo $PJRT_DEVICE\n",
             "cat > env.sh <<EOF\nexport PJRT_DEVICE=TPU\nEOF\n",
             "cat <<-'END'\n\tPJRT_DEVICE=TPU\n\tEND\n",
         ] {
@@ -210,6 +238,12 @@ mod tests {
         assert_eq!(migrated(Kind::Shell, text), text);
         // Reported with the rule's help, not changed.
         assert_eq!(codes(Kind::Shell, "export XLA_USE_BF16=1\n"), ["TPU502"]);
+        // A read of a variable that fixes delete is torch_xla logic: reported, never changed.
+        for text in ["echo $PJRT_DEVICE\n", "[ \"${PJRT_DEVICE}\" = TPU ] && run\n"] {
+            assert_eq!(codes(Kind::Shell, text), ["TPU501"], "{text:?}");
+            assert_eq!(migrated(Kind::Shell, text), text);
+        }
+        assert_eq!(codes(Kind::Shell, "echo $PJRT_DEVICES $XPJRT_DEVICE\n"), Vec::<String>::new());
     }
 
     #[test]

@@ -123,8 +123,7 @@ impl<'a> Notebook<'a> {
         let mut out = String::with_capacity(self.json.len());
         let mut last = 0;
         for (cell, new) in self.cells.iter().zip(sources) {
-            // `joined` ended every cell with a newline; the cell itself may not have had one.
-            let new = if !cell.source.ends_with('\n') { new.strip_suffix('\n').unwrap_or(new) } else { new };
+            let new = cell.own(new);
             if new == cell.source {
                 continue;
             }
@@ -141,10 +140,7 @@ impl<'a> Notebook<'a> {
         self.cells
             .iter()
             .zip(split(joined))
-            .map(|(cell, new)| {
-                let new = if !cell.source.ends_with('\n') { new.strip_suffix('\n').unwrap_or(new) } else { new };
-                (cell.number, cell.source.as_str(), new)
-            })
+            .map(|(cell, new)| (cell.number, cell.source.as_str(), cell.own(new)))
             .filter(|(_, old, new)| old != new)
             .collect()
     }
@@ -177,6 +173,12 @@ fn is_python(root: &Object) -> bool {
 }
 
 impl CodeCell {
+    /// `new`, this cell's text in a joined text, as its own source: the joined text ended every
+    /// cell with a newline, and the cell may not have had one.
+    fn own<'s>(&self, new: &'s str) -> &'s str {
+        if self.source.ends_with('\n') { new } else { new.strip_suffix('\n').unwrap_or(new) }
+    }
+
     fn read(number: usize, value: &Value, json: &str) -> Result<CodeCell, String> {
         let bad = || format!("cell {number}: `source` is neither a string nor a list of strings");
         let range = value.range();
