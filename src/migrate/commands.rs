@@ -404,12 +404,14 @@ struct FileMigration {
     stdout: Vec<u8>,
 }
 
+/// Something a migration left: (notebook cell, line, column, diagnostic), located in the input.
+type Left = (Option<usize>, usize, usize, Diagnostic);
+
 /// One file's migration, whatever its kind: the new text, and what is left, located in the input.
 struct Migrated {
     output: String,
     applied: BTreeMap<String, usize>,
-    /// (cell, line, column, diagnostic); lines and cells refer to the input.
-    remaining: Vec<(Option<usize>, usize, usize, Diagnostic)>,
+    remaining: Vec<Left>,
     /// Fixes dropped because they broke the file, as warning lines.
     reverted: Vec<String>,
     /// Diffs by the file's own rendering (a notebook's are per cell); `None`: a diff of the text.
@@ -521,15 +523,11 @@ fn migrate_python(l: &Loaded, path: &str, warnings: &mut Vec<String>) -> Result<
     let mut output = std::mem::take(&mut m.output);
     let mut applied = std::mem::take(&mut m.applied);
     if l.kind == Kind::SetupPy {
+        // Its requirements, in the engine's output: located back through both migrations.
         let deps = project::migrate(Kind::SetupPy, &output, rules, &l.selection);
-        for d in &deps.remaining {
-            let (line, col) = at(m.original_offset(deps.original_offset(d.range.start())));
-            remaining.push((None, line, col, d.clone()));
-        }
-        for (code, offset, why) in &deps.reverted {
-            let (line, col) = at(m.original_offset(*offset));
-            reverted.push(format!("{path}:{line}:{col}: the {code} fix was not applied: {why}"));
-        }
+        let (left, dropped) = text_leftovers(&deps, path, |offset| at(m.original_offset(offset)));
+        remaining.extend(left);
+        reverted.extend(dropped);
         for (code, n) in deps.applied {
             *applied.entry(code).or_default() += n;
         }
@@ -542,10 +540,9 @@ fn migrate_python(l: &Loaded, path: &str, warnings: &mut Vec<String>) -> Result<
 /// A notebook: its code cells through the engine, its IPython lines through the launch handler.
 fn migrate_notebook(l: &Loaded, path: &str, color: bool) -> Result<Migrated, String> {
     let m = project::notebook::migrate(&l.source.text, l.rules(), &l.selection).map_err(|e| format!("{path}: {e}"))?;
-    let nb = project::notebook::Notebook::parse(&l.source.text).map_err(|e| format!("{path}: {e}"))?;
-    let diff = nb
-        .changed_cells(&m.after)
-        .into_iter()
+    let diff = m
+        .changed
+        .iter()
         .map(|(cell, old, new)| {
             // A cell's last line has no newline; the diff need not say so each time.
             let (old, new) = (format!("{}\n", old.trim_end_matches('\n')), format!("{}\n", new.trim_end_matches('\n')));
@@ -566,10 +563,7 @@ fn migrate_notebook(l: &Loaded, path: &str, color: bool) -> Result<Migrated, Str
 }
 
 /// What is left, each with its (line, column) in the input: `at` maps an offset of the output.
-fn located(
-    remaining: &[Diagnostic],
-    at: impl Fn(TextSize) -> (usize, usize),
-) -> Vec<(Option<usize>, usize, usize, Diagnostic)> {
+fn located(remaining: &[Diagnostic], at: impl Fn(TextSize) -> (usize, usize)) -> Vec<Left> {
     remaining
         .iter()
         .map(|d| {
@@ -599,7 +593,17 @@ fn migrate_text(l: &Loaded, kind: Kind, path: &str) -> Result<Migrated, String> 
         return Err(line);
     }
     let lines = LineIndex::new(text);
-    let at = |offset: TextSize| lines.line_col(text, offset);
+    let (remaining, reverted) = text_leftovers(&m, path, |offset| lines.line_col(text, offset));
+    Ok(Migrated { output: m.output, applied: m.applied, remaining, reverted, diff: None })
+}
+
+/// What a text migration left, and the fixes it dropped (as warning lines); `at` locates an
+/// offset of the text that migration was given in the user's file.
+fn text_leftovers(
+    m: &project::TextMigration,
+    path: &str,
+    at: impl Fn(TextSize) -> (usize, usize),
+) -> (Vec<Left>, Vec<String>) {
     let remaining = located(&m.remaining, |offset| at(m.original_offset(offset)));
     let reverted = m
         .reverted
@@ -609,7 +613,7 @@ fn migrate_text(l: &Loaded, kind: Kind, path: &str) -> Result<Migrated, String> 
             format!("{path}:{line}:{col}: the {code} fix was not applied: {why}")
         })
         .collect();
-    Ok(Migrated { output: m.output, applied: m.applied, remaining, reverted, diff: None })
+    (remaining, reverted)
 }
 
 /// How `check`'s workers treat each file.

@@ -45,7 +45,7 @@ impl Selection {
         (self.select.is_empty() || hit(&self.select)) && !hit(&self.ignore)
     }
 
-    fn applies(&self, fix: &Fix) -> bool {
+    pub(crate) fn applies(&self, fix: &Fix) -> bool {
         fix.safety == Safety::Safe || self.unsafe_fixes
     }
 }

@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use crate::migrate::checker::Diagnostic;
 use crate::migrate::fix::{self, Edit};
-use crate::migrate::rules::{RuleSet, Safety};
+use crate::migrate::rules::RuleSet;
 use crate::migrate::{MAX_PASSES, Selection};
 
 /// How a file is read and which handler migrates it, decided by its name.
@@ -203,10 +203,14 @@ pub fn validate(kind: Kind, text: &str) -> Result<(), String> {
 /// The selected findings of a non-Python file; `Err` when the file does not load as its kind.
 pub fn lint(kind: Kind, text: &str, rules: &RuleSet, selection: &Selection) -> Result<Vec<Diagnostic>, String> {
     validate(kind, text)?;
-    let mut diagnostics = check(kind, text, rules);
+    Ok(selected(check(kind, text, rules), rules, selection))
+}
+
+/// The findings of the selected rules, in the order of the text.
+fn selected(mut diagnostics: Vec<Diagnostic>, rules: &RuleSet, selection: &Selection) -> Vec<Diagnostic> {
     diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
     diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
-    Ok(diagnostics)
+    diagnostics
 }
 
 /// The outcome of migrating a non-Python file's text.
@@ -250,13 +254,9 @@ pub fn migrate_with(
         m.invalid = Some(e);
         return m;
     }
-    let lint = |text: &str| {
-        let mut diagnostics = check(text);
-        diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
-        diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
-        diagnostics
-    };
-    let applies = |d: &Diagnostic| d.fix.as_ref().is_some_and(|f| f.safety == Safety::Safe || selection.unsafe_fixes);
+    // The input was validated above and every pass's result below: no need to parse it again here.
+    let lint = |text: &str| selected(check(text), rules, selection);
+    let applies = |d: &Diagnostic| d.fix.as_ref().is_some_and(|f| selection.applies(f));
     for _ in 0..MAX_PASSES {
         let diagnostics = lint(&m.output);
         let dropped = |d: &Diagnostic| {

@@ -136,7 +136,7 @@ impl<'a> Notebook<'a> {
     }
 
     /// (cell number, old source, new source) of each code cell `joined` changes.
-    pub fn changed_cells<'s>(&'s self, joined: &'s str) -> Vec<(usize, &'s str, &'s str)> {
+    fn changed_cells<'s>(&'s self, joined: &'s str) -> Vec<(usize, &'s str, &'s str)> {
         self.cells
             .iter()
             .zip(split(joined))
@@ -144,21 +144,29 @@ impl<'a> Notebook<'a> {
             .filter(|(_, old, new)| old != new)
             .collect()
     }
+}
 
-    /// Where an offset of the joined text is: (cell number, 1-based line in the cell, the
-    /// cell's start in the joined text).
-    pub fn locate(&self, joined: &str, offset: TextSize) -> (usize, usize, TextSize) {
+/// Where each code cell's text is in a joined text, found once for all the findings of a run.
+struct Spans(Vec<(usize, std::ops::Range<usize>)>);
+
+impl Spans {
+    fn of(nb: &Notebook, joined: &str) -> Spans {
+        let mut at = 0;
+        let spans = nb.cells.iter().zip(split(joined)).map(|(cell, text)| {
+            let range = at..at + text.len();
+            at = range.end + CELL_END.len();
+            (cell.number, range)
+        });
+        Spans(spans.collect())
+    }
+
+    /// Where an offset of `joined` is: (cell number, 1-based line in the cell, the cell's text).
+    fn locate(&self, joined: &str, offset: TextSize) -> (usize, usize, std::ops::Range<usize>) {
         let offset = usize::from(offset).min(joined.len());
-        let mut start = 0;
-        for (cell, text) in self.cells.iter().zip(split(joined)) {
-            let end = start + text.len() + CELL_END.len();
-            if offset < end || cell.number == self.cells.last().map_or(0, |c| c.number) {
-                let line = joined[start..offset.max(start)].matches('\n').count() + 1;
-                return (cell.number, line, TextSize::try_from(start).unwrap_or_default());
-            }
-            start = end;
-        }
-        (0, 1, TextSize::default())
+        let within = self.0.iter().find(|(_, r)| offset < r.end + CELL_END.len()).or(self.0.last());
+        let Some((number, range)) = within.cloned() else { return (0, 1, 0..0) };
+        let line = joined[range.start..offset.max(range.start)].matches('\n').count() + 1;
+        (number, line, range)
     }
 }
 
@@ -336,9 +344,9 @@ fn line_magic(trimmed: &str, start: TextSize) -> Option<Option<MagicKind>> {
                 command: after(if matches!(word, "pip" | "conda") { 1 } else { 1 + word.len() + 1 }),
             }),
             "env" => {
-                let name_at = 1 + word.len() + (rest.len() - word.len() - rest[word.len()..].trim_start().len());
-                let name_len =
-                    trimmed[name_at..].find(|c: char| c == '=' || c.is_whitespace()).unwrap_or(trimmed.len() - name_at);
+                let args = rest[word.len()..].trim_start(); // `NAME=VALUE` or `NAME VALUE`
+                let name_at = trimmed.len() - args.len();
+                let name_len = args.find(|c: char| c == '=' || c.is_whitespace()).unwrap_or(args.len());
                 (name_len > 0).then(|| MagicKind::Env {
                     name: TextRange::at(after(name_at), TextSize::try_from(name_len).unwrap_or_default()),
                 })
@@ -397,29 +405,24 @@ pub struct CellFinding {
 /// Every selected finding of a notebook, in its cell's coordinates.
 pub fn lint(nb: &Notebook, rules: &RuleSet, selection: &Selection) -> Result<Vec<CellFinding>, String> {
     let joined = nb.joined()?;
+    let spans = Spans::of(nb, &joined);
     let masked = mask(&joined);
     let mut diagnostics = match migrate::lint(&masked.python, rules, selection) {
         Ok(linted) => linted.diagnostics,
         Err(e) => {
-            let (cell, line, _) = nb.locate(&joined, e.location.start());
+            let (cell, line, _) = spans.locate(&joined, e.location.start());
             return Err(format!("cell {cell}, line {line}: syntax error, notebook not checked: {}", e.error));
         }
     };
-    let mut magics = launch::check_magics(&joined, &masked.magics, rules);
-    magics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
-    diagnostics.extend(magics);
-    diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
-    Ok(diagnostics.into_iter().map(|d| in_cell(nb, &joined, d)).collect())
+    diagnostics.extend(launch::check_magics(&joined, &masked.magics, rules));
+    Ok(super::selected(diagnostics, rules, selection).into_iter().map(|d| in_cell(&spans, &joined, d)).collect())
 }
 
 /// `d` moved from the joined text into its cell's own text.
-fn in_cell(nb: &Notebook, joined: &str, mut d: Diagnostic) -> CellFinding {
-    let (cell, _, start) = nb.locate(joined, d.range.start());
-    let source = split(joined)
-        .into_iter()
-        .zip(&nb.cells)
-        .find(|(_, c)| c.number == cell)
-        .map_or_else(String::new, |(s, _)| s.to_string());
+fn in_cell(spans: &Spans, joined: &str, mut d: Diagnostic) -> CellFinding {
+    let (cell, _, text) = spans.locate(joined, d.range.start());
+    let source = joined[text.clone()].to_string();
+    let start = TextSize::try_from(text.start).unwrap_or_default();
     let local = |r: TextRange| {
         let end = TextSize::try_from(source.len()).unwrap_or_default();
         TextRange::new(r.start().saturating_sub(start).min(end), r.end().saturating_sub(start).min(end))
@@ -438,9 +441,8 @@ fn in_cell(nb: &Notebook, joined: &str, mut d: Diagnostic) -> CellFinding {
 pub struct NotebookMigration {
     /// The notebook's new JSON (equal to the input when nothing changed).
     pub output: String,
-    /// The joined code cells before and after, for diffs.
-    pub before: String,
-    pub after: String,
+    /// (cell number, old source, new source) of each cell the migration changed, for diffs.
+    pub changed: Vec<(usize, String, String)>,
     pub applied: std::collections::BTreeMap<String, usize>,
     /// What is left: (cell, line, column in characters, diagnostic), located in the original.
     pub remaining: Vec<(usize, usize, usize, Diagnostic)>,
@@ -453,6 +455,7 @@ pub struct NotebookMigration {
 pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<NotebookMigration, String> {
     let nb = Notebook::parse(json)?;
     let joined = nb.joined()?;
+    let spans = Spans::of(&nb, &joined);
     let magic = super::migrate_with(
         &joined,
         |t| launch::check_magics(t, &mask(t).magics, rules),
@@ -465,7 +468,7 @@ pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<Not
     if let Some(problem) = &python.problem {
         match problem {
             migrate::Problem::Syntax(e) => {
-                let (cell, line, _) = nb.locate(&joined, magic.original_offset(e.location.start()));
+                let (cell, line, _) = spans.locate(&joined, magic.original_offset(e.location.start()));
                 return Err(format!("cell {cell}, line {line}: syntax error, notebook left unchanged: {}", e.error));
             }
             migrate::Problem::Internal(panic) => {
@@ -477,11 +480,11 @@ pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<Not
     let after = unmask(&python.output, &masked.lines)?;
     let lines = LineIndex::new(&joined);
     let at = |offset: TextSize| {
-        let (cell, line, start) = nb.locate(&joined, offset);
-        let (_, col) = lines.line_col(&joined, offset.max(start));
+        let (cell, line, text) = spans.locate(&joined, offset);
+        let (_, col) = lines.line_col(&joined, offset.max(TextSize::try_from(text.start).unwrap_or_default()));
         (cell, line, col)
     };
-    let mut out = NotebookMigration { before: joined.clone(), ..NotebookMigration::default() };
+    let mut out = NotebookMigration::default();
     for d in &magic.remaining {
         let (cell, line, col) = at(magic.original_offset(d.range.start()));
         out.remaining.push((cell, line, col, d.clone()));
@@ -505,7 +508,8 @@ pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<Not
     }
     out.output = nb.with_joined(&after)?;
     validate(&out.output).map_err(|e| format!("internal error, notebook left unchanged: the result {e}"))?;
-    out.after = after;
+    out.changed =
+        nb.changed_cells(&after).into_iter().map(|(cell, old, new)| (cell, old.to_string(), new.to_string())).collect();
     Ok(out)
 }
 
@@ -604,8 +608,9 @@ mod tests {
     fn migrates_code_across_cells_and_locates_what_is_left() {
         let rules = RuleSet::load(&[]).unwrap();
         let m = migrate(NB, &rules, &Selection::default()).unwrap();
-        assert!(m.after.contains("device = torch.device(\"tpu:0\")"), "{}", m.after);
-        assert!(!m.after.contains("import torch_xla"), "{}", m.after);
+        let after: String = m.changed.iter().map(|(_, _, new)| new.as_str()).collect();
+        assert!(after.contains("device = torch.device(\"tpu:0\")"), "{after}");
+        assert!(!after.contains("import torch_xla"), "{after}");
         validate(&m.output).unwrap();
         assert!(m.output.contains(r#""outputs": [{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}]"#));
         let again = migrate(&m.output, &rules, &Selection::default()).unwrap();
