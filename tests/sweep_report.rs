@@ -298,3 +298,203 @@ fn embedded_snapshot_runs_offline() {
     assert!(r.models.iter().any(|m| m.id == "unsloth/Qwen3-4B-GGUF" && m.result.verdict == Verdict::NotApplicable));
     assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/models/README.md").is_file());
 }
+
+/// A profile dir with one complete, one inference-only and one incomplete type, plus `extra`
+/// (bf16 or per-config variants), and a list with one model per type.
+mod partial {
+    use super::*;
+    use serde_json::json;
+
+    pub fn profile(id: &str, status: &str, coverage: serde_json::Value, ops: &[&str]) -> serde_json::Value {
+        let (library, name) = id.split_once('/').unwrap();
+        json!({
+            "schema": 1, "id": id, "library": library, "name": name, "status": status, "method": "tiny/cpu",
+            "classes": coverage.as_object().unwrap().keys().collect::<Vec<_>>(),
+            "versions": {"torch": "2.15.0", "tracer": "0.3.0", "transformers": "5.24.0"},
+            "coverage": coverage,
+            "ops": ops.iter().map(|op| json!({"op": op, "count": 1, "dtypes": ["float32"],
+                                               "phases": ["backward", "forward", "inference"]})).collect::<Vec<_>>(),
+        })
+    }
+
+    pub fn phases(inference: &str, forward: &str, backward: &str) -> serde_json::Value {
+        json!({"inference": inference, "forward": forward, "backward": backward})
+    }
+
+    pub fn write(dir: &Path, profiles: &[serde_json::Value]) {
+        for p in profiles {
+            let path = dir.join(format!("{}.json", p["id"].as_str().unwrap()));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, serde_json::to_string_pretty(p).unwrap()).unwrap();
+        }
+    }
+
+    pub fn corpus(dir: &Path) -> Profiles {
+        let ok = phases("ok", "ok", "ok");
+        write(
+            dir,
+            &[
+                profile("transformers/full", "ok", json!({"FullModel": ok, "FullForCausalLM": ok}), &["aten::mm"]),
+                profile(
+                    "transformers/notrain",
+                    "partial",
+                    json!({"NotrainModel": ok, "NotrainForMaskedLM": phases("ok", "ok", "failed")}),
+                    &["aten::mm"],
+                ),
+                profile(
+                    "transformers/nohead",
+                    "partial",
+                    json!({"NoheadModel": ok, "NoheadForObjectDetection": phases("failed", "not_run", "not_run")}),
+                    &["aten::mm"],
+                ),
+                // Missing ops are a fact whatever the coverage: this one fails.
+                profile(
+                    "transformers/gap",
+                    "partial",
+                    json!({"GapModel": phases("ok", "ok", "failed")}),
+                    &["aten::mm", "aten::_weight_norm_interface_backward"],
+                ),
+            ],
+        );
+        Profiles::from_dir(dir).unwrap()
+    }
+
+    pub fn list() -> ModelList {
+        let m = |id: &str, mt: &str, downloads: u64| ModelRecord {
+            id: id.into(),
+            downloads,
+            model_type: Some(mt.into()),
+            library_name: Some("transformers".into()),
+            tags: Some(vec!["safetensors".into()]),
+            ..Default::default()
+        };
+        let mut list = models::load_file(&fixtures().join("models.json")).unwrap().top(0);
+        list.models = vec![
+            m("a/full", "full", 40),
+            m("a/notrain", "notrain", 30),
+            m("a/nohead", "nohead", 20),
+            m("a/gap", "gap", 10),
+        ];
+        list
+    }
+}
+
+#[test]
+fn partial_profiles_never_pass_in_any_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let profiles = partial::corpus(dir.path());
+    let tpu = Registry::builtin("torchtpu-0.2.0").unwrap();
+    let r = sweep(&partial::list(), &profiles, &tpu, None, &Options::default());
+    let v = |id: &str| model(&r, id).result.verdict;
+    assert_eq!(v("a/full"), Verdict::Pass);
+    assert_eq!(v("a/notrain"), Verdict::PassInference);
+    assert_eq!(v("a/nohead"), Verdict::Incomplete);
+    assert_eq!(v("a/gap"), Verdict::Fail);
+    let t = &r.totals;
+    assert_eq!(
+        (t.pass.models, t.pass_inference.models, t.incomplete.models, t.fail.models),
+        (1, 1, 1, 1),
+        "each verdict has its own total"
+    );
+    assert_eq!(t.pass_rate.by_count, 25.0, "only pass counts towards the pass rate");
+    assert_eq!(t.inference_rate.by_count, 50.0, "pass + pass-inference (gap's inference is not proven)");
+    assert!(!model(&r, "a/gap").result.inference_ok, "its missing op is recorded at inference");
+    // The greedy plan does not promise a pass it cannot prove: implementing the missing op
+    // leaves a/gap inference-only, so nothing flips.
+    assert!(r.plan.steps.iter().all(|s| s.flipped.models == 0), "{:?}", r.plan.steps);
+
+    // Confidence notes name the classes and phases that were not traced, and the versions.
+    let nohead = &model(&r, "a/nohead").result.confidence[0];
+    assert!(
+        nohead.starts_with("transformers/nohead: 1/2 classes fully traced (NoheadForObjectDetection: inference failed"),
+        "{nohead}"
+    );
+    assert!(nohead.contains("tiny default config, real tensors; float32; torch 2.15.0, tracer 0.3.0"), "{nohead}");
+
+    for format in [Format::Text, Format::Md, Format::Html, Format::Csv, Format::Json] {
+        let out = report::render(&r, format);
+        for label in ["pass-inference", "incomplete"] {
+            assert!(out.contains(label), "{format:?} lacks {label}");
+        }
+    }
+    let csv = report::render(&r, Format::Csv);
+    let row = csv.lines().find(|l| l.contains("a/nohead")).unwrap();
+    assert!(row.contains(",incomplete,") && row.contains("NoheadForObjectDetection: inference failed"), "{row}");
+    // JSON keeps per-class, per-phase coverage for every profile used.
+    let json: serde_json::Value = serde_json::from_str(&report::render(&r, Format::Json)).unwrap();
+    let cov = &json["profiles"]["transformers/notrain"]["evaluation"]["coverage"];
+    assert_eq!(cov["completeness"], "inference-only");
+    assert_eq!(cov["classes"]["NotrainForMaskedLM"]["backward"], "failed");
+    assert_eq!(json["models"][2]["coverage"], "incomplete");
+    assert_eq!(json["totals"]["pass_inference"]["models"], 1);
+    assert!(json["verdicts"].as_array().unwrap().iter().any(|l| l["verdict"] == "pass-inference"));
+}
+
+#[test]
+fn bf16_verdicts_come_from_bf16_profiles_only() {
+    use serde_json::json;
+    let (f32_dir, bf16_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let profiles = partial::corpus(f32_dir.path());
+    let ok = partial::phases("ok", "ok", "ok");
+    // full needs an op in bf16 that TorchTPU lacks; notrain has no bf16 profile at all.
+    partial::write(
+        bf16_dir.path(),
+        &[partial::profile(
+            "transformers/full",
+            "ok",
+            json!({"FullModel": ok, "FullForCausalLM": ok}),
+            &["aten::mm", "aten::_weight_norm_interface_backward"],
+        )],
+    );
+    let bf16 = Profiles::from_dir(bf16_dir.path()).unwrap();
+    let tpu = Registry::builtin("torchtpu-0.2.0").unwrap();
+    let corpus = xla2tpu::sweep::Corpus { f32: &profiles, bf16: Some(&bf16), exact: None };
+    let r = sweep(&partial::list(), corpus, &tpu, None, &Options::default());
+    let full = model(&r, "a/full");
+    assert_eq!(full.result.verdict, Verdict::Pass);
+    assert_eq!(full.bf16.as_ref().unwrap().verdict, Verdict::Fail, "passes in float32, not in bf16");
+    let notrain = model(&r, "a/notrain").bf16.as_ref().unwrap();
+    assert_eq!(notrain.verdict, Verdict::Unknown);
+    assert_eq!(notrain.reason.as_deref(), Some("no bf16-autocast profile transformers/notrain"));
+    let totals = &r.bf16.as_ref().unwrap().totals;
+    assert_eq!((totals.pass.models, totals.fail.models, totals.unknown.models), (0, 1, 3));
+    let csv = report::render(&r, Format::Csv);
+    assert!(csv.lines().next().unwrap().ends_with("verdict_bf16,missing_ops_bf16"));
+    assert!(report::render(&r, Format::Text).contains("bf16 under TorchTPU autocast: pass rate 0.0% by count"));
+}
+
+#[test]
+fn exact_profiles_replace_type_profiles_and_say_so() {
+    use serde_json::json;
+    let (f32_dir, exact_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let profiles = partial::corpus(f32_dir.path());
+    let ok = partial::phases("ok", "ok", "ok");
+    // a/nohead's own config traces completely: its verdict becomes pass, from the exact profile.
+    partial::write(
+        &exact_dir.path().join("profiles"),
+        &[partial::profile("config/abc123", "ok", json!({"NoheadForObjectDetection": ok}), &["aten::mm"])],
+    );
+    std::fs::write(
+        exact_dir.path().join("index.json"),
+        json!({"schema": 1, "models": {
+            "a/nohead": {"config": "abc123", "status": "ok"},
+            "a/full": {"config": "def456", "status": "error", "reason": "boom"}}})
+        .to_string(),
+    )
+    .unwrap();
+    let exact = xla2tpu::sweep::exact::Exact::load(exact_dir.path()).unwrap();
+    let tpu = Registry::builtin("torchtpu-0.2.0").unwrap();
+    let corpus = xla2tpu::sweep::Corpus { f32: &profiles, bf16: None, exact: Some(&exact) };
+    let r = sweep(&partial::list(), corpus, &tpu, None, &Options::default());
+    let nohead = model(&r, "a/nohead");
+    assert!(nohead.exact);
+    assert_eq!(nohead.profiles, ["config/abc123"]);
+    assert_eq!(nohead.result.verdict, Verdict::Pass);
+    assert_eq!(nohead.arch, "transformers/nohead", "grouped with its type");
+    let full = model(&r, "a/full");
+    assert!(!full.exact, "a failed per-config trace keeps the type-level verdict");
+    assert_eq!(r.exact.as_ref().unwrap().models.models, 1);
+    assert!(r.profiles.contains_key("config/abc123"));
+    assert!(report::render(&r, Format::Text).contains("--exact: 1 model"));
+    assert!(report::render(&r, Format::Md).contains("| pass (exact) |"));
+}

@@ -16,7 +16,7 @@ fn run(list: &ModelList) -> Report {
     let tpu = Registry::builtin("torchtpu-0.2.0").unwrap();
     let r = sweep(list, &profiles, &tpu, None, &Options::default());
     let t = &r.totals;
-    assert_eq!(t.pass.models + t.fail.models + t.unknown.models + t.not_applicable.models, t.total.models);
+    assert_eq!(Verdict::ALL.iter().map(|v| t.get(*v).models).sum::<usize>(), t.total.models);
     assert_eq!(t.total.downloads, list.models.iter().map(|m| m.downloads).sum::<u64>());
     r
 }

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use super::tools::{DumpArgs, TraceArgs};
 use super::{
-    DEFAULT_BACKEND, Evaluation, IndexEntry, Profile, Profiles, Registry, Support, api, evaluate, op_support,
-    op_support_with_inner,
+    Completeness, DEFAULT_BACKEND, Evaluation, IndexEntry, Profile, Profiles, Registry, Support, api, evaluate,
+    op_support, op_support_with_inner,
 };
 
 #[derive(Debug, clap::Args)]
@@ -25,7 +25,8 @@ pub struct OpsArgs {
 
 #[derive(Debug, Subcommand)]
 enum OpsCommand {
-    /// Which ops a model type needs that a backend lacks, and why. Exit status 1 if any.
+    /// Which ops a model type needs that a backend lacks, and why. Exit status 1 if any, 3 if none
+    /// is missing but the profile is partial (a class or phase was not traced).
     Check(CheckArgs),
     /// What a user moving from one backend to another loses and gains.
     Diff(DiffArgs),
@@ -206,7 +207,12 @@ fn check(profiles: &Profiles, args: &CheckArgs) -> anyhow::Result<ExitCode> {
         evaluation: evaluate(&registry, p),
     };
     emit(args.format, &report, || render_check(&report))?;
-    Ok(if report.evaluation.pass { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    // 0 only for a pass the profile can prove; 3 when nothing is missing but the trace is partial.
+    Ok(match (report.evaluation.pass, report.evaluation.coverage.completeness) {
+        (false, _) => ExitCode::from(1),
+        (true, Completeness::Complete) => ExitCode::SUCCESS,
+        (true, _) => ExitCode::from(3),
+    })
 }
 
 fn render_check(r: &CheckReport) -> String {
@@ -220,12 +226,20 @@ fn render_check(r: &CheckReport) -> String {
             r.profile.name
         );
     }
-    let verdict = match (e.pass, e.inference_ok) {
-        (true, _) => "PASS".to_string(),
-        (false, true) => "FAIL (inference OK: the missing ops are only used in training)".to_string(),
-        (false, false) => "FAIL (inference affected)".to_string(),
+    let verdict = match (e.pass, e.inference_ok, e.coverage.completeness) {
+        (true, _, Completeness::Complete) => "PASS".to_string(),
+        (true, _, Completeness::InferenceOnly) => {
+            "PASS-INFERENCE (no recorded op is missing, but training was not traced for every class)".to_string()
+        }
+        (true, _, Completeness::Incomplete) => {
+            "INCOMPLETE (no recorded op is missing, but inference was not traced for every class: nothing is proven)"
+                .to_string()
+        }
+        (false, true, _) => "FAIL (inference OK: the missing ops are only used in training)".to_string(),
+        (false, false, _) => "FAIL (inference affected)".to_string(),
     };
     let _ = writeln!(out, "{} on {}: {verdict}", e.profile_id, e.backend);
+    let _ = writeln!(out, "  traced: {}", e.coverage.note);
     if !e.missing.is_empty() {
         let _ = writeln!(out, "\nMissing ops ({}):", e.missing.len());
         for m in &e.missing {

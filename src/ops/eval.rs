@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::coverage::Coverage;
 use super::neutral::cpu_requirement;
 use super::profile::{OpRecord, Profile};
 use super::registry::{Class, Registry};
@@ -33,6 +34,8 @@ pub struct Evaluation {
     pub warnings: Vec<String>,
     /// How verdicts were reached where it is not a plain kernel lookup.
     pub notes: Vec<String>,
+    /// What the profile proves: a profile without training (or without a class) cannot prove a pass.
+    pub coverage: Coverage,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -99,6 +102,7 @@ pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
         missing,
         warnings: warnings(profile),
         notes,
+        coverage: Coverage::of(profile),
     }
 }
 

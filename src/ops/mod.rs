@@ -5,12 +5,14 @@
 //! answers the same for each call shape of the public PyTorch API (`check`'s TPU8xx rules).
 pub mod api;
 pub mod cli;
+mod coverage;
 mod eval;
 mod neutral;
 mod profile;
 mod registry;
 mod tools;
 
+pub use coverage::{ClassCoverage, Completeness, Coverage, PHASES};
 pub use eval::{Evaluation, MissingOp, Support, evaluate, op_support, op_support_with_inner};
 pub use neutral::{NeutralMap, Resolution, cpu_requirement};
 pub use profile::{IndexEntry, OpRecord, Profile, Profiles};

@@ -9,6 +9,7 @@ use include_dir::{Dir, include_dir};
 use serde::{Deserialize, Serialize};
 
 static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/corpus/ops");
+static EMBEDDED_BF16: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/corpus/ops-bf16");
 const INDEX: &str = "index.json";
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -26,6 +27,15 @@ pub struct Profile {
     pub ops: Vec<OpRecord>,
     pub host_syncs: Vec<String>,
     pub dynamic_shape_ops: Vec<String>,
+    /// Class → phase (`inference`/`forward`/`backward`) → `ok`/`failed`/`not_run`, every class
+    /// the tracer tried (absent in profiles made before tracer 0.3.0).
+    pub coverage: Option<BTreeMap<String, BTreeMap<String, String>>>,
+    /// `float32` (absent = float32) or `bf16-autocast`.
+    pub precision: Option<String>,
+    /// Per-config profiles (`ops trace --configs`): where the config came from.
+    pub config_source: Option<String>,
+    /// Per-config profiles: the Hub models that share this config.
+    pub models: Vec<String>,
 }
 
 /// One recorded op. `phases` ⊆ {forward, backward, inference} (forward = training forward).
@@ -72,17 +82,26 @@ impl Profiles {
     /// The corpus compiled into the binary, parsed on first use.
     pub fn embedded() -> &'static Profiles {
         static CELL: OnceLock<Profiles> = OnceLock::new();
-        CELL.get_or_init(|| {
-            let mut p = Profiles::default();
-            for file in embedded_files(&EMBEDDED) {
-                let path = file.path().to_string_lossy();
-                match file.contents_utf8() {
-                    Some(text) => p.add_file(&path, text),
-                    None => p.errors.push(format!("{path}: not UTF-8")),
-                }
+        CELL.get_or_init(|| Profiles::from_embedded(&EMBEDDED))
+    }
+
+    /// The bf16-autocast profiles compiled into the binary (`corpus/ops-bf16`, same ids as the
+    /// float32 ones), when there are any.
+    pub fn embedded_bf16() -> Option<&'static Profiles> {
+        static CELL: OnceLock<Profiles> = OnceLock::new();
+        Some(CELL.get_or_init(|| Profiles::from_embedded(&EMBEDDED_BF16))).filter(|p| !p.profiles.is_empty())
+    }
+
+    fn from_embedded(dir: &'static Dir<'static>) -> Profiles {
+        let mut p = Profiles::default();
+        for file in embedded_files(dir) {
+            let path = file.path().to_string_lossy();
+            match file.contents_utf8() {
+                Some(text) => p.add_file(&path, text),
+                None => p.errors.push(format!("{path}: not UTF-8")),
             }
-            p
-        })
+        }
+        p
     }
 
     /// A corpus directory on disk with the same layout (tests, or a fresh trace).

@@ -6,8 +6,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::exact::Exact;
 use super::report::{self, Format};
-use super::{Options, hub, models};
+use super::{Corpus, Options, hub, models};
 use crate::ops::{DEFAULT_BACKEND, Profiles, Registry};
 
 /// Compatibility report over the most-downloaded Hugging Face models: which pass TorchTPU's
@@ -45,6 +46,19 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR")]
     pub profiles: Option<PathBuf>,
 
+    /// bf16-autocast profiles directory (default: the ones built into the binary; `--no-bf16` skips them).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_bf16")]
+    pub bf16_profiles: Option<PathBuf>,
+
+    /// Judge float32 only.
+    #[arg(long)]
+    pub no_bf16: bool,
+
+    /// Per-config profiles from `xla2tpu ops trace --configs/--hub --out DIR`: models traced from
+    /// their own config.json are judged by those instead of their type's profile.
+    #[arg(long, value_name = "DIR")]
+    pub exact: Option<PathBuf>,
+
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -76,6 +90,18 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     if let Some(first) = profiles.load_errors().first() {
         eprintln!("warning: {} profile files did not load (first: {first})", profiles.load_errors().len());
     }
+    let bf16_owned;
+    let bf16 = match &args.bf16_profiles {
+        Some(dir) => {
+            bf16_owned =
+                Profiles::from_dir(dir).with_context(|| format!("loading bf16 profiles from {}", dir.display()))?;
+            Some(&bf16_owned)
+        }
+        None if args.no_bf16 => None,
+        None => Profiles::embedded_bf16(),
+    };
+    let exact = args.exact.as_deref().map(Exact::load).transpose()?;
+    let corpus = Corpus { f32: profiles, bf16, exact: exact.as_ref() };
     let top = args.top as usize;
     let list = if args.hub {
         let opts = hub::HubOptions::from_env(args.refresh)?;
@@ -86,7 +112,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         models::embedded()
     };
     let list = list.top(top);
-    let report = super::sweep(&list, profiles, &backend, compare.as_ref(), &Options { plan_steps: args.plan_steps });
+    let report = super::sweep(&list, corpus, &backend, compare.as_ref(), &Options { plan_steps: args.plan_steps });
 
     match &args.output {
         Some(path) => {

@@ -6,6 +6,7 @@
 //! ([`report`]). [`sweep`] is the whole core as a library call, so tests and the benchmark
 //! can inject lists, profiles and registries.
 pub mod cli;
+pub mod exact;
 pub mod hub;
 pub mod models;
 pub mod plan;
@@ -18,8 +19,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::ops::{Profiles, Registry};
+use exact::Exact;
 use models::{ModelList, ModelRecord};
-use report::{BackendInfo, Comparison, Difference, ProfileInfo, Report};
+use report::{BackendInfo, Bf16Summary, Comparison, Difference, ExactSummary, ProfileInfo, Report};
 use resolve::{Resolution, Resolver};
 use verdict::{Judge, ModelVerdict};
 
@@ -38,6 +40,21 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options { plan_steps: 10 }
+    }
+}
+
+/// The profiles a sweep judges with: the float32 type profiles, optionally the bf16-autocast
+/// ones (same ids) and per-config profiles from `ops trace --configs/--hub` (`--exact`).
+#[derive(Clone, Copy)]
+pub struct Corpus<'a> {
+    pub f32: &'a Profiles,
+    pub bf16: Option<&'a Profiles>,
+    pub exact: Option<&'a Exact>,
+}
+
+impl<'a> From<&'a Profiles> for Corpus<'a> {
+    fn from(f32: &'a Profiles) -> Self {
+        Corpus { f32, bf16: None, exact: None }
     }
 }
 
@@ -60,29 +77,43 @@ pub struct ModelRow {
     pub result: ModelVerdict,
     /// The same model on the `--compare` backend.
     pub compare: Option<ModelVerdict>,
+    /// The same model in bf16 under TorchTPU's autocast (its bf16-autocast profiles).
+    pub bf16: Option<ModelVerdict>,
+    /// The verdict comes from the model's own config (per-config profile, `--exact`), not its type.
+    pub exact: bool,
 }
 
 /// Runs the sweep over `list` (already cut to the top N) against `backend`, and optionally
 /// `compare`.
-pub fn sweep(
+pub fn sweep<'a>(
     list: &ModelList,
-    profiles: &Profiles,
+    corpus: impl Into<Corpus<'a>>,
     backend: &Registry,
     compare: Option<&Registry>,
     opts: &Options,
 ) -> Report {
+    let corpus = corpus.into();
+    let profiles = corpus.f32;
     let resolver = Resolver::new(profiles, &list.models);
-    let mut judge = Judge::new(backend, profiles);
-    let mut other = compare.map(|r| Judge::new(r, profiles));
+    let exact_profiles = corpus.exact.map(Exact::profiles);
+    let mut judge = Judge::new(backend, profiles).with_exact(exact_profiles);
+    let mut other = compare.map(|r| Judge::new(r, profiles).with_exact(exact_profiles));
+    let mut bf16 = corpus.bf16.map(|p| Judge::bf16(backend, p));
     let rows: Vec<ModelRow> = list
         .models
         .iter()
         .enumerate()
         .map(|(i, m)| {
             let resolved = resolver.resolve(m);
+            // bf16 has type profiles only: it is judged on the type-level resolution.
+            let bf16 = bf16.as_mut().map(|j| j.judge(&resolved.resolution));
+            let (resolved, exact) = match corpus.exact.and_then(|e| e.resolve(m, &resolved)) {
+                Some(r) => (r, true),
+                None => (resolved, false),
+            };
             let result = judge.judge(&resolved.resolution);
             let compare = other.as_mut().map(|j| j.judge(&resolved.resolution));
-            row(i + 1, m, resolved, result, compare)
+            ModelRow { bf16, exact, ..row(i + 1, m, resolved, result, compare) }
         })
         .collect();
 
@@ -102,19 +133,17 @@ pub fn sweep(
     let profiles_used = evaluations
         .into_iter()
         .filter_map(|(id, evaluation)| {
-            let p = profiles.get(&id)?;
-            Some((
-                id.clone(),
-                ProfileInfo {
-                    status: p.status.clone(),
-                    method: p.method.clone(),
-                    versions: p.versions.clone(),
-                    compare: compare_evals.get(&id).cloned(),
-                    evaluation,
-                },
-            ))
+            let p = profiles.get(&id).or_else(|| exact_profiles?.get(&id))?;
+            Some((id.clone(), ProfileInfo::of(p, evaluation, compare_evals.get(&id).cloned())))
         })
         .collect();
+    let bf16 = bf16.map(|_| Bf16Summary {
+        totals: plan::totals(rows.iter().filter_map(|r| Some((r.bf16.as_ref()?, r.downloads)))),
+    });
+    let exact = corpus.exact.map(|e| ExactSummary {
+        source: e.source().to_string(),
+        models: plan::tally(rows.iter().filter(|r| r.exact).map(|r| r.downloads)),
+    });
 
     Report {
         tool: format!("xla2tpu {}", env!("CARGO_PKG_VERSION")),
@@ -127,6 +156,9 @@ pub fn sweep(
         reasons: plan::reasons(&rows),
         totals,
         comparison,
+        bf16,
+        exact,
+        verdicts: report::VerdictLegend::all(),
         profiles: profiles_used,
         models: rows,
     }
@@ -154,6 +186,8 @@ fn row(
         note: resolved.note,
         result,
         compare,
+        bf16: None,
+        exact: false,
     }
 }
 

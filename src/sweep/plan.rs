@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::ModelRow;
 use super::verdict::{ModelVerdict, Verdict};
+use crate::ops::Completeness;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Tally {
@@ -41,20 +42,29 @@ impl Rate {
 #[derive(Debug, Clone, Serialize)]
 pub struct Totals {
     pub pass: Tally,
+    /// No missing op, inference traced for every class, training not fully traced.
+    pub pass_inference: Tally,
+    /// No missing op among the recorded ones, but a class's inference was not traced.
+    pub incomplete: Tally,
     pub fail: Tally,
     pub unknown: Tally,
     pub not_applicable: Tally,
     pub total: Tally,
     /// Failing models whose missing ops are all training-only.
     pub fail_inference_ok: Tally,
-    /// Pass share of the PyTorch checkpoints (total minus n/a).
+    /// Pass share of the PyTorch checkpoints (total minus n/a). Only `pass` counts.
     pub pass_rate: Rate,
+    /// Share whose inference is proven: pass, pass-inference, and failures whose missing ops
+    /// are training-only (with inference traced for every class).
+    pub inference_rate: Rate,
 }
 
 impl Totals {
     pub fn get(&self, v: Verdict) -> Tally {
         match v {
             Verdict::Pass => self.pass,
+            Verdict::PassInference => self.pass_inference,
+            Verdict::Incomplete => self.incomplete,
             Verdict::Fail => self.fail,
             Verdict::Unknown => self.unknown,
             Verdict::NotApplicable => self.not_applicable,
@@ -70,6 +80,12 @@ impl Totals {
     }
 }
 
+pub fn tally(downloads: impl Iterator<Item = u64>) -> Tally {
+    let mut t = Tally::default();
+    downloads.for_each(|d| t.add(d));
+    t
+}
+
 pub fn totals<'a>(verdicts: impl Iterator<Item = (&'a ModelVerdict, u64)>) -> Totals {
     let mut by: HashMap<Verdict, Tally> = HashMap::new();
     let (mut total, mut fail_inference_ok) = (Tally::default(), Tally::default());
@@ -83,14 +99,22 @@ pub fn totals<'a>(verdicts: impl Iterator<Item = (&'a ModelVerdict, u64)>) -> To
     let get = |v| by.get(&v).copied().unwrap_or_default();
     let mut t = Totals {
         pass: get(Verdict::Pass),
+        pass_inference: get(Verdict::PassInference),
+        incomplete: get(Verdict::Incomplete),
         fail: get(Verdict::Fail),
         unknown: get(Verdict::Unknown),
         not_applicable: get(Verdict::NotApplicable),
         total,
         fail_inference_ok,
         pass_rate: Rate::default(),
+        inference_rate: Rate::default(),
     };
     t.pass_rate = Rate::of(t.pass, t.pytorch());
+    let inference = Tally {
+        models: t.pass.models + t.pass_inference.models + t.fail_inference_ok.models,
+        downloads: t.pass.downloads + t.pass_inference.downloads + t.fail_inference_ok.downloads,
+    };
+    t.inference_rate = Rate::of(inference, t.pytorch());
     t
 }
 
@@ -100,6 +124,8 @@ pub struct ArchRow {
     pub arch: String,
     pub total: Tally,
     pub pass: usize,
+    pub pass_inference: usize,
+    pub incomplete: usize,
     pub fail: usize,
     pub unknown: usize,
     pub not_applicable: usize,
@@ -122,6 +148,8 @@ pub fn architectures(rows: &[ModelRow]) -> Vec<ArchRow> {
                 arch: r.arch.clone(),
                 total: Tally::default(),
                 pass: 0,
+                pass_inference: 0,
+                incomplete: 0,
                 fail: 0,
                 unknown: 0,
                 not_applicable: 0,
@@ -134,6 +162,8 @@ pub fn architectures(rows: &[ModelRow]) -> Vec<ArchRow> {
         acc.row.total.add(r.downloads);
         match r.result.verdict {
             Verdict::Pass => acc.row.pass += 1,
+            Verdict::PassInference => acc.row.pass_inference += 1,
+            Verdict::Incomplete => acc.row.incomplete += 1,
             Verdict::Fail => acc.row.fail += 1,
             Verdict::Unknown => acc.row.unknown += 1,
             Verdict::NotApplicable => acc.row.not_applicable += 1,
@@ -213,13 +243,14 @@ pub struct Plan {
 }
 
 /// Greedy fix order: each step implements the op that flips the most downloads from fail to
-/// pass (a model flips when all its missing ops are implemented). When no single op flips
+/// pass (a model flips when all its missing ops are implemented and its profiles are complete;
+/// one whose training was not traced becomes pass-inference at best, so it never counts). When no single op flips
 /// anything, the op blocking the most downloads goes first, so the plan keeps moving towards
 /// models that need several ops. Ties break on model counts, then the op name.
 pub fn greedy(rows: &[ModelRow], totals: &Totals, max_steps: usize) -> Plan {
     let mut open: Vec<(BTreeSet<&str>, u64)> = rows
         .iter()
-        .filter(|r| r.result.verdict == Verdict::Fail)
+        .filter(|r| r.result.verdict == Verdict::Fail && r.result.coverage == Some(Completeness::Complete))
         .map(|r| (r.result.missing.iter().map(String::as_str).collect(), r.downloads))
         .collect();
     let denominator = totals.pytorch();
@@ -305,8 +336,12 @@ mod tests {
                 missing: missing.iter().map(|s| s.to_string()).collect(),
                 reason: None,
                 inference_ok: false,
+                coverage: Some(Completeness::Complete),
+                confidence: Vec::new(),
             },
             compare: None,
+            bf16: None,
+            exact: false,
         }
     }
 

@@ -5,12 +5,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::Serialize;
 
 use super::resolve::Resolution;
-use crate::ops::{Evaluation, Profiles, Registry, evaluate};
+use crate::ops::{Completeness, Evaluation, Profiles, Registry, evaluate};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum Verdict {
     #[serde(rename = "pass")]
     Pass,
+    #[serde(rename = "pass-inference")]
+    PassInference,
+    #[serde(rename = "incomplete")]
+    Incomplete,
     #[serde(rename = "fail")]
     Fail,
     #[serde(rename = "unknown")]
@@ -20,14 +24,46 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 4] = [Verdict::Pass, Verdict::Fail, Verdict::Unknown, Verdict::NotApplicable];
+    pub const ALL: [Verdict; 6] = [
+        Verdict::Pass,
+        Verdict::PassInference,
+        Verdict::Incomplete,
+        Verdict::Fail,
+        Verdict::Unknown,
+        Verdict::NotApplicable,
+    ];
 
     pub fn label(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
+            Verdict::PassInference => "pass-inference",
+            Verdict::Incomplete => "incomplete",
             Verdict::Fail => "fail",
             Verdict::Unknown => "unknown",
             Verdict::NotApplicable => "n/a",
+        }
+    }
+
+    /// What the verdict guarantees, in the words every report's legend and the README use.
+    pub fn guarantee(self) -> &'static str {
+        match self {
+            Verdict::Pass => {
+                "every class the model loads was traced in inference, training forward and backward, and the backend \
+                 has every op recorded"
+            }
+            Verdict::PassInference => {
+                "every class was traced in inference and the backend has every op recorded, but training (forward or \
+                 backward) was not traced for some class: fine-tuning is not proven"
+            }
+            Verdict::Incomplete => {
+                "no recorded op is missing, but inference was not traced for some class, so ops may be absent from \
+                 the profile: nothing is proven"
+            }
+            Verdict::Fail => {
+                "the backend lacks at least one recorded op (listed); inference_ok says if inference needs it"
+            }
+            Verdict::Unknown => "no profile stands for the model (reason given)",
+            Verdict::NotApplicable => "not a PyTorch checkpoint (GGUF, ONNX, other frameworks)",
         }
     }
 }
@@ -39,13 +75,25 @@ pub struct ModelVerdict {
     pub missing: Vec<String>,
     /// Why the verdict is unknown or n/a.
     pub reason: Option<String>,
-    /// No missing op is used at inference (training-only gaps).
+    /// No missing op is used at inference (training-only gaps), and every class ran inference.
     pub inference_ok: bool,
+    /// The weakest coverage among the model's profiles (absent when unknown or n/a).
+    pub coverage: Option<Completeness>,
+    /// What stands behind the verdict, per profile: classes and phases traced, config, tensors,
+    /// precision, tracer and library versions.
+    pub confidence: Vec<String>,
 }
 
 impl ModelVerdict {
     fn without_ops(verdict: Verdict, reason: String) -> Self {
-        ModelVerdict { verdict, missing: Vec::new(), reason: Some(reason), inference_ok: false }
+        ModelVerdict {
+            verdict,
+            missing: Vec::new(),
+            reason: Some(reason),
+            inference_ok: false,
+            coverage: None,
+            confidence: Vec::new(),
+        }
     }
 }
 
@@ -53,12 +101,25 @@ impl ModelVerdict {
 pub struct Judge<'a> {
     registry: &'a Registry,
     profiles: &'a Profiles,
+    /// Per-config profiles (`--exact`), looked up after `profiles`.
+    exact: Option<&'a Profiles>,
     memo: HashMap<String, Evaluation>,
+    /// Named in the reason when a profile is missing (`float32`, `bf16-autocast`).
+    precision: &'static str,
 }
 
 impl<'a> Judge<'a> {
     pub fn new(registry: &'a Registry, profiles: &'a Profiles) -> Self {
-        Judge { registry, profiles, memo: HashMap::new() }
+        Judge { registry, profiles, exact: None, memo: HashMap::new(), precision: "float32" }
+    }
+
+    /// A judge of the bf16-autocast profiles (same ids, traced under TorchTPU's autocast).
+    pub fn bf16(registry: &'a Registry, profiles: &'a Profiles) -> Self {
+        Judge { precision: "bf16-autocast", ..Judge::new(registry, profiles) }
+    }
+
+    pub fn with_exact(self, exact: Option<&'a Profiles>) -> Self {
+        Judge { exact, ..self }
     }
 
     pub fn registry(&self) -> &Registry {
@@ -73,20 +134,37 @@ impl<'a> Judge<'a> {
         };
         let mut missing = BTreeSet::new();
         let mut inference_ok = true;
+        let mut coverage = Completeness::Complete;
+        let mut confidence = Vec::new();
         for id in ids {
             let Some(eval) = self.evaluation(id) else {
-                return ModelVerdict::without_ops(Verdict::Unknown, format!("profile {id} not found"));
+                return ModelVerdict::without_ops(Verdict::Unknown, format!("no {} profile {id}", self.precision));
             };
             missing.extend(eval.missing.iter().map(|m| m.op.clone()));
             inference_ok &= eval.inference_ok;
+            coverage = coverage.min(eval.coverage.completeness);
+            confidence.push(format!("{id}: {}", eval.coverage.note));
         }
-        let verdict = if missing.is_empty() { Verdict::Pass } else { Verdict::Fail };
-        ModelVerdict { verdict, missing: missing.into_iter().collect(), reason: None, inference_ok }
+        // A missing op is a fact whatever else was traced; a pass is only as strong as the coverage.
+        let verdict = match (missing.is_empty(), coverage) {
+            (false, _) => Verdict::Fail,
+            (true, Completeness::Complete) => Verdict::Pass,
+            (true, Completeness::InferenceOnly) => Verdict::PassInference,
+            (true, Completeness::Incomplete) => Verdict::Incomplete,
+        };
+        ModelVerdict {
+            verdict,
+            missing: missing.into_iter().collect(),
+            reason: None,
+            inference_ok: inference_ok && coverage >= Completeness::InferenceOnly,
+            coverage: Some(coverage),
+            confidence,
+        }
     }
 
     fn evaluation(&mut self, id: &str) -> Option<&Evaluation> {
         if !self.memo.contains_key(id) {
-            let profile = self.profiles.get(id)?;
+            let profile = self.profiles.get(id).or_else(|| self.exact?.get(id))?;
             self.memo.insert(id.to_string(), evaluate(self.registry, profile));
         }
         self.memo.get(id)

@@ -4,8 +4,22 @@ use super::Report;
 pub fn render(r: &Report) -> String {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let compare = r.comparison.as_ref().map(|c| c.backend.name.as_str());
-    let mut header =
-        vec!["rank", "model_id", "downloads", "verdict", "architecture", "profiles", "missing_ops", "reason"];
+    let mut header = vec![
+        "rank",
+        "model_id",
+        "downloads",
+        "verdict",
+        "architecture",
+        "profiles",
+        "missing_ops",
+        "reason",
+        "coverage",
+        "confidence",
+        "exact",
+    ];
+    if r.bf16.is_some() {
+        header.extend(["verdict_bf16", "missing_ops_bf16"]);
+    }
     let (cv, cm) = compare.map(|n| (format!("verdict_{n}"), format!("missing_ops_{n}"))).unwrap_or_default();
     if compare.is_some() {
         header.extend([cv.as_str(), cm.as_str()]);
@@ -21,7 +35,17 @@ pub fn render(r: &Report) -> String {
             m.profiles.join(" + "),
             m.result.missing.join(" "),
             m.result.reason.clone().unwrap_or_default(),
+            m.result.coverage.map(|c| c.label().to_string()).unwrap_or_default(),
+            m.result.confidence.join("; "),
+            m.exact.to_string(),
         ];
+        if r.bf16.is_some() {
+            let b = m.bf16.as_ref();
+            rec.extend([
+                b.map(|b| b.verdict.label().to_string()).unwrap_or_default(),
+                b.map(|b| b.missing.join(" ")).unwrap_or_default(),
+            ]);
+        }
         if let Some(c) = &m.compare {
             rec.extend([c.verdict.label().to_string(), c.missing.join(" ")]);
         }

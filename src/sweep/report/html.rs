@@ -2,12 +2,12 @@
 //! comes from data (model ids above all) goes through [`e`].
 use std::fmt::Write;
 
-use super::{Report, count, first_line, human, pct, source_line, thousands};
+use super::{Report, bf16_line, count, detail, exact_line, first_line, human, mix, pct, source_line, thousands};
 use crate::sweep::plan::Rate;
 use crate::sweep::verdict::Verdict;
 
 const CSS: &str = r#"
-:root{--pass:#2e7d32;--fail:#c62828;--unknown:#ef9f00;--na:#9e9e9e;--ink:#1d232a;--mute:#5b6570;--line:#e3e6ea}
+:root{--pass:#2e7d32;--passinf:#7cb342;--incomplete:#7e57c2;--fail:#c62828;--unknown:#ef9f00;--na:#9e9e9e;--ink:#1d232a;--mute:#5b6570;--line:#e3e6ea}
 *{box-sizing:border-box}
 body{font:15px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);max-width:1100px;margin:2rem auto;padding:0 1.2rem}
 h1{font-size:1.6rem;margin:.2rem 0 .4rem}h2{font-size:1.2rem;margin:2.2rem 0 .6rem;border-bottom:1px solid var(--line);padding-bottom:.25rem}
@@ -24,7 +24,7 @@ code,.op{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-s
 .id,.arch{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.84rem}
 .id{overflow-wrap:anywhere;min-width:15rem}.arch{white-space:nowrap}
 .v{display:inline-block;padding:0 .45rem;border-radius:4px;color:#fff;font-size:.8rem;font-weight:600}
-.v-pass{background:var(--pass)}.v-fail{background:var(--fail)}.v-unknown{background:var(--unknown)}.v-na{background:var(--na)}
+.v-pass{background:var(--pass)}.v-passinf{background:var(--passinf)}.v-incomplete{background:var(--incomplete)}.v-fail{background:var(--fail)}.v-unknown{background:var(--unknown)}.v-na{background:var(--na)}
 .legend span{margin-right:1.2rem;font-size:.88rem}.legend i{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;vertical-align:-1px}
 svg text{font:12px system-ui,sans-serif}
 details summary{cursor:pointer;color:var(--mute);margin:.4rem 0}
@@ -64,25 +64,28 @@ pub fn render(r: &Report) -> String {
     share_chart(&mut o, r);
     let _ = writeln!(
         o,
-        "<table><tr><th>verdict</th><th class=n>models</th><th class=n>share</th><th class=n>downloads</th><th class=n>share</th></tr>"
+        "<table><tr><th>verdict</th><th class=n>models</th><th class=n>share</th><th class=n>downloads</th><th class=n>share</th><th>guarantees</th></tr>"
     );
     for v in Verdict::ALL {
         let tally = t.get(v);
         let s = Rate::of(tally, t.total);
         let _ = writeln!(
             o,
-            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
+            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td></tr>",
             badge(v),
             thousands(tally.models),
             pct(s.by_count),
             human(tally.downloads),
-            pct(s.by_downloads)
+            pct(s.by_downloads),
+            e(v.guarantee())
         );
     }
     let _ = writeln!(
         o,
-        "</table><p>Pass rate = pass ÷ PyTorch checkpoints ({} models; n/a excluded).{}</p>",
+        "</table><p>Pass rate = pass ÷ PyTorch checkpoints ({} models; n/a excluded). Inference proven: {} by count, {} by downloads.{}</p>",
         thousands(t.pytorch().models),
+        pct(t.inference_rate.by_count),
+        pct(t.inference_rate.by_downloads),
         if t.fail_inference_ok.models > 0 {
             format!(
                 " {} failing models ({} downloads) miss only training ops: inference is covered.",
@@ -93,6 +96,10 @@ pub fn render(r: &Report) -> String {
             String::new()
         }
     );
+
+    for line in r.bf16.iter().map(bf16_line).chain(r.exact.iter().map(exact_line)) {
+        let _ = writeln!(o, "<p>{}.</p>", e(&line));
+    }
 
     if !r.blockers.is_empty() {
         let _ = writeln!(
@@ -149,7 +156,7 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "</table>");
     }
 
-    const ARCH_HEAD: &str = "<table><tr><th>architecture</th><th class=n>models</th><th class=n>downloads</th><th class=n>pass</th><th class=n>fail</th><th class=n>unknown</th><th class=n>n/a</th><th>missing ops / reason</th></tr>";
+    const ARCH_HEAD: &str = "<table><tr><th>architecture</th><th class=n>models</th><th class=n>downloads</th><th>verdicts</th><th>missing ops / reason</th></tr>";
     const ARCH_SHOWN: usize = 40;
     let _ = writeln!(o, "<h2>By architecture</h2>{ARCH_HEAD}");
     for (i, a) in r.architectures.iter().enumerate() {
@@ -163,14 +170,11 @@ pub fn render(r: &Report) -> String {
         let why = if a.missing.is_empty() { a.reason.clone().unwrap_or_default() } else { a.missing.join(", ") };
         let _ = writeln!(
             o,
-            "<tr><td class=arch>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td></tr>",
+            "<tr><td class=arch>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td><td>{}</td></tr>",
             e(&a.arch),
             thousands(a.total.models),
             human(a.total.downloads),
-            a.pass,
-            a.fail,
-            a.unknown,
-            a.not_applicable,
+            e(&mix(a)),
             e(&why)
         );
     }
@@ -227,24 +231,23 @@ pub fn render(r: &Report) -> String {
 
     let _ = writeln!(
         o,
-        "<h2>Models</h2><details><summary>All {} models, in download order</summary><table><tr><th class=n>#</th><th>model</th><th class=n>downloads</th><th>verdict</th><th>profiles</th><th>missing ops / reason</th></tr>",
-        thousands(r.models.len())
+        "<h2>Models</h2><details><summary>All {} models, in download order</summary><table><tr><th class=n>#</th><th>model</th><th class=n>downloads</th><th>verdict</th>{}<th>profiles</th><th>missing ops / reason</th><th>confidence</th></tr>",
+        thousands(r.models.len()),
+        if r.bf16.is_some() { "<th>bf16</th>" } else { "" }
     );
     for m in &r.models {
-        let why = if m.result.missing.is_empty() {
-            m.result.reason.clone().unwrap_or_default()
-        } else {
-            m.result.missing.join(", ")
-        };
+        let bf16 = m.bf16.as_ref().map(|b| format!("<td>{}</td>", badge(b.verdict))).unwrap_or_default();
         let _ = writeln!(
             o,
-            "<tr><td class=n>{}</td><td class=id>{}</td><td class=n>{}</td><td>{}</td><td class=op>{}</td><td>{}</td></tr>",
+            "<tr><td class=n>{}</td><td class=id>{}</td><td class=n>{}</td><td>{}{}</td>{bf16}<td class=op>{}</td><td>{}</td><td>{}</td></tr>",
             m.rank,
             e(&m.id),
             human(m.downloads),
             badge(m.result.verdict),
+            if m.exact { " exact" } else { "" },
             e(&m.profiles.join(" + ")),
-            e(&why)
+            e(&detail(&m.result)),
+            e(&m.result.confidence.join("; "))
         );
     }
     let _ = writeln!(o, "</table></details>");
@@ -280,6 +283,8 @@ fn card(o: &mut String, value: &str, label: &str) {
 fn class(v: Verdict) -> &'static str {
     match v {
         Verdict::Pass => "pass",
+        Verdict::PassInference => "passinf",
+        Verdict::Incomplete => "incomplete",
         Verdict::Fail => "fail",
         Verdict::Unknown => "unknown",
         Verdict::NotApplicable => "na",
@@ -290,6 +295,8 @@ fn class(v: Verdict) -> &'static str {
 fn color(v: Verdict) -> &'static str {
     match v {
         Verdict::Pass => "#2e7d32",
+        Verdict::PassInference => "#7cb342",
+        Verdict::Incomplete => "#7e57c2",
         Verdict::Fail => FAIL,
         Verdict::Unknown => "#ef9f00",
         Verdict::NotApplicable => "#9e9e9e",

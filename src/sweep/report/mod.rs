@@ -14,9 +14,10 @@ use serde::Serialize;
 
 use super::ModelRow;
 use super::models::SourceInfo;
-use super::plan::{ArchRow, Blocker, Plan, ReasonRow, Totals};
+use super::plan::{ArchRow, Blocker, Plan, ReasonRow, Tally, Totals};
+use super::verdict::ModelVerdict;
 use super::verdict::Verdict;
-use crate::ops::{Evaluation, Registry};
+use crate::ops::{Evaluation, Profile, Registry};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -31,6 +32,13 @@ pub struct Report {
     /// Why models are unknown or n/a.
     pub reasons: Vec<ReasonRow>,
     pub comparison: Option<Comparison>,
+    /// Verdicts in bf16 under TorchTPU's autocast (a model passes in bf16 only if its bf16
+    /// profiles do).
+    pub bf16: Option<Bf16Summary>,
+    /// `--exact`: where the per-config profiles came from and how many verdicts used them.
+    pub exact: Option<ExactSummary>,
+    /// What each verdict guarantees (the legend every format prints).
+    pub verdicts: Vec<VerdictLegend>,
     /// Every profile a verdict used, with its trace versions and the evaluation behind it.
     pub profiles: BTreeMap<String, ProfileInfo>,
     pub models: Vec<ModelRow>,
@@ -53,9 +61,47 @@ pub struct ProfileInfo {
     pub status: String,
     pub method: String,
     pub versions: BTreeMap<String, String>,
+    /// The evaluation, with the profile's per-class, per-phase coverage under `coverage`.
     pub evaluation: Evaluation,
     /// The evaluation on the `--compare` backend.
     pub compare: Option<Evaluation>,
+}
+
+impl ProfileInfo {
+    pub fn of(p: &Profile, evaluation: Evaluation, compare: Option<Evaluation>) -> Self {
+        ProfileInfo {
+            status: p.status.clone(),
+            method: p.method.clone(),
+            versions: p.versions.clone(),
+            evaluation,
+            compare,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Bf16Summary {
+    pub totals: Totals,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExactSummary {
+    /// The `ops trace --configs/--hub` output directory.
+    pub source: String,
+    /// Models whose verdict came from a per-config profile.
+    pub models: Tally,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VerdictLegend {
+    pub verdict: Verdict,
+    pub guarantees: &'static str,
+}
+
+impl VerdictLegend {
+    pub fn all() -> Vec<VerdictLegend> {
+        Verdict::ALL.into_iter().map(|verdict| VerdictLegend { verdict, guarantees: verdict.guarantee() }).collect()
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -98,6 +144,62 @@ pub fn render(report: &Report, format: Format) -> String {
 /// failed run leaves the old one in place.
 pub fn write_atomic(path: &Path, contents: &str) -> Result<()> {
     crate::write::create(path, contents.as_bytes())
+}
+
+/// A model's detail for every format: its missing ops, why it has no verdict, or (for a verdict
+/// short of pass) what its profiles did not trace.
+pub(crate) fn detail(v: &ModelVerdict) -> String {
+    if !v.missing.is_empty() {
+        v.missing.join(", ")
+    } else if let Some(reason) = &v.reason {
+        reason.clone()
+    } else if matches!(v.verdict, Verdict::PassInference | Verdict::Incomplete) {
+        v.confidence.join("; ")
+    } else {
+        String::new()
+    }
+}
+
+/// The per-architecture verdict mix, `3 pass, 1 incomplete`, for the text and HTML tables.
+pub(crate) fn mix(a: &ArchRow) -> String {
+    [
+        ("pass", a.pass),
+        ("pass-inference", a.pass_inference),
+        ("incomplete", a.incomplete),
+        ("fail", a.fail),
+        ("unknown", a.unknown),
+        ("n/a", a.not_applicable),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(label, n)| format!("{n} {label}"))
+    .collect::<Vec<_>>()
+    .join(", ")
+}
+
+/// One sentence on the bf16 run, shared by the text and Markdown renderers.
+pub(crate) fn bf16_line(b: &Bf16Summary) -> String {
+    let t = &b.totals;
+    format!(
+        "bf16 under TorchTPU autocast: pass rate {} by count, {} by downloads ({} pass, {} pass-inference, {} incomplete, {} fail, {} unknown)",
+        pct(t.pass_rate.by_count),
+        pct(t.pass_rate.by_downloads),
+        thousands(t.pass.models),
+        thousands(t.pass_inference.models),
+        thousands(t.incomplete.models),
+        thousands(t.fail.models),
+        thousands(t.unknown.models)
+    )
+}
+
+/// One sentence on `--exact`.
+pub(crate) fn exact_line(x: &ExactSummary) -> String {
+    format!(
+        "--exact: {} ({} downloads) judged from per-config profiles of their own config.json ({}); the rest from type profiles",
+        count(x.models.models, "model"),
+        human(x.models.downloads),
+        x.source
+    )
 }
 
 /// `1234567` → `1.23M`: downloads at a glance (exact numbers are in JSON/CSV).

@@ -1,7 +1,7 @@
 //! The terminal summary: totals, blockers, the fix plan and the caveat, in about a screen.
 use std::fmt::Write;
 
-use super::{Report, count, first_line, human, pct, plan_rates, source_line, thousands};
+use super::{Report, bf16_line, count, exact_line, first_line, human, mix, pct, plan_rates, source_line, thousands};
 use crate::sweep::verdict::Verdict;
 
 const TOP: usize = 10;
@@ -16,13 +16,13 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(o, "backend:  {}: {}", r.backend.name, first_line(&r.backend.provenance));
     let _ = writeln!(o);
-    let _ = writeln!(o, "{:<10} {:>8} {:>7}  {:>10} {:>7}", "verdict", "models", "share", "downloads", "share");
+    let _ = writeln!(o, "{:<15} {:>8} {:>7}  {:>10} {:>7}", "verdict", "models", "share", "downloads", "share");
     for v in Verdict::ALL {
         let tally = t.get(v);
         let share = super::super::plan::Rate::of(tally, t.total);
         let _ = writeln!(
             o,
-            "{:<10} {:>8} {:>7}  {:>10} {:>7}",
+            "{:<15} {:>8} {:>7}  {:>10} {:>7}",
             v.label(),
             thousands(tally.models),
             pct(share.by_count),
@@ -32,7 +32,7 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         o,
-        "{:<10} {:>8} {:>7}  {:>10} {:>7}",
+        "{:<15} {:>8} {:>7}  {:>10} {:>7}",
         "total",
         thousands(t.total.models),
         "",
@@ -46,6 +46,12 @@ pub fn render(r: &Report) -> String {
         pct(t.pass_rate.by_downloads),
         thousands(t.pytorch().models)
     );
+    let _ = writeln!(
+        o,
+        "inference proven: {} by count, {} by downloads (pass, pass-inference, and fail with training-only gaps)",
+        pct(t.inference_rate.by_count),
+        pct(t.inference_rate.by_downloads)
+    );
     if t.fail_inference_ok.models > 0 {
         let _ = writeln!(
             o,
@@ -53,6 +59,15 @@ pub fn render(r: &Report) -> String {
             thousands(t.fail_inference_ok.models),
             human(t.fail_inference_ok.downloads)
         );
+    }
+    for v in [Verdict::Pass, Verdict::PassInference, Verdict::Incomplete] {
+        let _ = writeln!(o, "  {:<15}{}", v.label(), v.guarantee());
+    }
+    if let Some(b) = &r.bf16 {
+        let _ = writeln!(o, "{}", bf16_line(b));
+    }
+    if let Some(x) = &r.exact {
+        let _ = writeln!(o, "{}", exact_line(x));
     }
     let _ = writeln!(o, "\n{}", wrap(&r.caveat, 100));
 
@@ -101,12 +116,6 @@ pub fn render(r: &Report) -> String {
     if !r.architectures.is_empty() {
         let _ = writeln!(o, "\ntop architectures by downloads");
         for a in r.architectures.iter().take(TOP) {
-            let mix: Vec<String> =
-                [("pass", a.pass), ("fail", a.fail), ("unknown", a.unknown), ("n/a", a.not_applicable)]
-                    .into_iter()
-                    .filter(|(_, n)| *n > 0)
-                    .map(|(label, n)| format!("{n} {label}"))
-                    .collect();
             let why = match (a.missing.len(), &a.reason) {
                 (0, Some(reason)) => reason.clone(),
                 (0, None) => String::new(),
@@ -118,7 +127,7 @@ pub fn render(r: &Report) -> String {
                 printable(&a.arch),
                 thousands(a.total.models),
                 human(a.total.downloads),
-                mix.join(", ")
+                mix(a)
             );
             let _ = writeln!(o, "{}", line.trim_end());
         }
