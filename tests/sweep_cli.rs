@@ -205,3 +205,51 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn exact_and_bf16_directories_through_the_binary() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Per-config output as `ops trace --configs` writes it: Llama-3.2-1B traced from its own
+    // config, with a complete coverage record.
+    let exact = tmp.path().join("exact");
+    std::fs::create_dir_all(exact.join("profiles")).unwrap();
+    let mut own: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("profiles/transformers/llama.json")).unwrap())
+            .unwrap();
+    own["id"] = "config/0123abcd".into();
+    own["coverage"] = serde_json::json!({"LlamaForCausalLM": {"inference": "ok", "forward": "ok", "backward": "ok"}});
+    std::fs::write(exact.join("profiles/0123abcd.json"), own.to_string()).unwrap();
+    std::fs::write(
+        exact.join("index.json"),
+        r#"{"schema": 1, "models": {"meta-llama/Llama-3.2-1B": {"config": "0123abcd", "status": "ok"}}}"#,
+    )
+    .unwrap();
+    let csv = tmp.path().join("r.csv");
+    with_fixtures(&mut sweep(tmp.path()))
+        .arg("--exact")
+        .arg(&exact)
+        .arg("--bf16-profiles")
+        .arg(fixtures().join("profiles"))
+        .args(["--format", "csv", "--output"])
+        .arg(&csv)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--exact: 1 model"))
+        .stdout(predicate::str::contains("bf16 under TorchTPU autocast"));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let row = text.lines().find(|l| l.contains("meta-llama/Llama-3.2-1B,")).unwrap();
+    assert!(row.contains("config/0123abcd") && row.contains(",true,pass,"), "{row}");
+
+    // A missing --exact directory is an error naming it; --no-bf16 drops the column.
+    with_fixtures(&mut sweep(tmp.path()))
+        .arg("--exact")
+        .arg(tmp.path().join("nope"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nope"));
+    with_fixtures(&mut sweep(tmp.path()))
+        .args(["--no-bf16", "--format", "csv"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("verdict_bf16").not());
+}

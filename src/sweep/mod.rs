@@ -26,8 +26,9 @@ use resolve::{Resolution, Resolver};
 use verdict::{Judge, ModelVerdict};
 
 /// Said in every report: a pass here is not a promise that the model runs.
-pub const CAVEAT: &str = "Op coverage is necessary, not sufficient: \"pass\" means every ATen op in the \
-model's traced profile has a kernel (or a supported decomposition) in the backend's registry. It does \
+pub const CAVEAT: &str = "Op coverage is necessary, not sufficient: \"pass\" means the model's profiles \
+traced inference and training of every class it loads and every ATen op they recorded has a kernel (or a \
+supported decomposition) in the backend's registry. It does \
 not prove that the model compiles, fits in memory, matches numerically or runs fast, and profiles come \
 from small-config CPU traces of the library code, not from each repository's weights or custom code.";
 
