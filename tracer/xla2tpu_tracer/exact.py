@@ -101,8 +101,8 @@ def _short(e):
     return short(e)
 
 
-def build_config(d: dict):
-    """transformers' own config class for the model_type, from the JSON; never remote code."""
+def check_type(d: dict) -> str:
+    """The config's model_type if transformers has it; raises Unsupported otherwise."""
     from transformers import __version__ as tv
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
@@ -114,7 +114,14 @@ def build_config(d: dict):
             raise Unsupported(f"custom code only (auto_map): model_type '{mt}' is not a transformers {tv} "
                               "type, and remote code is never run")
         raise Unsupported(f"model_type '{mt}' is not known to transformers {tv}")
-    return CONFIG_MAPPING[mt].from_dict(copy.deepcopy(d))
+    return mt
+
+
+def build_config(d: dict):
+    """transformers' own config class for the model_type, from the JSON; never remote code."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    return CONFIG_MAPPING[check_type(d)].from_dict(copy.deepcopy(d))
 
 
 def _layer_counts(cfg, prefix=""):
@@ -230,6 +237,33 @@ def trace_config(d: dict, deadline: float, memory_mb: int) -> dict:
     res["name"] = d.get("model_type") if isinstance(d.get("model_type"), str) else ""
     res["worker_versions"] = versions()
     return res
+
+
+def precheck(d: dict) -> dict | None:
+    """The "unsupported" result of a config no executor can trace (no model_type, a type
+    transformers does not have, no model class), else None. Run by the driver, so custom-code
+    repositories never take a task slot."""
+    from . import hf
+
+    name = d.get("model_type") if isinstance(d.get("model_type"), str) else ""
+    try:
+        check_type(d)
+    except Unsupported as e:
+        return {"status": "unsupported", "reason": str(e), "name": name}
+    if not hf.has_model_class(name) and not any(
+            isinstance(a, str) and _has_class(a) for a in d.get("architectures") or []):
+        return {"status": "unsupported", "reason": f"no transformers model class for '{name}'", "name": name}
+    return None
+
+
+def _has_class(name: str) -> bool:
+    import transformers
+
+    try:
+        getattr(transformers, name)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def _trace(d: dict, deadline: float, memory_mb: int) -> dict:
@@ -440,7 +474,13 @@ def main(args) -> int:
         print(f"[{state['done']}/{n} {time.time() - t0:6.0f}s] {key[:12]} {res.get('name', '') or '?':24s} "
               f"{status:11s} {elapsed:5.1f}s {res.get('method', '')} {res.get('reason', '')[:100]}", flush=True)
 
-    items = [(k, configs[k]) for k in todo]
+    items = []
+    for k in todo:
+        pre = precheck(configs[k])
+        if pre is not None:
+            on_result(k, pre, 0.0)
+        else:
+            items.append((k, configs[k]))
     if args.ray:
         executors.run_ray(args.ray, items, on_result, jobs=args.jobs, timeout=args.timeout,
                           memory_mb=args.memory_mb, retries=args.retries)

@@ -80,7 +80,7 @@ def run_ray(address, items, on_result, jobs=None, timeout=120.0, memory_mb=6000,
                              f"(largest: {biggest:.0f} MB); lower --memory-mb")
         cpus = int(ray.cluster_resources().get("CPU", 1))
         jobs = jobs or max(1, cpus)
-        task = ray.remote(_ray_task).options(num_cpus=1, memory=mem, max_retries=retries, max_calls=1)
+        task = ray.remote(num_cpus=1, memory=mem, max_retries=retries, max_calls=1)(_ray_task)
         pending = list(items)
         running = {}  # ObjectRef -> (key, submitted at)
         limit = timeout + RAY_STARTUP_GRACE_S
