@@ -273,7 +273,8 @@ fn real_tracer_traces_a_configs_dir() {
         .timeout(std::time::Duration::from_secs(300))
         .assert()
         .success();
-    let index: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("index.json")).unwrap()).unwrap();
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("index.json")).unwrap()).unwrap();
     let entry = &index["models"]["org/bert-a"];
     assert_eq!(entry["status"], "ok", "{index}");
     let key = entry["config"].as_str().unwrap();
