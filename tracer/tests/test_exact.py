@@ -86,6 +86,44 @@ def test_depth_only_reduction():
         exact.build_config(CONFIGS["acme/custom"])
 
 
+def test_merger_resumes_shares_and_drops_orphans(tmp_path):
+    v = {"python": "3", "torch": "2", "tracer": "0", "transformers": "5"}
+    op = {"op": "aten::mm", "count": 1, "dtypes": ["float32"], "phases": ["inference"]}
+
+    def ok(name):
+        return {"status": "ok", "ops": [op], "name": name, "method": "exact/cpu", "config_source": "s",
+                "worker_versions": v}
+
+    def prof(key):
+        with open(tmp_path / "profiles" / f"{key}.json") as f:
+            return json.load(f)
+
+    m = exact.Merger(str(tmp_path), v, {"a/x": "k1", "b/y": "k1"}, {})
+    assert m.todo(["k1"]) == ["k1"]
+    m.add("k1", ok("bert"))
+    m.finish()
+    assert prof("k1")["models"] == ["a/x", "b/y"] and prof("k1")["id"] == "config/k1"
+    # a/x's config changed: only the new config is traced; b/y keeps k1
+    m = exact.Merger(str(tmp_path), v, {"a/x": "k2"}, {})
+    assert m.todo(["k2"]) == ["k2"]
+    m.add("k2", ok("bert"))
+    m.finish()
+    assert (prof("k1")["models"], prof("k2")["models"]) == (["b/y"], ["a/x"])
+    # b/y now shares k2: nothing to trace, and k1 is used by no model any more
+    m = exact.Merger(str(tmp_path), v, {"b/y": "k2"}, {})
+    assert m.todo(["k2"]) == []
+    m.finish()
+    assert prof("k2")["models"] == ["a/x", "b/y"]
+    assert not (tmp_path / "profiles" / "k1.json").exists()
+    # a result traced with other versions is an error, not a profile
+    m = exact.Merger(str(tmp_path), v, {"c/z": "k3"}, {})
+    assert m.add("k3", {**ok("gpt2"), "worker_versions": {**v, "torch": "9"}}) == "error"
+    assert not (tmp_path / "profiles" / "k3.json").exists()
+    # another tracer version: everything is traced again
+    m = exact.Merger(str(tmp_path), {**v, "tracer": "1"}, {"a/x": "k2"}, {})
+    assert m.todo(["k2"]) == ["k2"]
+
+
 def _require_ray():
     try:
         import ray  # noqa: F401
