@@ -68,6 +68,8 @@ def run_ray(address, items, on_result, jobs=None, timeout=120.0, memory_mb=6000,
 
     Cluster workers must import this package with the driver's versions (same venv,
     PYTHONPATH=tracer); a result traced with other versions is recorded as an error."""
+    if not items:
+        return
     import ray
 
     ray.init(address=address, log_to_driver=False, logging_level="WARNING")
