@@ -166,15 +166,30 @@ def _stop_head(proc, temp_dir):
     except ProcessLookupError:
         pass
     proc.wait(timeout=10)
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if temp_dir.encode() in f.read():
+    end = time.time() + 15
+    while True:
+        left = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    state, _, pgrp = f.read().rsplit(b")", 1)[1].split()[:3]
+                if state == b"Z":
+                    continue  # exited, waiting to be reaped
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    ours = int(pgrp) == proc.pid or temp_dir.encode() in f.read()
+            except (OSError, ValueError, IndexError):
+                continue
+            if ours:
+                left.append(int(pid))
+                try:
                     os.kill(int(pid), signal.SIGKILL)
-        except OSError:
-            pass
+                except OSError:
+                    pass
+        if not left or time.time() > end:
+            break
+        time.sleep(0.2)  # killed processes may still write into temp_dir while they exit
 
 
 def test_local_and_ray_write_identical_trees(tmp_path, capsys):
@@ -235,5 +250,6 @@ def test_local_and_ray_write_identical_trees(tmp_path, capsys):
     finally:
         _stop_head(proc, temp_dir)
         shutil.rmtree(temp_dir, ignore_errors=True)
+        assert not os.path.exists(temp_dir), f"{temp_dir} left behind"
     assert tree(remote) == tree(local), "Ray and local runs wrote different trees"
     print(f"timings: local {local_s:.1f}s, ray head start {head_s:.1f}s, ray run {ray_s:.1f}s", file=sys.stderr)
