@@ -35,4 +35,6 @@ with FakeTensorMode():
 print("ok: torch", torch.__version__, "transformers", transformers.__version__,
       "diffusers", diffusers.__version__, "timm", timm.__version__, "torchvision", torchvision.__version__)
 PY
+# ray: the executor of `exact --ray` (and its test's local head).
+"$venv/bin/python" -c "import ray; print('ok: ray', ray.__version__)"
 du -sh "$venv" | awk '{print "venv size: " $1}'

@@ -34,7 +34,8 @@ enum OpsCommand {
     Show(ShowArgs),
     /// Regenerate a backend TSV from a Python environment with the backend installed.
     DumpBackend(DumpArgs),
-    /// Re-run the Python tracer (tracer/.venv) to refresh corpus/ops.
+    /// Re-run the Python tracer (tracer/.venv) to refresh corpus/ops, or trace Hub configs
+    /// one by one (--configs DIR, --hub --top N; locally or on Ray with --ray ADDRESS).
     Trace(TraceArgs),
 }
 

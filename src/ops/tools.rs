@@ -80,9 +80,27 @@ pub fn dump_backend(args: &DumpArgs) -> anyhow::Result<ExitCode> {
 
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
-    /// Output corpus directory (default: <repo>/corpus/ops).
+    /// Output corpus directory (default: <repo>/corpus/ops). With --configs/--hub: required; it
+    /// receives profiles/<hash>.json and index.json.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Trace each distinct config in DIR/<owner>/<name>/config.json (model id = relative dir),
+    /// depth reduced and every other field kept, instead of the model types.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["hub", "only"])]
+    configs: Option<PathBuf>,
+    /// Like --configs, with the config.json of the top --top models on the Hub (listing and
+    /// files cached; HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE as for `sweep --hub`).
+    #[arg(long, conflicts_with = "only", requires = "top")]
+    hub: bool,
+    /// With --hub: how many of the most-downloaded models.
+    #[arg(long, value_name = "N", requires = "hub")]
+    top: Option<usize>,
+    /// With --hub: ignore the cached listing and configs.
+    #[arg(long, requires = "hub")]
+    refresh: bool,
+    /// With --configs/--hub: run the traces as tasks on this Ray cluster (host:port).
+    #[arg(long, value_name = "ADDRESS")]
+    ray: Option<String>,
     #[arg(long)]
     jobs: Option<u32>,
     /// Only these ids or names (transformers/llama, bert).
@@ -112,6 +130,12 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<ExitCode> {
     if !python.is_file() {
         bail!("tracer venv not found at {}; create it with tracer/setup_venv.sh", python.display());
     }
+    if args.configs.is_some() || args.hub {
+        return trace_exact(args, &tracer, &python);
+    }
+    if args.ray.is_some() {
+        bail!("--ray runs per-config traces: use it with --configs DIR or --hub --top N");
+    }
     let out = args.out.clone().unwrap_or_else(|| repo.join("corpus/ops"));
     let out = std::path::absolute(&out)?;
     let mut cmd = Command::new(&python);
@@ -139,6 +163,75 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<ExitCode> {
         out.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--configs DIR` / `--hub --top N`: the tracer's `exact` command over Hub config.json files.
+fn trace_exact(args: &TraceArgs, tracer: &Path, python: &Path) -> anyhow::Result<ExitCode> {
+    let Some(out) = &args.out else {
+        bail!("--out OUT is required with --configs/--hub (per-config profiles are not the corpus)");
+    };
+    let out = std::path::absolute(out)?;
+    // --hub: the configs go to a temp dir laid out as --configs expects (the cache keeps them).
+    let fetched_dir;
+    let configs = match &args.configs {
+        Some(dir) => std::path::absolute(dir)?,
+        None => {
+            fetched_dir = tempfile::Builder::new().prefix("xla2tpu-configs").tempdir()?;
+            fetch_hub_configs(args, fetched_dir.path())?;
+            fetched_dir.path().to_path_buf()
+        }
+    };
+    let mut cmd = Command::new(python);
+    cmd.current_dir(tracer).args(["-m", "xla2tpu_tracer", "exact", "--configs"]).arg(&configs).arg("--out").arg(&out);
+    // Ray workers on this machine import the package from here too.
+    let pythonpath = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty());
+    let mut paths = vec![tracer.to_path_buf()];
+    paths.extend(pythonpath.iter().flat_map(std::env::split_paths));
+    cmd.env("PYTHONPATH", std::env::join_paths(paths)?);
+    if let Some(j) = args.jobs {
+        cmd.args(["--jobs", &j.to_string()]);
+    }
+    if let Some(t) = args.timeout {
+        cmd.args(["--timeout", &t.to_string()]);
+    }
+    if let Some(r) = &args.ray {
+        cmd.args(["--ray", r]);
+    }
+    if args.force {
+        cmd.arg("--force");
+    }
+    cmd.args(&args.extra);
+    let status = cmd.status().with_context(|| format!("running {}", python.display()))?;
+    if !status.success() {
+        bail!("tracer failed ({status})");
+    }
+    eprintln!("per-config profiles in {}/profiles, model index in {}/index.json", out.display(), out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn fetch_hub_configs(args: &TraceArgs, dir: &Path) -> anyhow::Result<()> {
+    use crate::sweep::{configs, hub};
+    let top = args.top.unwrap_or_default();
+    let opts = hub::HubOptions::from_env(args.refresh)?;
+    let (list, _) = hub::list_top(&opts, top, &indicatif::ProgressBar::hidden())?;
+    let fetched = configs::fetch_configs(&opts, &list.models, dir, &indicatif::ProgressBar::hidden())?;
+    for failure in &fetched.failures {
+        eprintln!("warning: {failure}");
+    }
+    eprintln!(
+        "{} of the top {} models: {} configs ({} from the cache, {} requests), {} not transformers (skipped), {} failed",
+        list.models.len(),
+        top,
+        fetched.written,
+        fetched.cached,
+        fetched.stats.requests,
+        fetched.skipped_other_library,
+        fetched.failures.len()
+    );
+    if fetched.written == 0 {
+        bail!("no config.json could be fetched; nothing to trace");
+    }
+    Ok(())
 }
 
 /// The checkout containing `tracer/xla2tpu_tracer`: the current directory or an ancestor, else

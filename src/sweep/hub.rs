@@ -177,7 +177,43 @@ pub fn list_top(opts: &HubOptions, top: usize, progress: &ProgressBar) -> Result
     Ok((list, stats))
 }
 
-fn client(opts: &HubOptions) -> Result<Client> {
+/// The Hub URL of one file of a model repository at `main` (`{endpoint}/{id}/resolve/main/{path}`).
+pub fn file_url(opts: &HubOptions, id: &str, path: &str) -> String {
+    format!("{}/{id}/resolve/main/{path}", opts.endpoint)
+}
+
+/// GETs one file (a model's `config.json`) with the listing's retries, token and cache: a
+/// cached copy is used unless `--refresh`; a fetched one is cached only once `check` accepts
+/// its body, so a malformed file is never cached (and not retried: the server sent all of it).
+/// Returns the body and whether it came from the cache.
+pub fn get_file(
+    client: &Client,
+    opts: &HubOptions,
+    url: &str,
+    stats: &mut Stats,
+    check: impl Fn(&str) -> Result<()>,
+) -> Result<(String, bool)> {
+    let cache = Cache { dir: opts.cache_dir.clone() };
+    if !opts.refresh
+        && let Some(page) = cache.get_page(url)
+        && check(&page.body).is_ok()
+    {
+        return Ok((page.body, true));
+    }
+    if opts.offline {
+        bail!("HF_HUB_OFFLINE is set and {url} is not in the cache ({})", cache.dir.display());
+    }
+    let body = get_retrying(client, opts, url, stats, |resp| {
+        resp.text().map_err(|e| anyhow::anyhow!("reading the body: {}", describe(&e)))
+    })?;
+    check(&body).with_context(|| format!("GET {url}"))?;
+    if let Err(e) = cache.put(&Page { url: url.to_string(), next: None, fetched_at: now(), body: body.clone() }) {
+        eprintln!("warning: {url} not cached: {e:#}");
+    }
+    Ok((body, false))
+}
+
+pub fn client(opts: &HubOptions) -> Result<Client> {
     // Follow redirects only within the endpoint's host: the token must not travel elsewhere.
     let redirect = reqwest::redirect::Policy::custom(|attempt| {
         let same_host = attempt.previous().first().map(|u| u.host_str()) == Some(attempt.url().host_str());
@@ -201,6 +237,18 @@ fn is_loopback(host: &str) -> bool {
 
 /// GETs one page with retries; returns it only once its body parses.
 fn fetch(client: &Client, opts: &HubOptions, url: &str, stats: &mut Stats) -> Result<(Page, Vec<ModelRecord>)> {
+    get_retrying(client, opts, url, stats, |resp| read_page(resp, url))
+}
+
+/// GET with the retry policy: 408/429/5xx, timeouts and bodies that `read` rejects are
+/// retried with backoff (honouring `Retry-After`); another status fails at once.
+fn get_retrying<T>(
+    client: &Client,
+    opts: &HubOptions,
+    url: &str,
+    stats: &mut Stats,
+    read: impl Fn(Response) -> Result<T>,
+) -> Result<T> {
     let policy = &opts.retry;
     let mut last = String::new();
     for attempt in 0..policy.attempts.max(1) {
@@ -214,7 +262,7 @@ fn fetch(client: &Client, opts: &HubOptions, url: &str, stats: &mut Stats) -> Re
                 last = describe(&e);
                 policy.backoff(attempt)
             }
-            Ok(resp) if resp.status().is_success() => match read_page(resp, url) {
+            Ok(resp) if resp.status().is_success() => match read(resp) {
                 Ok(ok) => return Ok(ok),
                 Err(e) => {
                     last = format!("{e:#}");
@@ -308,13 +356,16 @@ impl Cache {
 
     /// A usable cached page, or `None` (absent, unreadable or for another URL).
     fn get(&self, url: &str) -> Option<(Page, Vec<ModelRecord>)> {
-        let text = std::fs::read_to_string(self.path(url)).ok()?;
-        let page: Page = serde_json::from_str(&text).ok()?;
-        if page.url != url {
-            return None;
-        }
+        let page = self.get_page(url)?;
         let records = models::parse_json_array(&page.body, url).ok()?;
         Some((page, records))
+    }
+
+    /// The cached response for `url` (a listing page or a file), unparsed.
+    fn get_page(&self, url: &str) -> Option<Page> {
+        let text = std::fs::read_to_string(self.path(url)).ok()?;
+        let page: Page = serde_json::from_str(&text).ok()?;
+        (page.url == url).then_some(page)
     }
 
     fn put(&self, page: &Page) -> Result<()> {

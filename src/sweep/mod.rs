@@ -6,6 +6,7 @@
 //! ([`report`]). [`sweep`] is the whole core as a library call, so tests and the benchmark
 //! can inject lists, profiles and registries.
 pub mod cli;
+pub mod configs;
 pub mod exact;
 pub mod hub;
 pub mod models;

@@ -229,6 +229,12 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
         configs.fix_vocab(cfg, hf_inputs.special_token_ids(cfg))
     except Exception as e:  # noqa: BLE001
         return {"status": "error", "method": method, "reason": "config: " + _short(e)}
+    return _attempt_classes(cfg, class_list, method, env_kind)
+
+
+def _attempt_classes(cfg, class_list, method, env_kind) -> dict:
+    """Every class of ``class_list`` through the three phases on ``cfg`` (also used by
+    exact.py with a Hub config.json)."""
     env = make_env(env_kind)
     acc: dict = {}
     notes, failures, classes = [], [], []

@@ -91,7 +91,9 @@ def _salvage(result_path: str, status: str, reason: str) -> dict:
 
 
 def run(targets, trace_fn, out_dir, versions, jobs=2, timeout=60.0, rss_mb=6000, log_dir="tracer/out/logs",
-        entries=None, timings_path="tracer/out/timings.jsonl"):
+        entries=None, timings_path="tracer/out/timings.jsonl", on_result=None):
+    """``on_result(target, res, elapsed_s, peak_rss_mb)``, when given, replaces the corpus
+    writer (exact.py merges per-config results with it)."""
     entries = dict(entries or {})
     os.makedirs(log_dir, exist_ok=True)
     tmp_dir = tempfile.mkdtemp(prefix="xla2tpu-trace-")
@@ -109,6 +111,8 @@ def run(targets, trace_fn, out_dir, versions, jobs=2, timeout=60.0, rss_mb=6000,
 
     def finish(target, res, elapsed, peak):
         nonlocal done
+        if on_result is not None:
+            return on_result(target, res, elapsed, peak)
         done += 1
         status = res.get("status", "error")
         prev = entries.get(target.id)
