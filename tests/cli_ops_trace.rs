@@ -283,4 +283,26 @@ fn real_tracer_traces_a_configs_dir() {
     assert_eq!(profile["id"], format!("config/{key}"));
     assert_eq!(profile["models"], serde_json::json!(["org/bert-a"]));
     assert_eq!(profile["config_source"], "hub config.json, depth reduced to 2 (num_hidden_layers 3 -> 2)");
+
+    // The contract with `sweep --exact`: the model is judged by its own profile, and says so.
+    let list = tmp.path().join("list.csv");
+    std::fs::write(&list, "model_id,downloads,model_type,library_name\norg/bert-a,10,bert,transformers\n").unwrap();
+    let report = tmp.path().join("r.json");
+    Command::cargo_bin("xla2tpu")
+        .unwrap()
+        .args(["sweep", "--format", "json", "--models"])
+        .arg(&list)
+        .arg("--exact")
+        .arg(&out)
+        .arg("--output")
+        .arg(&report)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("--exact: 1 model"));
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let row = &r["models"][0];
+    assert_eq!(row["exact"], true);
+    assert_eq!(row["profiles"], serde_json::json!([format!("config/{key}")]));
+    let note = row["confidence"][0].as_str().unwrap();
+    assert!(note.contains("hub config.json, depth reduced to 2") && note.contains("real tensors"), "{note}");
 }
