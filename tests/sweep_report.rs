@@ -56,9 +56,18 @@ fn resolution_rules() {
         other => panic!("{other:?}"),
     }
 
-    // sentence-transformers: the underlying model type.
+    // sentence-transformers: the underlying model type plus the library's modules.
     let st = ModelRecord { library_name: Some("sentence-transformers".into()), ..typed("bert") };
-    assert_eq!(resolve(&st, &[]), Resolution::Profiles(vec!["transformers/bert".into()]));
+    assert_eq!(
+        resolve(&st, &[]),
+        Resolution::Profiles(vec!["transformers/bert".into(), "sentence-transformers/SentenceTransformer".into()])
+    );
+    // A reranker runs the CrossEncoder, which these fixtures do not profile.
+    let reranker = ModelRecord { pipeline_tag: Some("text-classification".into()), ..st.clone() };
+    match resolve(&reranker, &[]) {
+        Resolution::Unknown { reason, .. } => assert!(reason.contains("sentence-transformers/CrossEncoder"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
 
     // custom code without a profile is unknown, never run.
     let custom = ModelRecord { tags: Some(vec!["custom_code".into(), "safetensors".into()]), ..typed("acme") };
@@ -109,11 +118,23 @@ fn resolution_rules() {
         ..rec("me/lora")
     };
     let listing = vec![base.clone(), adapter.clone()];
-    assert_eq!(resolve(&adapter, &listing), Resolution::Profiles(vec!["transformers/llama".into()]));
+    // Base found, but the adapter's own ops are unchecked without its type.
+    match resolve(&adapter, &listing) {
+        Resolution::Unknown { cause: "PEFT adapter", reason } => assert!(reason.contains("adapter type"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
     assert!(matches!(resolve(&adapter, &[]), Resolution::Unknown { cause: "PEFT adapter", .. }));
-    let via_config =
-        ModelRecord { adapter_base: Some("meta/base".into()), library_name: Some("peft".into()), ..rec("me/lora2") };
-    assert_eq!(resolve(&via_config, &listing), Resolution::Profiles(vec!["transformers/llama".into()]));
+    // Type known (config or tag), but these fixtures have no peft/lora profile.
+    let via_config = ModelRecord {
+        adapter_base: Some("meta/base".into()),
+        adapter_type: Some("lora".into()),
+        library_name: Some("peft".into()),
+        ..rec("me/lora2")
+    };
+    match resolve(&via_config, &listing) {
+        Resolution::Unknown { reason, .. } => assert!(reason.contains("no profile for adapter type lora"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
