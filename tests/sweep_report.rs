@@ -65,7 +65,9 @@ fn resolution_rules() {
     // A reranker runs the CrossEncoder, which these fixtures do not profile.
     let reranker = ModelRecord { pipeline_tag: Some("text-classification".into()), ..st.clone() };
     match resolve(&reranker, &[]) {
-        Resolution::Unknown { reason, .. } => assert!(reason.contains("sentence-transformers/CrossEncoder"), "{reason}"),
+        Resolution::Unknown { reason, .. } => {
+            assert!(reason.contains("sentence-transformers/CrossEncoder"), "{reason}")
+        }
         other => panic!("{other:?}"),
     }
 

@@ -187,7 +187,10 @@ pub fn from_hub_entry(v: &Value) -> Result<ModelRecord> {
         tags,
         diffusers_class,
         adapter_base: config.and_then(|c| c.get("peft")).and_then(|p| s(p, "base_model_name_or_path")),
-        adapter_type: config.and_then(|c| c.get("peft")).and_then(|p| s(p, "peft_type")).map(|t| t.to_ascii_lowercase()),
+        adapter_type: config
+            .and_then(|c| c.get("peft"))
+            .and_then(|p| s(p, "peft_type"))
+            .map(|t| t.to_ascii_lowercase()),
     })
 }
 

@@ -24,6 +24,7 @@ struct Table {
     library_rules: BTreeMap<String, Vec<(String, Vec<String>)>>,
     sentence_transformers: StTable,
     peft_types: Vec<String>,
+    peft_name_aliases: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -92,7 +93,13 @@ impl<'a> Resolver<'a> {
         // Before timm: the timm organisation also hosts open_clip models (timm/ViT-B-16-SigLIP).
         let rules_lib = if lib.is_empty() && m.has_tag("open_clip") { "open_clip" } else { lib };
         if let Some(rules) = TABLE.library_rules.get(rules_lib) {
-            return self.by_rules(m, rules_lib, rules);
+            // No rule matched: a repository that also carries a transformers config (BiomedCLIP,
+            // a speechbrain wav2vec2 recipe) still resolves through its model_type below.
+            match self.by_rules(m, rules_lib, rules) {
+                r if m.model_type.is_some()
+                    && matches!(r.resolution, Resolution::Unknown { cause: "unrecognised architecture", .. }) => {}
+                r => return r,
+            }
         }
         if lib == "timm" || m.id.starts_with("timm/") {
             return self.timm(m);
@@ -155,13 +162,14 @@ impl<'a> Resolver<'a> {
     }
 
     /// Libraries whose repositories name their architecture (open_clip, pyannote-audio,
-    /// speechbrain): the first rule whose token is in the repository name or is one of its tags.
+    /// speechbrain): the first rule whose token is in the repository name. Tags are not used:
+    /// they name tasks (pyannote's segmentation repository is tagged speaker-diarization).
     fn by_rules(&self, m: &ModelRecord, lib: &str, rules: &[(String, Vec<String>)]) -> Resolved {
         let name = m.id.rsplit('/').next().unwrap_or(&m.id).to_ascii_lowercase();
-        let hit = rules.iter().find(|(token, _)| name.contains(token.as_str()) || m.has_tag(token));
+        let hit = rules.iter().find(|(token, _)| name.contains(token.as_str()));
         let Some((token, ids)) = hit else {
-            let reason = format!("{lib}: no architecture recognised in the repository name or tags");
-            return unknown("library without profiles", reason, format!("library {lib}"));
+            let reason = format!("{lib}: no architecture recognised in the repository name");
+            return unknown("unrecognised architecture", reason, format!("library {lib}"));
         };
         let arch = ids.join(" + ");
         if let Some(missing) = ids.iter().find(|id| !self.has(id)) {
@@ -171,7 +179,7 @@ impl<'a> Resolver<'a> {
             };
             return unknown("no profile", reason, arch);
         }
-        let note = Some(format!("{lib}: {token:?} in the repository name or tags -> {arch}"));
+        let note = Some(format!("{lib}: {token:?} in the repository name -> {arch}"));
         Resolved { resolution: Resolution::Profiles(ids.clone()), arch, note }
     }
 
@@ -247,7 +255,9 @@ impl<'a> Resolver<'a> {
                     let id = format!("peft/{kind}");
                     if !self.has(&id) {
                         let reason = match self.profiles.failure(&id) {
-                            Some(f) => format!("PEFT adapter on {base}: tracer failed for {id}: {}: {}", f.status, f.reason),
+                            Some(f) => {
+                                format!("PEFT adapter on {base}: tracer failed for {id}: {}: {}", f.status, f.reason)
+                            }
                             None => format!("PEFT adapter on {base}: no profile for adapter type {kind}"),
                         };
                         return unknown("PEFT adapter", reason, r.arch);
@@ -265,13 +275,20 @@ impl<'a> Resolver<'a> {
 }
 
 /// A PEFT adapter's type: `config.peft.peft_type`, else a tag naming a PEFT type (`lora`,
-/// `prefix-tuning`).
+/// `prefix-tuning`), else a token of the repository name (`opt-125m-dummy-lora`, `llama_ptune`).
 fn adapter_type(m: &ModelRecord) -> Option<String> {
     let known = |t: &str| TABLE.peft_types.iter().any(|k| k == t);
     if let Some(t) = m.adapter_type.as_deref().map(str::to_ascii_lowercase).filter(|t| known(t)) {
         return Some(t);
     }
-    m.tags.iter().flatten().map(|t| t.to_ascii_lowercase().replace('-', "_")).find(|t| known(t))
+    if let Some(t) = m.tags.iter().flatten().map(|t| t.to_ascii_lowercase().replace('-', "_")).find(|t| known(t)) {
+        return Some(t);
+    }
+    let name = m.id.rsplit('/').next().unwrap_or(&m.id).to_ascii_lowercase();
+    name.split(['-', '_', '.']).find_map(|tok| {
+        let tok = TABLE.peft_name_aliases.get(tok).map_or(tok, String::as_str);
+        known(tok).then(|| tok.to_string())
+    })
 }
 
 /// Why a repository is not a PyTorch checkpoint, if it is not.
@@ -375,11 +392,24 @@ mod tests {
         }
         let st = &TABLE.sentence_transformers;
         assert!(p.get(&st.sentence_transformer).is_some() && p.get(&st.cross_encoder).is_some());
-        for t in ["lora", "loha", "lokr", "ia3", "adalora", "oft", "boft", "vera", "prefix_tuning", "prompt_tuning", "p_tuning"] {
+        for t in [
+            "lora",
+            "loha",
+            "lokr",
+            "ia3",
+            "adalora",
+            "oft",
+            "boft",
+            "vera",
+            "prefix_tuning",
+            "prompt_tuning",
+            "p_tuning",
+        ] {
             assert!(TABLE.peft_types.iter().any(|k| k == t), "{t}");
             assert!(p.get(&format!("peft/{t}")).is_some(), "peft/{t}");
         }
-        for c in ["svd_unet", "svd_vae", "wan_vae", "qwen_image_vae", "dc_ae", "dit", "cogvideox", "ltx", "svd_unet3d"] {
+        for c in ["svd_unet", "svd_vae", "wan_vae", "qwen_image_vae", "dc_ae", "dit", "cogvideox", "ltx", "svd_unet3d"]
+        {
             assert!(TABLE.diffusers_components[c].iter().any(|id| p.get(id).is_some()), "{c}");
         }
     }
@@ -390,13 +420,19 @@ mod tests {
         let r = Resolver::new(p, &[]);
         let oc = |id: &str| rec(id, "open_clip", &["open_clip"]);
         assert_eq!(ids(r.resolve(&oc("laion/CLIP-ViT-B-16-laion2B-s34B-b88K"))), ["open_clip/vit"]);
-        assert_eq!(ids(r.resolve(&oc("laion/CLIP-ViT-B-32-xlm-roberta-base-laion5B-s13B-b90k"))), ["open_clip/hf_text"]);
+        assert_eq!(
+            ids(r.resolve(&oc("laion/CLIP-ViT-B-32-xlm-roberta-base-laion5B-s13B-b90k"))),
+            ["open_clip/hf_text"]
+        );
         assert_eq!(ids(r.resolve(&oc("laion/mscoco_finetuned_CoCa-ViT-L-14-laion2B-s13B-b90k"))), ["open_clip/coca"]);
         assert_eq!(ids(r.resolve(&oc("laion/CLIP-convnext_base-laion400M-s13B-b51K"))), ["open_clip/convnext"]);
         assert_eq!(ids(r.resolve(&oc("timm/ViT-B-16-SigLIP"))), ["open_clip/siglip"]);
         // A library_name of open_clip on a repository that names no open_clip architecture.
         let odd = r.resolve(&oc("ali-vilab/modelscope-damo-text-to-video-synthesis"));
         assert!(reason(odd).contains("no architecture recognised"));
+        // No rule, but a transformers config: resolved by its model_type.
+        let hf = ModelRecord { model_type: Some("clip".into()), ..oc("microsoft/BiomedCLIP-PubMedBERT_256") };
+        assert_eq!(ids(r.resolve(&hf)), ["transformers/clip"]);
     }
 
     #[test]
@@ -414,13 +450,24 @@ mod tests {
         );
         assert_eq!(ids(r.resolve(&pa("pyannote/segmentation-3.0"))), ["pyannote-audio/PyanNet-powerset"]);
         assert_eq!(ids(r.resolve(&pa("pyannote/segmentation"))), ["pyannote-audio/PyanNet"]);
-        assert_eq!(ids(r.resolve(&pa("pyannote/wespeaker-voxceleb-resnet34-LM"))), ["pyannote-audio/WeSpeakerResNet34"]);
+        assert_eq!(
+            ids(r.resolve(&pa("pyannote/wespeaker-voxceleb-resnet34-LM"))),
+            ["pyannote-audio/WeSpeakerResNet34"]
+        );
         assert_eq!(ids(r.resolve(&pa("pyannote/embedding"))), ["pyannote-audio/XVectorSincNet"]);
         assert!(reason(r.resolve(&pa("pyannote/brouhaha"))).contains("no architecture recognised"));
         let sb = |id: &str, tags: &[&str]| rec(id, "speechbrain", tags);
-        assert_eq!(ids(r.resolve(&sb("speechbrain/spkrec-ecapa-voxceleb", &["speechbrain"]))), ["speechbrain/ECAPA_TDNN"]);
-        // By tag when the name does not say it (and the name's typo "epaca" is also listed).
-        assert_eq!(ids(r.resolve(&sb("x/voxlingua", &["speechbrain", "ECAPA"]))), ["speechbrain/ECAPA_TDNN"]);
+        assert_eq!(
+            ids(r.resolve(&sb("speechbrain/spkrec-ecapa-voxceleb", &["speechbrain"]))),
+            ["speechbrain/ECAPA_TDNN"]
+        );
+        // The name's typo "epaca" is listed too; a tag alone does not decide.
+        assert_eq!(ids(r.resolve(&sb("TalTechNLP/voxlingua107-epaca-tdnn", &[]))), ["speechbrain/ECAPA_TDNN"]);
+        assert!(reason(r.resolve(&sb("x/voxlingua", &["speechbrain", "ECAPA"]))).contains("no architecture"));
+        // pyannote's segmentation repositories carry task tags of the diarization pipeline.
+        let seg =
+            rec("pyannote/segmentation-3.0", "pyannote-audio", &["speaker-diarization", "voice-activity-detection"]);
+        assert_eq!(ids(r.resolve(&seg)), ["pyannote-audio/PyanNet-powerset"]);
         assert_eq!(ids(r.resolve(&sb("speechbrain/vad-crdnn-libriparty", &[]))), ["speechbrain/CRDNN"]);
         assert!(reason(r.resolve(&sb("speechbrain/mtl-mimic-voicebank", &[]))).contains("speechbrain"));
     }
@@ -443,7 +490,8 @@ mod tests {
     #[test]
     fn peft_adapter_type_from_config_or_tag() {
         let p = Profiles::embedded();
-        let base = ModelRecord { model_type: Some("llama".into()), ..rec("meta/base", "transformers", &["safetensors"]) };
+        let base =
+            ModelRecord { model_type: Some("llama".into()), ..rec("meta/base", "transformers", &["safetensors"]) };
         let tagged = |tags: &[&str]| {
             let mut t = vec!["peft", "base_model:adapter:meta/base"];
             t.extend_from_slice(tags);
@@ -456,6 +504,12 @@ mod tests {
         let cfg = ModelRecord { adapter_type: Some("ia3".into()), ..tagged(&[]) };
         assert_eq!(ids(r.resolve(&cfg)), ["transformers/llama", "peft/ia3"]);
         assert!(reason(r.resolve(&tagged(&[]))).contains("adapter type not in the listing"));
+        // From the repository name: a whole token, aliases included; "dora" is not LoRA's ops.
+        let named = |id: &str| ModelRecord { id: id.into(), ..tagged(&[]) };
+        assert_eq!(ids(r.resolve(&named("x/opt-125m-dummy-lora"))), ["transformers/llama", "peft/lora"]);
+        assert_eq!(ids(r.resolve(&named("x/llama_tweet_ptune"))), ["transformers/llama", "peft/p_tuning"]);
+        assert!(reason(r.resolve(&named("x/llama-dora"))).contains("adapter type not in the listing"));
+        assert!(reason(r.resolve(&named("x/explorall"))).contains("adapter type not in the listing"));
         // Known type whose trace failed: unknown, with the tracer's reason.
         assert!(reason(r.resolve(&tagged(&["shadow"]))).contains("tracer failed for peft/shadow"));
         assert!(reason(r.resolve(&tagged(&["xlora"]))).contains("no profile for adapter type xlora"));
