@@ -117,7 +117,7 @@ fn resolution_rules() {
     let adapter = ModelRecord {
         library_name: Some("peft".into()),
         tags: Some(vec!["peft".into(), "base_model:adapter:meta/base".into()]),
-        ..rec("me/lora")
+        ..rec("me/adapter")
     };
     let listing = vec![base.clone(), adapter.clone()];
     // Base found, but the adapter's own ops are unchecked without its type.
@@ -126,15 +126,20 @@ fn resolution_rules() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(resolve(&adapter, &[]), Resolution::Unknown { cause: "PEFT adapter", .. }));
-    // Type known (config or tag), but these fixtures have no peft/lora profile.
+    // Type known (config, tag or name token): base + the adapter type's profile, when there is one.
     let via_config = ModelRecord {
         adapter_base: Some("meta/base".into()),
         adapter_type: Some("lora".into()),
         library_name: Some("peft".into()),
-        ..rec("me/lora2")
+        ..rec("me/adapter2")
     };
-    match resolve(&via_config, &listing) {
-        Resolution::Unknown { reason, .. } => assert!(reason.contains("no profile for adapter type lora"), "{reason}"),
+    assert_eq!(
+        resolve(&via_config, &listing),
+        Resolution::Profiles(vec!["transformers/llama".into(), "peft/lora".into()])
+    );
+    let ia3 = ModelRecord { adapter_type: Some("ia3".into()), ..via_config };
+    match resolve(&ia3, &listing) {
+        Resolution::Unknown { reason, .. } => assert!(reason.contains("no profile for adapter type ia3"), "{reason}"),
         other => panic!("{other:?}"),
     }
 }
@@ -178,7 +183,8 @@ fn verdicts_and_totals_on_fixtures() {
     assert!(bert.result.inference_ok, "a backward-only gap leaves inference covered");
     let gpt2 = model(&r, "openai-community/gpt2");
     assert_eq!(gpt2.result.missing, ["aten::_aminmax", "aten::_conv_depthwise2d"]);
-    assert_eq!(model(&r, "someone/llama-lora").note.as_deref(), Some("PEFT adapter on meta-llama/Llama-3.2-1B"));
+    assert_eq!(model(&r, "someone/llama-lora").note.as_deref(), Some("PEFT lora adapter on meta-llama/Llama-3.2-1B"));
+    assert_eq!(model(&r, "someone/llama-lora").profiles, ["transformers/llama", "peft/lora"]);
 
     let t = &r.totals;
     assert_eq!((t.pass.models, t.fail.models, t.unknown.models, t.not_applicable.models), (6, 7, 5, 2));
