@@ -20,13 +20,15 @@ def _versions(libs) -> dict:
     import torch
 
     v = {"python": platform.python_version(), "torch": torch.__version__.split("+")[0], "tracer": __version__}
-    from importlib import import_module
+    from importlib.metadata import version
 
-    from .targets import MODULES
+    from .targets import DISTRIBUTIONS
 
     for lib in libs:
-        mod = import_module(MODULES.get(lib, lib))
-        v[lib] = mod.__version__.split("+")[0]
+        if lib in DISTRIBUTIONS:
+            v[lib] = version(DISTRIBUTIONS[lib]).split("+")[0]
+        else:
+            v[lib] = __import__(lib).__version__.split("+")[0]
     return v
 
 

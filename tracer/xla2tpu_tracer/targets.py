@@ -55,6 +55,15 @@ MODULES = {
     "pyannote-audio": "pyannote.audio",
     "speechbrain": "speechbrain",
 }
+# Their PyPI distributions: versions are read from the installed metadata, so a run that traces
+# only transformers does not import them (speechbrain changes global torch flags on import).
+DISTRIBUTIONS = {
+    "sentence-transformers": "sentence-transformers",
+    "open_clip": "open_clip_torch",
+    "peft": "peft",
+    "pyannote-audio": "pyannote.audio",
+    "speechbrain": "speechbrain",
+}
 
 
 def names(lib: str) -> list[str]:
