@@ -56,9 +56,20 @@ fn resolution_rules() {
         other => panic!("{other:?}"),
     }
 
-    // sentence-transformers: the underlying model type.
+    // sentence-transformers: the underlying model type plus the library's modules.
     let st = ModelRecord { library_name: Some("sentence-transformers".into()), ..typed("bert") };
-    assert_eq!(resolve(&st, &[]), Resolution::Profiles(vec!["transformers/bert".into()]));
+    assert_eq!(
+        resolve(&st, &[]),
+        Resolution::Profiles(vec!["transformers/bert".into(), "sentence-transformers/SentenceTransformer".into()])
+    );
+    // A reranker runs the CrossEncoder, which these fixtures do not profile.
+    let reranker = ModelRecord { pipeline_tag: Some("text-classification".into()), ..st.clone() };
+    match resolve(&reranker, &[]) {
+        Resolution::Unknown { reason, .. } => {
+            assert!(reason.contains("sentence-transformers/CrossEncoder"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
 
     // custom code without a profile is unknown, never run.
     let custom = ModelRecord { tags: Some(vec!["custom_code".into(), "safetensors".into()]), ..typed("acme") };
@@ -106,14 +117,31 @@ fn resolution_rules() {
     let adapter = ModelRecord {
         library_name: Some("peft".into()),
         tags: Some(vec!["peft".into(), "base_model:adapter:meta/base".into()]),
-        ..rec("me/lora")
+        ..rec("me/adapter")
     };
     let listing = vec![base.clone(), adapter.clone()];
-    assert_eq!(resolve(&adapter, &listing), Resolution::Profiles(vec!["transformers/llama".into()]));
+    // Base found, but the adapter's own ops are unchecked without its type.
+    match resolve(&adapter, &listing) {
+        Resolution::Unknown { cause: "PEFT adapter", reason } => assert!(reason.contains("adapter type"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
     assert!(matches!(resolve(&adapter, &[]), Resolution::Unknown { cause: "PEFT adapter", .. }));
-    let via_config =
-        ModelRecord { adapter_base: Some("meta/base".into()), library_name: Some("peft".into()), ..rec("me/lora2") };
-    assert_eq!(resolve(&via_config, &listing), Resolution::Profiles(vec!["transformers/llama".into()]));
+    // Type known (config, tag or name token): base + the adapter type's profile, when there is one.
+    let via_config = ModelRecord {
+        adapter_base: Some("meta/base".into()),
+        adapter_type: Some("lora".into()),
+        library_name: Some("peft".into()),
+        ..rec("me/adapter2")
+    };
+    assert_eq!(
+        resolve(&via_config, &listing),
+        Resolution::Profiles(vec!["transformers/llama".into(), "peft/lora".into()])
+    );
+    let ia3 = ModelRecord { adapter_type: Some("ia3".into()), ..via_config };
+    match resolve(&ia3, &listing) {
+        Resolution::Unknown { reason, .. } => assert!(reason.contains("no profile for adapter type ia3"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -155,7 +183,8 @@ fn verdicts_and_totals_on_fixtures() {
     assert!(bert.result.inference_ok, "a backward-only gap leaves inference covered");
     let gpt2 = model(&r, "openai-community/gpt2");
     assert_eq!(gpt2.result.missing, ["aten::_aminmax", "aten::_conv_depthwise2d"]);
-    assert_eq!(model(&r, "someone/llama-lora").note.as_deref(), Some("PEFT adapter on meta-llama/Llama-3.2-1B"));
+    assert_eq!(model(&r, "someone/llama-lora").note.as_deref(), Some("PEFT lora adapter on meta-llama/Llama-3.2-1B"));
+    assert_eq!(model(&r, "someone/llama-lora").profiles, ["transformers/llama", "peft/lora"]);
 
     let t = &r.totals;
     assert_eq!((t.pass.models, t.fail.models, t.unknown.models, t.not_applicable.models), (6, 7, 5, 2));

@@ -40,7 +40,10 @@ fn enochlev_csv_with_tags_diffusers_timm_and_peft() {
     assert_eq!(by_id["timm/resnet50.a1_in1k"].profiles, ["timm/resnet"]);
     assert_eq!(by_id["timm/resnet50.a1_in1k"].result.verdict, Verdict::Pass);
     assert_eq!(by_id["google-bert/bert-base-uncased"].profiles, ["transformers/bert"]);
-    assert_eq!(by_id["sentence-transformers/all-MiniLM-L6-v2"].profiles, ["transformers/bert"]);
+    assert_eq!(
+        by_id["sentence-transformers/all-MiniLM-L6-v2"].profiles,
+        ["transformers/bert", "sentence-transformers/SentenceTransformer"]
+    );
     // GGUF-only repositories are n/a; custom code without a profile is unknown.
     assert!(r.models.iter().any(|m| m.result.verdict == Verdict::NotApplicable && m.result.reason.as_deref().unwrap().contains("gguf")));
     assert!(r.reasons.iter().any(|x| x.reason.contains("custom code")));
@@ -77,7 +80,10 @@ fn api_examples_full_entries() {
     let r = run(&list);
     let m: HashMap<&str, _> = r.models.iter().map(|m| (m.id.as_str(), m)).collect();
     assert_eq!(m["bert-base-uncased"].profiles, ["transformers/bert"]);
-    assert_eq!(m["sentence-transformers/all-MiniLM-L6-v2"].profiles, ["transformers/bert"]);
+    assert_eq!(
+        m["sentence-transformers/all-MiniLM-L6-v2"].profiles,
+        ["transformers/bert", "sentence-transformers/SentenceTransformer"]
+    );
     assert_eq!(m["dog/resnet18-random-classifier"].profiles, ["timm/resnet"]);
     assert!(m["flair/ner-english"].result.reason.as_deref().unwrap().contains("library flair"));
     assert_eq!(m["speechbrain/spkrec-ecapa-voxceleb"].result.verdict, Verdict::Unknown);

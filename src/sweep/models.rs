@@ -28,6 +28,8 @@ pub struct ModelRecord {
     pub diffusers_class: Option<String>,
     /// PEFT adapter's base model, from `config.peft.base_model_name_or_path`.
     pub adapter_base: Option<String>,
+    /// PEFT adapter type (`lora`, `ia3`, ...), from `config.peft.peft_type` when the source has it.
+    pub adapter_type: Option<String>,
 }
 
 impl ModelRecord {
@@ -185,6 +187,10 @@ pub fn from_hub_entry(v: &Value) -> Result<ModelRecord> {
         tags,
         diffusers_class,
         adapter_base: config.and_then(|c| c.get("peft")).and_then(|p| s(p, "base_model_name_or_path")),
+        adapter_type: config
+            .and_then(|c| c.get("peft"))
+            .and_then(|p| s(p, "peft_type"))
+            .map(|t| t.to_ascii_lowercase()),
     })
 }
 
@@ -246,6 +252,7 @@ pub fn parse_csv(text: &str, label: &str) -> Result<Vec<ModelRecord>> {
             tags,
             diffusers_class,
             adapter_base: None,
+            adapter_type: None,
         });
     }
     Ok(out)
@@ -273,5 +280,9 @@ mod tests {
         assert_eq!(from_hub_entry(&old).unwrap().model_type.as_deref(), Some("gpt2"));
         assert_eq!(from_hub_entry(&new).unwrap().diffusers_class.as_deref(), Some("FluxPipeline"));
         assert!(from_hub_entry(&serde_json::json!({"downloads": 1})).is_err());
+        let adapter: Value = serde_json::json!({"id": "me/a", "library_name": "peft",
+            "config": {"peft": {"base_model_name_or_path": "meta/base", "peft_type": "LORA"}}});
+        let a = from_hub_entry(&adapter).unwrap();
+        assert_eq!((a.adapter_base.as_deref(), a.adapter_type.as_deref()), (Some("meta/base"), Some("lora")));
     }
 }

@@ -1,7 +1,9 @@
 //! Resolve a Hub repository to the operator profiles that stand for it: `config.model_type` for
-//! transformers and sentence-transformers, the pipeline's components for diffusers, the family
-//! in the id for timm, the base model for PEFT adapters. Nothing here fetches or runs code from
-//! a model repository: custom code without a known profile stays "unknown".
+//! transformers, the backbone's type plus the module profile for sentence-transformers, the
+//! pipeline's components for diffusers, the family in the id for timm and open_clip, the model
+//! classes named by the repository for pyannote-audio and speechbrain, the base model plus the
+//! adapter type for PEFT adapters. Nothing here fetches or runs code from a model repository:
+//! custom code without a known profile stays "unknown".
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
@@ -19,6 +21,17 @@ struct Table {
     diffusers_components: BTreeMap<String, Vec<String>>,
     diffusers_pipelines: BTreeMap<String, Vec<String>>,
     timm_aliases: BTreeMap<String, String>,
+    library_rules: BTreeMap<String, Vec<(String, Vec<String>)>>,
+    sentence_transformers: StTable,
+    peft_types: Vec<String>,
+    peft_name_aliases: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StTable {
+    cross_encoder_pipeline_tags: Vec<String>,
+    sentence_transformer: String,
+    cross_encoder: String,
 }
 
 static TABLE: LazyLock<Table> =
@@ -77,6 +90,17 @@ impl<'a> Resolver<'a> {
         if lib == "diffusers" || m.diffusers_class.is_some() {
             return self.diffusers(m);
         }
+        // Before timm: the timm organisation also hosts open_clip models (timm/ViT-B-16-SigLIP).
+        let rules_lib = if lib.is_empty() && m.has_tag("open_clip") { "open_clip" } else { lib };
+        if let Some(rules) = TABLE.library_rules.get(rules_lib) {
+            // No rule matched: a repository that also carries a transformers config (BiomedCLIP,
+            // a speechbrain wav2vec2 recipe) still resolves through its model_type below.
+            match self.by_rules(m, rules_lib, rules) {
+                r if m.model_type.is_some()
+                    && matches!(r.resolution, Resolution::Unknown { cause: "unrecognised architecture", .. }) => {}
+                r => return r,
+            }
+        }
         if lib == "timm" || m.id.starts_with("timm/") {
             return self.timm(m);
         }
@@ -85,7 +109,8 @@ impl<'a> Resolver<'a> {
             return self.adapter(m, follow_adapter);
         }
         if let Some(mt) = &m.model_type {
-            return self.model_type(m, mt);
+            let r = self.model_type(m, mt);
+            return if lib == "sentence-transformers" { self.sentence_transformers(m, r) } else { r };
         }
         let arch = if lib.is_empty() { "(no model_type)".to_string() } else { format!("library {lib}") };
         if m.has_tag("custom_code") {
@@ -115,6 +140,47 @@ impl<'a> Resolver<'a> {
             return unknown("custom code", format!("custom code; no profile for model_type {mt}"), id);
         }
         unknown("no profile", format!("no profile for model_type {mt}"), id)
+    }
+
+    /// A sentence-transformers repository: its backbone (by model_type) plus what the library runs
+    /// around it (pooling, dense, normalize; or the CrossEncoder head and activation).
+    fn sentence_transformers(&self, m: &ModelRecord, backbone: Resolved) -> Resolved {
+        let Resolution::Profiles(mut ids) = backbone.resolution else { return backbone };
+        let st = &TABLE.sentence_transformers;
+        let cross = m.pipeline_tag.as_deref().is_some_and(|p| st.cross_encoder_pipeline_tags.iter().any(|t| t == p));
+        let module = if cross { &st.cross_encoder } else { &st.sentence_transformer };
+        if !self.has(module) {
+            let reason = match self.profiles.failure(module) {
+                Some(f) => format!("tracer failed for {module}: {}: {}", f.status, f.reason),
+                None => format!("no profile for {module} (the modules around the {} backbone)", ids.join(" + ")),
+            };
+            return unknown("no profile", reason, backbone.arch);
+        }
+        ids.push(module.clone());
+        let note = Some(format!("sentence-transformers: backbone {} + {module}", ids[0]));
+        Resolved { resolution: Resolution::Profiles(ids), arch: backbone.arch, note }
+    }
+
+    /// Libraries whose repositories name their architecture (open_clip, pyannote-audio,
+    /// speechbrain): the first rule whose token is in the repository name. Tags are not used:
+    /// they name tasks (pyannote's segmentation repository is tagged speaker-diarization).
+    fn by_rules(&self, m: &ModelRecord, lib: &str, rules: &[(String, Vec<String>)]) -> Resolved {
+        let name = m.id.rsplit('/').next().unwrap_or(&m.id).to_ascii_lowercase();
+        let hit = rules.iter().find(|(token, _)| name.contains(token.as_str()));
+        let Some((token, ids)) = hit else {
+            let reason = format!("{lib}: no architecture recognised in the repository name");
+            return unknown("unrecognised architecture", reason, format!("library {lib}"));
+        };
+        let arch = ids.join(" + ");
+        if let Some(missing) = ids.iter().find(|id| !self.has(id)) {
+            let reason = match self.profiles.failure(missing) {
+                Some(f) => format!("tracer failed for {missing}: {}: {}", f.status, f.reason),
+                None => format!("no profile for {missing}"),
+            };
+            return unknown("no profile", reason, arch);
+        }
+        let note = Some(format!("{lib}: {token:?} in the repository name -> {arch}"));
+        Resolved { resolution: Resolution::Profiles(ids.clone()), arch, note }
     }
 
     fn diffusers(&self, m: &ModelRecord) -> Resolved {
@@ -177,6 +243,28 @@ impl<'a> Resolver<'a> {
                 if let Resolution::Unknown { reason, .. } = &mut r.resolution {
                     *reason = format!("PEFT adapter on {base}: {reason}");
                 }
+                if let Resolution::Profiles(ids) = &mut r.resolution {
+                    // The adapter adds its own ops to the base model's: without its type they
+                    // are unchecked, so no verdict.
+                    let Some(kind) = adapter_type(m) else {
+                        let reason = format!(
+                            "PEFT adapter on {base}: adapter type not in the listing (no peft_type, no lora/ia3/... tag)"
+                        );
+                        return unknown("PEFT adapter", reason, r.arch);
+                    };
+                    let id = format!("peft/{kind}");
+                    if !self.has(&id) {
+                        let reason = match self.profiles.failure(&id) {
+                            Some(f) => {
+                                format!("PEFT adapter on {base}: tracer failed for {id}: {}: {}", f.status, f.reason)
+                            }
+                            None => format!("PEFT adapter on {base}: no profile for adapter type {kind}"),
+                        };
+                        return unknown("PEFT adapter", reason, r.arch);
+                    }
+                    ids.push(id);
+                    r.note = Some(format!("PEFT {kind} adapter on {base}"));
+                }
                 r
             }
             _ => {
@@ -184,6 +272,23 @@ impl<'a> Resolver<'a> {
             }
         }
     }
+}
+
+/// A PEFT adapter's type: `config.peft.peft_type`, else a tag naming a PEFT type (`lora`,
+/// `prefix-tuning`), else a token of the repository name (`opt-125m-dummy-lora`, `llama_ptune`).
+fn adapter_type(m: &ModelRecord) -> Option<String> {
+    let known = |t: &str| TABLE.peft_types.iter().any(|k| k == t);
+    if let Some(t) = m.adapter_type.as_deref().map(str::to_ascii_lowercase).filter(|t| known(t)) {
+        return Some(t);
+    }
+    if let Some(t) = m.tags.iter().flatten().map(|t| t.to_ascii_lowercase().replace('-', "_")).find(|t| known(t)) {
+        return Some(t);
+    }
+    let name = m.id.rsplit('/').next().unwrap_or(&m.id).to_ascii_lowercase();
+    name.split(['-', '_', '.']).find_map(|tok| {
+        let tok = TABLE.peft_name_aliases.get(tok).map_or(tok, String::as_str);
+        known(tok).then(|| tok.to_string())
+    })
 }
 
 /// Why a repository is not a PyTorch checkpoint, if it is not.
@@ -248,6 +353,166 @@ mod tests {
         assert_eq!(v.first().unwrap(), "vit_base_patch16_224");
         assert_eq!(v.last().unwrap(), "vit");
         assert!(timm_families("tf_efficientnet_b1").contains(&"efficientnet".to_string()));
+    }
+
+    fn rec(id: &str, lib: &str, tags: &[&str]) -> ModelRecord {
+        ModelRecord {
+            id: id.into(),
+            library_name: Some(lib.into()),
+            tags: Some(tags.iter().map(|t| t.to_string()).collect()),
+            ..Default::default()
+        }
+    }
+
+    fn ids(r: Resolved) -> Vec<String> {
+        match r.resolution {
+            Resolution::Profiles(ids) => ids,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn reason(r: Resolved) -> String {
+        match r.resolution {
+            Resolution::Unknown { reason, .. } => reason,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// The committed corpus has a profile for every id the data table names (a typo or a
+    /// forgotten trace would silently turn repositories "unknown").
+    #[test]
+    fn table_ids_have_committed_profiles() {
+        let p = Profiles::embedded();
+        for (lib, rules) in &TABLE.library_rules {
+            for (_, ids) in rules {
+                for id in ids {
+                    assert!(p.get(id).is_some(), "{lib}: {id} has no profile in corpus/ops");
+                }
+            }
+        }
+        let st = &TABLE.sentence_transformers;
+        assert!(p.get(&st.sentence_transformer).is_some() && p.get(&st.cross_encoder).is_some());
+        for t in [
+            "lora",
+            "loha",
+            "lokr",
+            "ia3",
+            "adalora",
+            "oft",
+            "boft",
+            "vera",
+            "prefix_tuning",
+            "prompt_tuning",
+            "p_tuning",
+        ] {
+            assert!(TABLE.peft_types.iter().any(|k| k == t), "{t}");
+            assert!(p.get(&format!("peft/{t}")).is_some(), "peft/{t}");
+        }
+        for c in ["svd_unet", "svd_vae", "wan_vae", "qwen_image_vae", "dc_ae", "dit", "cogvideox", "ltx", "svd_unet3d"]
+        {
+            assert!(TABLE.diffusers_components[c].iter().any(|id| p.get(id).is_some()), "{c}");
+        }
+    }
+
+    #[test]
+    fn open_clip_family_from_the_id() {
+        let p = Profiles::embedded();
+        let r = Resolver::new(p, &[]);
+        let oc = |id: &str| rec(id, "open_clip", &["open_clip"]);
+        assert_eq!(ids(r.resolve(&oc("laion/CLIP-ViT-B-16-laion2B-s34B-b88K"))), ["open_clip/vit"]);
+        assert_eq!(
+            ids(r.resolve(&oc("laion/CLIP-ViT-B-32-xlm-roberta-base-laion5B-s13B-b90k"))),
+            ["open_clip/hf_text"]
+        );
+        assert_eq!(ids(r.resolve(&oc("laion/mscoco_finetuned_CoCa-ViT-L-14-laion2B-s13B-b90k"))), ["open_clip/coca"]);
+        assert_eq!(ids(r.resolve(&oc("laion/CLIP-convnext_base-laion400M-s13B-b51K"))), ["open_clip/convnext"]);
+        assert_eq!(ids(r.resolve(&oc("timm/ViT-B-16-SigLIP"))), ["open_clip/siglip"]);
+        // A library_name of open_clip on a repository that names no open_clip architecture.
+        let odd = r.resolve(&oc("ali-vilab/modelscope-damo-text-to-video-synthesis"));
+        assert!(reason(odd).contains("no architecture recognised"));
+        // No rule, but a transformers config: resolved by its model_type.
+        let hf = ModelRecord { model_type: Some("clip".into()), ..oc("microsoft/BiomedCLIP-PubMedBERT_256") };
+        assert_eq!(ids(r.resolve(&hf)), ["transformers/clip"]);
+    }
+
+    #[test]
+    fn speech_libraries_by_repository() {
+        let p = Profiles::embedded();
+        let r = Resolver::new(p, &[]);
+        let pa = |id: &str| rec(id, "pyannote-audio", &["pyannote-audio", "pytorch"]);
+        assert_eq!(
+            ids(r.resolve(&pa("pyannote/speaker-diarization-3.1"))),
+            ["pyannote-audio/PyanNet-powerset", "pyannote-audio/WeSpeakerResNet34"]
+        );
+        assert_eq!(
+            ids(r.resolve(&pa("pyannote/speaker-diarization"))),
+            ["pyannote-audio/PyanNet", "speechbrain/ECAPA_TDNN"]
+        );
+        assert_eq!(ids(r.resolve(&pa("pyannote/segmentation-3.0"))), ["pyannote-audio/PyanNet-powerset"]);
+        assert_eq!(ids(r.resolve(&pa("pyannote/segmentation"))), ["pyannote-audio/PyanNet"]);
+        assert_eq!(
+            ids(r.resolve(&pa("pyannote/wespeaker-voxceleb-resnet34-LM"))),
+            ["pyannote-audio/WeSpeakerResNet34"]
+        );
+        assert_eq!(ids(r.resolve(&pa("pyannote/embedding"))), ["pyannote-audio/XVectorSincNet"]);
+        assert!(reason(r.resolve(&pa("pyannote/brouhaha"))).contains("no architecture recognised"));
+        let sb = |id: &str, tags: &[&str]| rec(id, "speechbrain", tags);
+        assert_eq!(
+            ids(r.resolve(&sb("speechbrain/spkrec-ecapa-voxceleb", &["speechbrain"]))),
+            ["speechbrain/ECAPA_TDNN"]
+        );
+        // The name's typo "epaca" is listed too; a tag alone does not decide.
+        assert_eq!(ids(r.resolve(&sb("TalTechNLP/voxlingua107-epaca-tdnn", &[]))), ["speechbrain/ECAPA_TDNN"]);
+        assert!(reason(r.resolve(&sb("x/voxlingua", &["speechbrain", "ECAPA"]))).contains("no architecture"));
+        // pyannote's segmentation repositories carry task tags of the diarization pipeline.
+        let seg =
+            rec("pyannote/segmentation-3.0", "pyannote-audio", &["speaker-diarization", "voice-activity-detection"]);
+        assert_eq!(ids(r.resolve(&seg)), ["pyannote-audio/PyanNet-powerset"]);
+        assert_eq!(ids(r.resolve(&sb("speechbrain/vad-crdnn-libriparty", &[]))), ["speechbrain/CRDNN"]);
+        assert!(reason(r.resolve(&sb("speechbrain/mtl-mimic-voicebank", &[]))).contains("speechbrain"));
+    }
+
+    #[test]
+    fn sentence_transformers_add_their_modules() {
+        let p = Profiles::embedded();
+        let r = Resolver::new(p, &[]);
+        let st = ModelRecord { model_type: Some("bert".into()), ..rec("s/mini", "sentence-transformers", &[]) };
+        let got = r.resolve(&st);
+        assert_eq!(got.arch, "transformers/bert", "grouped with its backbone");
+        assert_eq!(ids(got), ["transformers/bert", "sentence-transformers/SentenceTransformer"]);
+        let ce = ModelRecord { pipeline_tag: Some("text-ranking".into()), ..st.clone() };
+        assert_eq!(ids(r.resolve(&ce)), ["transformers/bert", "sentence-transformers/CrossEncoder"]);
+        // A backbone without a profile stays unknown for the backbone's reason.
+        let odd = ModelRecord { model_type: Some("mamba9".into()), ..st };
+        assert_eq!(reason(r.resolve(&odd)), "no profile for model_type mamba9");
+    }
+
+    #[test]
+    fn peft_adapter_type_from_config_or_tag() {
+        let p = Profiles::embedded();
+        let base =
+            ModelRecord { model_type: Some("llama".into()), ..rec("meta/base", "transformers", &["safetensors"]) };
+        let tagged = |tags: &[&str]| {
+            let mut t = vec!["peft", "base_model:adapter:meta/base"];
+            t.extend_from_slice(tags);
+            rec("me/adapter", "peft", &t)
+        };
+        let listing = vec![base];
+        let r = Resolver::new(p, &listing);
+        assert_eq!(ids(r.resolve(&tagged(&["lora"]))), ["transformers/llama", "peft/lora"]);
+        assert_eq!(ids(r.resolve(&tagged(&["Prefix-Tuning"]))), ["transformers/llama", "peft/prefix_tuning"]);
+        let cfg = ModelRecord { adapter_type: Some("ia3".into()), ..tagged(&[]) };
+        assert_eq!(ids(r.resolve(&cfg)), ["transformers/llama", "peft/ia3"]);
+        assert!(reason(r.resolve(&tagged(&[]))).contains("adapter type not in the listing"));
+        // From the repository name: a whole token, aliases included; "dora" is not LoRA's ops.
+        let named = |id: &str| ModelRecord { id: id.into(), ..tagged(&[]) };
+        assert_eq!(ids(r.resolve(&named("x/opt-125m-dummy-lora"))), ["transformers/llama", "peft/lora"]);
+        assert_eq!(ids(r.resolve(&named("x/llama_tweet_ptune"))), ["transformers/llama", "peft/p_tuning"]);
+        assert!(reason(r.resolve(&named("x/llama-dora"))).contains("adapter type not in the listing"));
+        assert!(reason(r.resolve(&named("x/explorall"))).contains("adapter type not in the listing"));
+        // Known type whose trace failed: unknown, with the tracer's reason.
+        assert!(reason(r.resolve(&tagged(&["shadow"]))).contains("tracer failed for peft/shadow"));
+        assert!(reason(r.resolve(&tagged(&["xlora"]))).contains("no profile for adapter type xlora"));
     }
 
     #[test]

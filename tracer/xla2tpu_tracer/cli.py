@@ -13,14 +13,23 @@ import time
 from . import __version__, output
 from .target import Target
 
+LIBRARIES = ["transformers", "diffusers", "timm", "sentence-transformers", "open_clip", "peft", "pyannote-audio",
+             "speechbrain"]
+
 
 def _versions(libs) -> dict:
     import torch
 
     v = {"python": platform.python_version(), "torch": torch.__version__.split("+")[0], "tracer": __version__}
+    from importlib.metadata import version
+
+    from .targets import DISTRIBUTIONS
+
     for lib in libs:
-        mod = __import__(lib)
-        v[lib] = mod.__version__.split("+")[0]
+        if lib in DISTRIBUTIONS:
+            v[lib] = version(DISTRIBUTIONS[lib]).split("+")[0]
+        else:
+            v[lib] = __import__(lib).__version__.split("+")[0]
     return v
 
 
@@ -71,7 +80,7 @@ def main(argv=None) -> int:
     t.add_argument("--jobs", type=int, default=2)
     t.add_argument("--timeout", type=float, default=60.0)
     t.add_argument("--rss-mb", type=int, default=6000)
-    t.add_argument("--library", action="append", choices=["transformers", "diffusers", "timm"],
+    t.add_argument("--library", action="append", choices=LIBRARIES,
                    help="only these libraries (default: all)")
     t.add_argument("--only", nargs="+", help="ids (transformers/llama) or bare names")
     t.add_argument("--force", action="store_true", help="re-trace ids that already have a result")
@@ -128,11 +137,11 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    libs = args.library or ["transformers", "diffusers", "timm"]
+    libs = args.library or LIBRARIES
     from . import targets
 
     targets.preload(libs)
-    versions = _versions(["transformers", "diffusers", "timm"])
+    versions = _versions(LIBRARIES)
     entries = output.load_index(args.out)
     todo = _targets(libs)
     if args.only:

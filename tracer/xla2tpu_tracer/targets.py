@@ -42,6 +42,28 @@ def preload(libs) -> None:
     if "timm" in libs:
         import timm  # noqa: F401
         import timm.models  # noqa: F401
+    for lib in libs:
+        if lib in MODULES:
+            importlib.import_module(MODULES[lib])
+
+
+# Libraries beyond transformers/diffusers/timm: Hub library_name -> import name (for versions).
+MODULES = {
+    "sentence-transformers": "sentence_transformers",
+    "open_clip": "open_clip",
+    "peft": "peft",
+    "pyannote-audio": "pyannote.audio",
+    "speechbrain": "speechbrain",
+}
+# Their PyPI distributions: versions are read from the installed metadata, so a run that traces
+# only transformers does not import them (speechbrain changes global torch flags on import).
+DISTRIBUTIONS = {
+    "sentence-transformers": "sentence-transformers",
+    "open_clip": "open_clip_torch",
+    "peft": "peft",
+    "pyannote-audio": "pyannote.audio",
+    "speechbrain": "speechbrain",
+}
 
 
 def names(lib: str) -> list[str]:
@@ -57,6 +79,22 @@ def names(lib: str) -> list[str]:
         from . import timm_models
 
         return sorted(timm_models.FAMILIES)
+    if lib == "sentence-transformers":
+        from . import st_models
+
+        return sorted(st_models.RECIPES)
+    if lib == "open_clip":
+        from . import open_clip_models
+
+        return sorted(open_clip_models.FAMILIES)
+    if lib == "peft":
+        from . import peft_models
+
+        return peft_models.adapter_types()
+    if lib in ("pyannote-audio", "speechbrain"):
+        from . import audio_models
+
+        return sorted(audio_models.TARGETS[lib])
     raise ValueError(lib)
 
 
@@ -73,4 +111,20 @@ def trace(target, deadline: float) -> dict:
         from . import timm_models
 
         return timm_models.trace(target.name, deadline)
+    if target.library == "sentence-transformers":
+        from . import st_models
+
+        return st_models.trace(target.name, deadline)
+    if target.library == "open_clip":
+        from . import open_clip_models
+
+        return open_clip_models.trace(target.name, deadline)
+    if target.library == "peft":
+        from . import peft_models
+
+        return peft_models.trace(target.name, deadline)
+    if target.library in ("pyannote-audio", "speechbrain"):
+        from . import audio_models
+
+        return audio_models.trace(target.library, target.name, deadline)
     raise ValueError(target.library)
