@@ -175,7 +175,7 @@ TARGETS = {
 }
 
 
-def trace(library: str, name: str, deadline: float) -> dict:
+def trace(library: str, name: str, deadline: float, **recipe_kw) -> dict:
     recipe = TARGETS[library][name]
     holder = {}
 
@@ -192,4 +192,4 @@ def trace(library: str, name: str, deadline: float) -> dict:
         return call
 
     cls = {"PyanNet-powerset": "PyanNet", "MetricGAN": "EnhancementGenerator"}.get(name, name)
-    return trace_recipe(build, make_call, deadline, envs=("cpu",), class_name=cls)
+    return trace_recipe(build, make_call, deadline, class_name=cls, **{"envs": ("cpu",), **recipe_kw})

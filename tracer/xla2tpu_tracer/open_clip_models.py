@@ -103,7 +103,7 @@ def _config(family: str):
     return name, cfg, side
 
 
-def trace(family: str, deadline: float) -> dict:
+def trace(family: str, deadline: float, **recipe_kw) -> dict:
     import open_clip
     from open_clip import loss as oc_loss
 
@@ -150,7 +150,7 @@ def trace(family: str, deadline: float) -> dict:
 
         return call
 
-    res = trace_recipe(build, make_call, deadline, class_name=name)
+    res = trace_recipe(build, make_call, deadline, class_name=name, **recipe_kw)
     if res["status"] in ("ok", "partial"):
         res["notes"].append(f"registry model {name}, towers shrunk (random init)")
     return res

@@ -68,7 +68,7 @@ def _config(kind: str):
     return cls(**kw)
 
 
-def trace(kind: str, deadline: float) -> dict:
+def trace(kind: str, deadline: float, **recipe_kw) -> dict:
     from peft import get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -94,7 +94,7 @@ def trace(kind: str, deadline: float) -> dict:
 
         return call
 
-    res = trace_recipe(build, make_call, deadline, class_name=f"PeftModelForCausalLM[{kind}]")
+    res = trace_recipe(build, make_call, deadline, class_name=f"PeftModelForCausalLM[{kind}]", **recipe_kw)
     if res["status"] in ("ok", "partial"):
         res["notes"].append(BASE_NOTE)
     return res

@@ -115,11 +115,11 @@ def _cross_encoder(path):
 RECIPES = {"SentenceTransformer": (_sentence_transformer, None), "CrossEncoder": (_cross_encoder, 1)}
 
 
-def trace(name: str, deadline: float) -> dict:
+def trace(name: str, deadline: float, **recipe_kw) -> dict:
     recipe, num_labels = RECIPES[name]
     path = _tiny_bert_dir(num_labels)  # written outside the fake/meta environments
     build, make_call, cls = recipe(path)
     # Loading from a saved directory needs real tensors: cpu only.
-    res = trace_recipe(build, make_call, deadline, envs=("cpu",), class_name=cls)
+    res = trace_recipe(build, make_call, deadline, class_name=cls, **{"envs": ("cpu",), **recipe_kw})
     res.setdefault("notes", []).append(BACKBONE_NOTE)
     return res

@@ -98,33 +98,21 @@ def names(lib: str) -> list[str]:
     raise ValueError(lib)
 
 
-def trace(target, deadline: float) -> dict:
+def trace(target, deadline: float, **recipe_kw) -> dict:
+    """Traces one target. ``recipe_kw`` (``envs``, ``recorder_cls``) reaches the recipe-based
+    libraries only: the crosscheck re-traces them on real tensors with another recorder."""
     if target.library == "transformers":
         from . import hf
 
         return hf.trace(target.name, deadline)
-    if target.library == "diffusers":
-        from . import diffusers_models
-
-        return diffusers_models.trace(target.name, deadline)
-    if target.library == "timm":
-        from . import timm_models
-
-        return timm_models.trace(target.name, deadline)
-    if target.library == "sentence-transformers":
-        from . import st_models
-
-        return st_models.trace(target.name, deadline)
-    if target.library == "open_clip":
-        from . import open_clip_models
-
-        return open_clip_models.trace(target.name, deadline)
-    if target.library == "peft":
-        from . import peft_models
-
-        return peft_models.trace(target.name, deadline)
     if target.library in ("pyannote-audio", "speechbrain"):
         from . import audio_models
 
-        return audio_models.trace(target.library, target.name, deadline)
-    raise ValueError(target.library)
+        return audio_models.trace(target.library, target.name, deadline, **recipe_kw)
+    modules = {"diffusers": "diffusers_models", "timm": "timm_models", "sentence-transformers": "st_models",
+               "open_clip": "open_clip_models", "peft": "peft_models"}
+    if target.library not in modules:
+        raise ValueError(target.library)
+    import importlib
+
+    return importlib.import_module(f".{modules[target.library]}", __package__).trace(target.name, deadline, **recipe_kw)
