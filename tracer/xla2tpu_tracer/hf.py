@@ -7,6 +7,7 @@ import time
 import torch
 
 from . import configs, hf_inputs
+from .output import phase_coverage
 from .phases import PhaseError, make_env, run_phases
 from .recorder import OpRecorder
 
@@ -232,6 +233,7 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
     env = make_env(env_kind)
     acc: dict = {}
     notes, failures, classes = [], [], []
+    coverage = {}  # every class tried, including those that failed at import/init
     data_dep = set()
     hard_failures = 0  # classes that failed at init or inference
     for kind, cls_name in class_list:
@@ -239,6 +241,7 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
             cls = _resolve(cls_name)
         except Exception as e:  # noqa: BLE001
             failures.append(f"{cls_name}: import: {_short(e)}")
+            coverage[cls_name] = phase_coverage("import")
             continue
         recorder = OpRecorder()
         want_image = kind in ("image_text_to_text", "multimodal_lm") or (kind == "base" and _image_token_id(cfg) is not None)
@@ -254,11 +257,15 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
                 notes.append(f"{cls_name}: image fed" if used_image else f"{cls_name}: text only ({image_err or 'no image path'})")
         except PhaseError as e:
             failures.append(f"{cls_name}: {e.phase} failed: {_short(e.err)}")
+            coverage[cls_name] = phase_coverage(e.phase)
             if e.phase == "inference":
                 hard_failures += 1
         except Exception as e:  # noqa: BLE001
             failures.append(f"{cls_name}: init: {_short(e)}")
+            coverage[cls_name] = phase_coverage("init")
             hard_failures += 1
+        else:
+            coverage[cls_name] = phase_coverage(None)
         if recorder.stats:
             classes.append(cls_name)
             recorder.merge_into(acc)
@@ -268,7 +275,7 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
     status = "partial" if failures else "ok"
     return {
         "status": status, "method": method, "classes": classes, "notes": notes + failures,
-        "stats": acc, "data_dependent": sorted(data_dep),
+        "stats": acc, "data_dependent": sorted(data_dep), "coverage": coverage,
         "reason": failures[0] if failures else "",
         # 0 ok, 1 only training phases failed, 2 some class failed at inference, 3 all did
         "severity": 0 if not failures else (1 if hard_failures == 0 else (3 if hard_failures >= len(class_list) else 2)),
