@@ -15,7 +15,8 @@ def _short(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg[0] if msg else ''}"[:300]
 
 
-def trace_recipe(build, make_call, deadline, variant="tiny", envs=("cpu", "fake", "meta"), class_name=None):
+def trace_recipe(build, make_call, deadline, variant="tiny", envs=("cpu", "fake", "meta"), class_name=None,
+                 recorder_cls=OpRecorder):
     """``build()`` -> model (called inside the env); ``make_call(model)`` -> call(m, training)."""
     first_reason = None
     for env_kind in envs:
@@ -23,7 +24,7 @@ def trace_recipe(build, make_call, deadline, variant="tiny", envs=("cpu", "fake"
             break
         method = f"{variant}/{env_kind}"
         env = make_env(env_kind)
-        rec = OpRecorder()
+        rec = recorder_cls()
         notes, failure, failed_phase = [], None, None
         try:
             with env():

@@ -217,7 +217,7 @@ def trace(model_type: str, deadline: float) -> dict:
     return {"status": "error", "reason": first_reason or "no attempt ran", "method": "/".join(ATTEMPTS[0])}
 
 
-def _attempt(model_type, class_list, variant, env_kind) -> dict:
+def _attempt(model_type, class_list, variant, env_kind, recorder_cls=OpRecorder) -> dict:
     from transformers import AutoConfig
 
     method = f"{variant}/{env_kind}"
@@ -243,7 +243,7 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
             failures.append(f"{cls_name}: import: {_short(e)}")
             coverage[cls_name] = phase_coverage("import")
             continue
-        recorder = OpRecorder()
+        recorder = recorder_cls()
         want_image = kind in ("image_text_to_text", "multimodal_lm") or (kind == "base" and _image_token_id(cfg) is not None)
         # Both classes run every phase: the base class is not always the head class minus
         # the head (BERT's pooler, for one, exists only in the base class).
