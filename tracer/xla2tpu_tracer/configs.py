@@ -364,8 +364,9 @@ def shrink(cfg, variant: str):
             _shrink_widths(c, changed)
         _set(c, "use_cache", False)
         nq = _get(c, "num_queries")
-        if variant == "tiny" and isinstance(nq, int) and nq > 16:
+        if isinstance(nq, int) and nq > 16:
             # DETR-style top-k over encoder tokens: a small image has fewer than 300 tokens
+            # (both variants: `layers` keeps widths but feeds the same small image)
             _set(c, "num_queries", 16)
         for k, v in list(vars(c).items()):
             # hash / n-gram embedding tables (blt) do not change the op set

@@ -41,7 +41,7 @@ import time
 import torch
 
 from . import output
-from .recorder import OpStats, neutral_name
+from .recorder import OpStats
 
 SCHEMA = 1
 _SPECIAL = frozenset({"Scalar", "ScalarList", "TensorList", "GenericList", ""})
@@ -331,17 +331,21 @@ def make_file(target, res: dict, versions: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------- comparison
-def _key(op: str, neutral: str | None = None) -> str:
-    n = neutral or neutral_name(op)
-    return f"neutral:{n}" if n else op
-
-
 def profile_keys(prof: dict) -> set[str]:
-    return {_key(o["op"], o.get("neutral")) for o in prof["ops"] if o["op"].startswith("aten::")}
+    """Op names of a profile plus ``neutral:<name>`` for its device-specific kernels."""
+    keys = set()
+    for o in prof["ops"]:
+        keys.add(o["op"])
+        if "neutral" in o:
+            keys.add("neutral:" + o["neutral"])
+    return keys
 
 
 def compare(prof: dict, cross: dict) -> tuple[int, int, list[str]]:
-    """(matched, seen by the crosscheck, missed op names) for one type."""
+    """(matched, seen by the crosscheck, missed op names) for one type. A crosscheck op is
+    matched if the profile has it (or one of its overload ``candidates``), one of its
+    dispatch-mode ``equivalent`` ops, or its neutral name. tests/ops_crosscheck.rs
+    implements the same rule."""
     have = profile_keys(prof)
     seen = matched = 0
     missed = []
@@ -349,8 +353,9 @@ def compare(prof: dict, cross: dict) -> tuple[int, int, list[str]]:
         if not o["op"].startswith("aten::"):
             continue
         seen += 1
-        keys = {_key(c) for c in o.get("candidates", [])} or {_key(o["op"], o.get("neutral"))}
-        keys |= {_key(c) for c in o.get("equivalent", [])}
+        keys = set(o.get("candidates") or [o["op"]]) | set(o.get("equivalent", []))
+        if o.get("neutral"):
+            keys.add("neutral:" + o["neutral"])
         if keys & have:
             matched += 1
         else:

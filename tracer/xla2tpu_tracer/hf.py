@@ -144,7 +144,13 @@ def add_image_inputs(model, cfg, kw):
 
 
 # --------------------------------------------------------------------------- tracing
-ATTEMPTS = (("tiny", "cpu"), ("layers", "fake"), ("tiny", "fake"), ("tiny", "meta"))
+# layers/cpu (default widths, real tensors) comes before the fake-tensor attempts: fake and
+# meta tensors follow transformers' compile-friendly branches and miss the ops of the real
+# ones (.item() shortcuts, data-dependent paths), which the profiler crosscheck showed.
+ATTEMPTS = (("tiny", "cpu"), ("layers", "cpu"), ("layers", "fake"), ("tiny", "fake"), ("tiny", "meta"))
+# layers/cpu is skipped above this many parameters (per class): weights + grads + the
+# CPU activations of a default-width model must stay under the runner's RSS cap.
+MAX_REAL_PARAMS = 100_000_000
 
 
 def _short(e: BaseException) -> str:
@@ -171,7 +177,13 @@ def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=Tr
         kw = state["kw"]
         try:
             return m(**kw)
-        except Exception:
+        except Exception as e:
+            if state.get("image") and not training:
+                # The image path failed inside the model (feature/token count checks of a
+                # shrunk config): trace the class text-only rather than not at all.
+                state["image"], state["image_err"] = False, _short(e)
+                state["kw"] = hf_inputs.build_inputs(m, cfg, head_kind, with_labels=training)
+                return m(**state["kw"])
             if training and "labels" in kw:
                 # Retry without labels (generic loss); record the failure as a note.
                 kw = dict(kw)
@@ -217,6 +229,20 @@ def trace(model_type: str, deadline: float) -> dict:
     return {"status": "error", "reason": first_reason or "no attempt ran", "method": "/".join(ATTEMPTS[0])}
 
 
+def _too_big_for_cpu(class_list, cfg) -> str | None:
+    """A reason to skip real tensors at default widths, or None. Counts parameters of
+    each class built on the meta device (no memory, no data)."""
+    for _, cls_name in class_list:
+        try:
+            with torch.device("meta"):
+                n = sum(p.numel() for p in _resolve(cls_name)(cfg).parameters())
+        except Exception:  # noqa: BLE001 - the real attempt will report the error
+            continue
+        if n > MAX_REAL_PARAMS:
+            return f"{cls_name}: {n / 1e6:.0f}M parameters at default widths, too big for real tensors"
+    return None
+
+
 def _attempt(model_type, class_list, variant, env_kind, recorder_cls=OpRecorder) -> dict:
     from transformers import AutoConfig
 
@@ -230,6 +256,10 @@ def _attempt(model_type, class_list, variant, env_kind, recorder_cls=OpRecorder)
         configs.fix_vocab(cfg, hf_inputs.special_token_ids(cfg))
     except Exception as e:  # noqa: BLE001
         return {"status": "error", "method": method, "reason": "config: " + _short(e)}
+    if variant == "layers" and env_kind == "cpu":
+        too_big = _too_big_for_cpu(class_list, cfg)
+        if too_big:
+            return {"status": "error", "method": method, "reason": too_big, "stats": {}}
     env = make_env(env_kind)
     acc: dict = {}
     notes, failures, classes = [], [], []

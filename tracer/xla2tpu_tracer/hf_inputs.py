@@ -159,6 +159,17 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
         kw["inputs_embeds"] = torch.randn(BATCH, SEQ, int(hidden))
     elif main == "past_values" and getattr(cfg, "lags_sequence", None) is not None:
         kw.update(time_series_inputs(cfg, params))
+    elif main == "past_values" and "freq" in params:
+        # timesfm: univariate series, (batch, context) + padding + frequency class; the
+        # prediction head takes a list of 1-D series and int frequencies
+        ctx = int(_cfg_get(cfg, "context_length", default=64))
+        if "past_values_padding" in params:
+            kw["past_values"] = torch.randn(BATCH, ctx)
+            kw["past_values_padding"] = torch.zeros(BATCH, ctx, dtype=torch.long)
+            kw["freq"] = torch.zeros(BATCH, 1, dtype=torch.long)
+        else:
+            kw["past_values"] = [torch.randn(ctx) for _ in range(BATCH)]
+            kw["freq"] = [0] * BATCH
     elif main == "past_values":
         ctx = _cfg_get(cfg, "context_length", default=32)
         ch = _cfg_get(cfg, "num_input_channels", "input_size", default=1)
