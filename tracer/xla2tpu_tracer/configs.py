@@ -387,6 +387,18 @@ def shrink(cfg, variant: str):
     return cfg
 
 
+def fix_query_image_token(cfg) -> None:
+    """BLIP-2 style models place `num_query_tokens` image tokens in input_ids, but the default
+    config has image_token_id None (the checkpoint's tokenizer adds it): give it the id just
+    past the text vocab (fix_vocab then grows the vocab to cover it)."""
+    text = _get(cfg, "text_config")
+    if not (_get(cfg, "num_query_tokens") and text is not None and isinstance(_get(text, "vocab_size"), int)):
+        return
+    for key in ("image_token_id", "image_token_index"):
+        if key in vars(cfg) and _get(cfg, key) is None:
+            _set(cfg, key, _get(text, "vocab_size"))
+
+
 def fix_vocab(cfg, special_ids) -> None:
     """Checkpoints often add special tokens past the config's default vocab_size
     (e.g. llava's image token 32000 with vocab 32000): grow the vocab to cover them."""

@@ -253,6 +253,7 @@ def _attempt(model_type, class_list, variant, env_kind, recorder_cls=OpRecorder)
             # time-series configs derive feature_size at init: pass the lengths up front
             cfg = AutoConfig.for_model(model_type, prediction_length=4, context_length=8, num_time_features=1)
         cfg = configs.shrink(cfg, variant)
+        configs.fix_query_image_token(cfg)
         configs.fix_vocab(cfg, hf_inputs.special_token_ids(cfg))
     except Exception as e:  # noqa: BLE001
         return {"status": "error", "method": method, "reason": "config: " + _short(e)}
