@@ -336,6 +336,15 @@ def _shrink_widths_inner(cfg) -> None:
             _set(cfg, "num_time_features", 1)
 
 
+def _fix_mamba_heads(c) -> None:
+    """Hybrid mamba configs (bamba) fix mamba_n_heads * mamba_d_head = mamba_expand * hidden:
+    after the hidden size shrinks, shrink the head dim with it."""
+    heads, d_head, expand, hidden = (_get(c, k) for k in ("mamba_n_heads", "mamba_d_head", "mamba_expand", "hidden_size"))
+    if all(isinstance(v, int) and v > 0 for v in (heads, d_head, expand, hidden)) and heads * d_head != expand * hidden:
+        if (expand * hidden) % heads == 0 and expand * hidden // heads >= 1:
+            _set(c, "mamba_d_head", expand * hidden // heads)
+
+
 def _walk(cfg, fn, seen) -> None:
     if id(cfg) in seen:
         return
@@ -362,6 +371,7 @@ def shrink(cfg, variant: str):
         _shrink_experts(c)
         if variant == "tiny":
             _shrink_widths(c, changed)
+            _fix_mamba_heads(c)
         _set(c, "use_cache", False)
         nq = _get(c, "num_queries")
         if isinstance(nq, int) and nq > 16:
