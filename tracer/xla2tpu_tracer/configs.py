@@ -372,6 +372,13 @@ def shrink(cfg, variant: str):
         if variant == "tiny":
             _shrink_widths(c, changed)
             _fix_mamba_heads(c)
+        if "top_k_experts" in vars(c) and _get(c, "top_k_experts") is None:
+            # diffusion_gemma's default config leaves its MoE block unsized (None)
+            _set(c, "top_k_experts", 2)
+            if _get(c, "num_experts") is None:
+                _set(c, "num_experts", MAX_EXPERTS)
+            if _get(c, "moe_intermediate_size") is None:
+                _set(c, "moe_intermediate_size", _get(c, "intermediate_size"))
         _set(c, "use_cache", False)
         nq = _get(c, "num_queries")
         if isinstance(nq, int) and nq > 16:
