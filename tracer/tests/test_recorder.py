@@ -95,4 +95,4 @@ def test_json_is_sorted_and_stable():
     assert prof["classes"] == ["A", "B"]
     keys = json.loads(text).keys()
     assert set(keys) == {"schema", "id", "library", "name", "classes", "status", "method", "versions", "notes",
-                         "ops", "host_syncs", "dynamic_shape_ops"}
+                         "ops", "host_syncs", "dynamic_shape_ops", "coverage", "precision"}

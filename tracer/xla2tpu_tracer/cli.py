@@ -72,6 +72,41 @@ def _merge(out: str, src: str | None) -> int:
     return 0
 
 
+def _crosscheck(args) -> int:
+    """Every type with a profile or a traced (not no_model_class) index entry in --ops."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+    import functools
+
+    import torch
+
+    from . import crosscheck, runner, targets
+
+    torch.set_num_threads(1)
+    ops_entries = output.load_index(args.ops)
+    ids = {i for i, e in ops_entries.items() if e["status"] != "no_model_class"}
+    todo = [Target(*i.split("/", 1)) for i in sorted(ids)]
+    if args.only:
+        todo = [x for x in todo if x.id in args.only or x.name in args.only]
+    done = output.load_index(args.out)
+    if not args.force:
+        todo = [x for x in todo if x.id not in done]
+    libs = sorted({x.library for x in todo}) or ["transformers"]
+    targets.preload(libs)
+    crosscheck.warm_up()
+    versions = _versions(["transformers", "diffusers", "timm"])
+    print(f"{len(todo)} types to crosscheck", flush=True)
+    t0 = time.time()
+    entries = runner.run(todo, functools.partial(crosscheck.trace, ops_dir=args.ops), args.out, versions,
+                         jobs=args.jobs, timeout=args.timeout, rss_mb=args.rss_mb, log_dir=args.log_dir,
+                         entries=done, make_file=crosscheck.make_file, keep_failures=True,
+                         timings_path=os.path.join(os.path.dirname(args.log_dir.rstrip("/")), "crosscheck-timings.jsonl"))
+    totals = output.write_index(args.out, entries, versions)
+    print(f"done in {time.time() - t0:.0f}s: {totals}", flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m xla2tpu_tracer")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -92,6 +127,20 @@ def main(argv=None) -> int:
     m.add_argument("src")
     r = sub.add_parser("reindex", help="re-normalize every profile and rewrite index totals")
     r.add_argument("--out", default="corpus/ops")
+    x = sub.add_parser("crosscheck", help="re-trace every type on real tensors with torch.profiler (an independent "
+                                          "method) and write corpus/crosscheck/<lib>/<name>.json")
+    x.add_argument("--out", default="corpus/crosscheck")
+    x.add_argument("--ops", default="corpus/ops", help="profiles whose types (and config variant) to crosscheck")
+    x.add_argument("--jobs", type=int, default=1)
+    x.add_argument("--timeout", type=float, default=120.0)
+    x.add_argument("--rss-mb", type=int, default=6000)
+    x.add_argument("--only", nargs="+", help="ids (transformers/llama) or bare names")
+    x.add_argument("--force", action="store_true", help="re-run types that already have a crosscheck file")
+    x.add_argument("--log-dir", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out", "crosscheck-logs"))
+    xc = sub.add_parser("crosscheck-compare", help="agreement of the profiles with the crosscheck files")
+    xc.add_argument("--ops", default="corpus/ops")
+    xc.add_argument("--out", default="corpus/crosscheck")
+    xc.add_argument("--worst", type=int, default=30)
     su = sub.add_parser("summary", help="print coverage, failure buckets and op counts (markdown)")
     su.add_argument("--out", default="corpus/ops")
     a = sub.add_parser("api", help="call the public torch API under the recorder and write the API -> ATen ops "
@@ -127,6 +176,13 @@ def main(argv=None) -> int:
 
         print(summary(args.out), end="")
         return 0
+    if args.cmd == "crosscheck-compare":
+        from .crosscheck import format_report, report
+
+        print(format_report(report(args.ops, args.out, worst=args.worst)), end="")
+        return 0
+    if args.cmd == "crosscheck":
+        return _crosscheck(args)
     if args.cmd in ("merge", "reindex"):
         return _merge(args.out, getattr(args, "src", None))
 

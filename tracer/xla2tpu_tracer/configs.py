@@ -336,6 +336,15 @@ def _shrink_widths_inner(cfg) -> None:
             _set(cfg, "num_time_features", 1)
 
 
+def _fix_mamba_heads(c) -> None:
+    """Hybrid mamba configs (bamba) fix mamba_n_heads * mamba_d_head = mamba_expand * hidden:
+    after the hidden size shrinks, shrink the head dim with it."""
+    heads, d_head, expand, hidden = (_get(c, k) for k in ("mamba_n_heads", "mamba_d_head", "mamba_expand", "hidden_size"))
+    if all(isinstance(v, int) and v > 0 for v in (heads, d_head, expand, hidden)) and heads * d_head != expand * hidden:
+        if (expand * hidden) % heads == 0 and expand * hidden // heads >= 1:
+            _set(c, "mamba_d_head", expand * hidden // heads)
+
+
 def _walk(cfg, fn, seen) -> None:
     if id(cfg) in seen:
         return
@@ -362,10 +371,19 @@ def shrink(cfg, variant: str):
         _shrink_experts(c)
         if variant == "tiny":
             _shrink_widths(c, changed)
+            _fix_mamba_heads(c)
+        if "top_k_experts" in vars(c) and _get(c, "top_k_experts") is None:
+            # diffusion_gemma's default config leaves its MoE block unsized (None)
+            _set(c, "top_k_experts", 2)
+            if _get(c, "num_experts") is None:
+                _set(c, "num_experts", MAX_EXPERTS)
+            if _get(c, "moe_intermediate_size") is None:
+                _set(c, "moe_intermediate_size", _get(c, "intermediate_size"))
         _set(c, "use_cache", False)
         nq = _get(c, "num_queries")
-        if variant == "tiny" and isinstance(nq, int) and nq > 16:
+        if isinstance(nq, int) and nq > 16:
             # DETR-style top-k over encoder tokens: a small image has fewer than 300 tokens
+            # (both variants: `layers` keeps widths but feeds the same small image)
             _set(c, "num_queries", 16)
         for k, v in list(vars(c).items()):
             # hash / n-gram embedding tables (blt) do not change the op set
@@ -384,6 +402,18 @@ def shrink(cfg, variant: str):
     if changed:
         _walk(cfg, lambda c: _propagate_widths(c, changed), set())
     return cfg
+
+
+def fix_query_image_token(cfg) -> None:
+    """BLIP-2 style models place `num_query_tokens` image tokens in input_ids, but the default
+    config has image_token_id None (the checkpoint's tokenizer adds it): give it the id just
+    past the text vocab (fix_vocab then grows the vocab to cover it)."""
+    text = _get(cfg, "text_config")
+    if not (_get(cfg, "num_query_tokens") and text is not None and isinstance(_get(text, "vocab_size"), int)):
+        return
+    for key in ("image_token_id", "image_token_index"):
+        if key in vars(cfg) and _get(cfg, key) is None:
+            _set(cfg, key, _get(text, "vocab_size"))
 
 
 def fix_vocab(cfg, special_ids) -> None:

@@ -287,7 +287,7 @@ COMPONENTS = {
 }
 
 
-def trace(name: str, deadline: float) -> dict:
+def trace(name: str, deadline: float, **recipe_kw) -> dict:
     recipe = COMPONENTS[name]
     holder = {}
 
@@ -299,4 +299,4 @@ def trace(name: str, deadline: float) -> dict:
     def make_call(model):
         return lambda m, training: m(**holder["kw"])
 
-    return trace_recipe(build, make_call, deadline, class_name=name)
+    return trace_recipe(build, make_call, deadline, class_name=name, **recipe_kw)

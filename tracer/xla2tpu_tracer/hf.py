@@ -7,6 +7,7 @@ import time
 import torch
 
 from . import configs, hf_inputs
+from .output import phase_coverage
 from .phases import PhaseError, make_env, run_phases
 from .recorder import OpRecorder
 
@@ -143,7 +144,13 @@ def add_image_inputs(model, cfg, kw):
 
 
 # --------------------------------------------------------------------------- tracing
-ATTEMPTS = (("tiny", "cpu"), ("layers", "fake"), ("tiny", "fake"), ("tiny", "meta"))
+# layers/cpu (default widths, real tensors) comes before the fake-tensor attempts: fake and
+# meta tensors follow transformers' compile-friendly branches and miss the ops of the real
+# ones (.item() shortcuts, data-dependent paths), which the profiler crosscheck showed.
+ATTEMPTS = (("tiny", "cpu"), ("layers", "cpu"), ("layers", "fake"), ("tiny", "fake"), ("tiny", "meta"))
+# layers/cpu is skipped above this many parameters (per class): weights + grads + the
+# CPU activations of a default-width model must stay under the runner's RSS cap.
+MAX_REAL_PARAMS = 100_000_000
 
 
 def _short(e: BaseException) -> str:
@@ -170,7 +177,13 @@ def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=Tr
         kw = state["kw"]
         try:
             return m(**kw)
-        except Exception:
+        except Exception as e:
+            if state.get("image") and not training:
+                # The image path failed inside the model (feature/token count checks of a
+                # shrunk config): trace the class text-only rather than not at all.
+                state["image"], state["image_err"] = False, _short(e)
+                state["kw"] = hf_inputs.build_inputs(m, cfg, head_kind, with_labels=training)
+                return m(**state["kw"])
             if training and "labels" in kw:
                 # Retry without labels (generic loss); record the failure as a note.
                 kw = dict(kw)
@@ -216,7 +229,21 @@ def trace(model_type: str, deadline: float) -> dict:
     return {"status": "error", "reason": first_reason or "no attempt ran", "method": "/".join(ATTEMPTS[0])}
 
 
-def _attempt(model_type, class_list, variant, env_kind) -> dict:
+def _too_big_for_cpu(class_list, cfg) -> str | None:
+    """A reason to skip real tensors at default widths, or None. Counts parameters of
+    each class built on the meta device (no memory, no data)."""
+    for _, cls_name in class_list:
+        try:
+            with torch.device("meta"):
+                n = sum(p.numel() for p in _resolve(cls_name)(cfg).parameters())
+        except Exception:  # noqa: BLE001 - the real attempt will report the error
+            continue
+        if n > MAX_REAL_PARAMS:
+            return f"{cls_name}: {n / 1e6:.0f}M parameters at default widths, too big for real tensors"
+    return None
+
+
+def _attempt(model_type, class_list, variant, env_kind, recorder_cls=OpRecorder) -> dict:
     from transformers import AutoConfig
 
     method = f"{variant}/{env_kind}"
@@ -226,18 +253,24 @@ def _attempt(model_type, class_list, variant, env_kind) -> dict:
             # time-series configs derive feature_size at init: pass the lengths up front
             cfg = AutoConfig.for_model(model_type, prediction_length=4, context_length=8, num_time_features=1)
         cfg = configs.shrink(cfg, variant)
+        configs.fix_query_image_token(cfg)
         configs.fix_vocab(cfg, hf_inputs.special_token_ids(cfg))
     except Exception as e:  # noqa: BLE001
         return {"status": "error", "method": method, "reason": "config: " + _short(e)}
-    return _attempt_classes(cfg, class_list, method, env_kind)
+    if variant == "layers" and env_kind == "cpu":
+        too_big = _too_big_for_cpu(class_list, cfg)
+        if too_big:
+            return {"status": "error", "method": method, "reason": too_big, "stats": {}}
+    return _attempt_classes(cfg, class_list, method, env_kind, recorder_cls)
 
 
-def _attempt_classes(cfg, class_list, method, env_kind) -> dict:
+def _attempt_classes(cfg, class_list, method, env_kind, recorder_cls=OpRecorder) -> dict:
     """Every class of ``class_list`` through the three phases on ``cfg`` (also used by
     exact.py with a Hub config.json)."""
     env = make_env(env_kind)
     acc: dict = {}
     notes, failures, classes = [], [], []
+    coverage = {}  # every class tried, including those that failed at import/init
     data_dep = set()
     hard_failures = 0  # classes that failed at init or inference
     for kind, cls_name in class_list:
@@ -245,8 +278,9 @@ def _attempt_classes(cfg, class_list, method, env_kind) -> dict:
             cls = _resolve(cls_name)
         except Exception as e:  # noqa: BLE001
             failures.append(f"{cls_name}: import: {_short(e)}")
+            coverage[cls_name] = phase_coverage("import")
             continue
-        recorder = OpRecorder()
+        recorder = recorder_cls()
         want_image = kind in ("image_text_to_text", "multimodal_lm") or (kind == "base" and _image_token_id(cfg) is not None)
         # Both classes run every phase: the base class is not always the head class minus
         # the head (BERT's pooler, for one, exists only in the base class).
@@ -260,11 +294,15 @@ def _attempt_classes(cfg, class_list, method, env_kind) -> dict:
                 notes.append(f"{cls_name}: image fed" if used_image else f"{cls_name}: text only ({image_err or 'no image path'})")
         except PhaseError as e:
             failures.append(f"{cls_name}: {e.phase} failed: {_short(e.err)}")
+            coverage[cls_name] = phase_coverage(e.phase)
             if e.phase == "inference":
                 hard_failures += 1
         except Exception as e:  # noqa: BLE001
             failures.append(f"{cls_name}: init: {_short(e)}")
+            coverage[cls_name] = phase_coverage("init")
             hard_failures += 1
+        else:
+            coverage[cls_name] = phase_coverage(None)
         if recorder.stats:
             classes.append(cls_name)
             recorder.merge_into(acc)
@@ -274,7 +312,7 @@ def _attempt_classes(cfg, class_list, method, env_kind) -> dict:
     status = "partial" if failures else "ok"
     return {
         "status": status, "method": method, "classes": classes, "notes": notes + failures,
-        "stats": acc, "data_dependent": sorted(data_dep),
+        "stats": acc, "data_dependent": sorted(data_dep), "coverage": coverage,
         "reason": failures[0] if failures else "",
         # 0 ok, 1 only training phases failed, 2 some class failed at inference, 3 all did
         "severity": 0 if not failures else (1 if hard_failures == 0 else (3 if hard_failures >= len(class_list) else 2)),

@@ -159,6 +159,17 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
         kw["inputs_embeds"] = torch.randn(BATCH, SEQ, int(hidden))
     elif main == "past_values" and getattr(cfg, "lags_sequence", None) is not None:
         kw.update(time_series_inputs(cfg, params))
+    elif main == "past_values" and "freq" in params:
+        # timesfm: univariate series, (batch, context) + padding + frequency class; the
+        # prediction head takes a list of 1-D series and int frequencies
+        ctx = int(_cfg_get(cfg, "context_length", default=64))
+        if "past_values_padding" in params:
+            kw["past_values"] = torch.randn(BATCH, ctx)
+            kw["past_values_padding"] = torch.zeros(BATCH, ctx, dtype=torch.long)
+            kw["freq"] = torch.zeros(BATCH, 1, dtype=torch.long)
+        else:
+            kw["past_values"] = [torch.randn(ctx) for _ in range(BATCH)]
+            kw["freq"] = [0] * BATCH
     elif main == "past_values":
         ctx = _cfg_get(cfg, "context_length", default=32)
         ch = _cfg_get(cfg, "num_input_channels", "input_size", default=1)
@@ -216,6 +227,12 @@ def build_inputs(model, cfg, head_kind: str, with_labels: bool):
     if getattr(cfg, "is_encoder_decoder", False) and "decoder_input_ids" in params:
         dcfg = getattr(cfg, "decoder", None) or cfg
         kw["decoder_input_ids"] = text_ids(dcfg, length=8)
+        audio_dec = getattr(cfg, "decoder_config", None)
+        if getattr(cfg, "model_type", "") == "dia" and audio_dec is not None:
+            # dia's decoder reads audio codes: (batch, frames, num_channels codebooks)
+            ch = int(getattr(audio_dec, "num_channels", 9))
+            codes = int(getattr(audio_dec, "vocab_size", 1028))
+            kw["decoder_input_ids"] = torch.randint(0, min(codes, 1024), (BATCH, 8, ch))
     fill_required(params, cfg, kw)
     if "mm_token_type_ids" in params and "mm_token_type_ids" not in kw and "input_ids" in kw:
         kw["mm_token_type_ids"] = torch.zeros_like(kw["input_ids"])
@@ -288,6 +305,13 @@ def fill_required(params, cfg, kw):
             kw[name] = text_ids(cfg)
         elif name == "pixel_values":
             kw[name] = pixel_values(cfg)
+        elif name == "query_embeds":  # blip-2 q-former on its own: the learned queries
+            hidden = int(_cfg_get(cfg, "hidden_size", default=64))
+            n = int(getattr(cfg, "num_query_tokens", None) or 8)
+            kw[name] = torch.randn(BATCH, n, hidden)
+            enc = getattr(cfg, "encoder_hidden_size", None)
+            if enc and "encoder_hidden_states" in params:  # its cross-attention reads image features
+                kw["encoder_hidden_states"] = torch.randn(BATCH, 8, int(enc))
         elif name in ("image_sizes",):
             h, w = image_size(cfg)
             kw[name] = torch.tensor([[h, w]] * BATCH)

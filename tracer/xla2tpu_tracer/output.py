@@ -4,11 +4,57 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections import Counter
 
 SCHEMA = 1
 GOOD = ("ok", "partial")
+PHASES = ("inference", "forward", "backward")
+DEFAULT_PRECISION = "float32"
+
+
+def phase_coverage(failed_phase: str | None) -> dict:
+    """Per-phase coverage of one class: phases before ``failed_phase`` ran ("ok"), it
+    "failed", later ones were skipped ("not_run"). ``"init"`` (the class could not be
+    imported or built) counts as a failed inference: nothing of the class ran."""
+    if failed_phase in ("init", "import"):
+        failed_phase = "inference"
+    cov, seen = {}, False
+    for ph in PHASES:
+        if ph == failed_phase:
+            cov[ph], seen = "failed", True
+        else:
+            cov[ph] = "not_run" if seen else "ok"
+    return cov
+
+
+# Failure notes written by hf._attempt ("Class: init: err", "Class: forward failed: err") and by
+# generic.trace_recipe (no class prefix: "init: err", "inference failed: err").
+_CLASS_FAIL = re.compile(r"^([A-Za-z0-9_]+): (import|init|inference failed|forward failed|backward failed): ")
+_PLAIN_FAIL = re.compile(r"^(init|inference failed|forward failed|backward failed): ")
+
+
+def derive_coverage(prof: dict) -> dict:
+    """Coverage of a profile written before the tracer recorded it, rebuilt from
+    ``classes`` (each ran every phase unless a note says otherwise) and the failure notes.
+    A class that failed at import/init is only in ``notes``; it is added here."""
+    cov = {c: phase_coverage(None) for c in prof.get("classes", [])}
+    single = prof.get("library") in ("timm", "diffusers")
+    key = (prof.get("classes") or [prof.get("name", "")])[0]
+    for note in prof.get("notes", []):
+        m = _CLASS_FAIL.match(note)
+        if m:
+            cov[m.group(1)] = phase_coverage(m.group(2).split()[0])
+            continue
+        m = _PLAIN_FAIL.match(note)
+        if m and single:
+            cov[key] = phase_coverage(m.group(1).split()[0])
+    return dict(sorted(cov.items()))
+
+
+def coverage_complete(cov: dict) -> bool:
+    return bool(cov) and all(v == "ok" for c in cov.values() for v in c.values())
 
 
 def dumps(obj) -> str:
@@ -42,6 +88,8 @@ def make_profile(target, result: dict, versions: dict) -> dict:
         "ops": sorted(result["ops"], key=lambda o: o["op"]),
         "host_syncs": sorted(result.get("host_syncs", [])),
         "dynamic_shape_ops": sorted(result.get("dynamic_shape_ops", [])),
+        "coverage": dict(sorted(result.get("coverage", {}).items())),
+        "precision": result.get("precision", DEFAULT_PRECISION),
     }
 
 
@@ -64,6 +112,11 @@ def normalize_profile(prof: dict) -> dict:
                 o[key] = sorted(set(o[key]))
         ops.append(o)
     prof["ops"] = ops
+    # Profiles written before per-phase coverage existed: rebuild it from classes + notes.
+    if "coverage" not in prof:
+        prof["coverage"] = derive_coverage(prof)
+    prof["coverage"] = dict(sorted(prof["coverage"].items()))
+    prof.setdefault("precision", DEFAULT_PRECISION)
     return prof
 
 

@@ -91,9 +91,12 @@ def _salvage(result_path: str, status: str, reason: str) -> dict:
 
 
 def run(targets, trace_fn, out_dir, versions, jobs=2, timeout=60.0, rss_mb=6000, log_dir="tracer/out/logs",
-        entries=None, timings_path="tracer/out/timings.jsonl", on_result=None):
+        entries=None, timings_path="tracer/out/timings.jsonl", on_result=None, make_file=output.make_profile,
+        keep_failures=False):
     """``on_result(target, res, elapsed_s, peak_rss_mb)``, when given, replaces the corpus
-    writer (exact.py merges per-config results with it)."""
+    writer (exact.py merges per-config results with it). Otherwise ``make_file(target, result,
+    versions)`` builds the JSON written per target; with ``keep_failures`` it is written for
+    failed targets too (crosscheck files record why)."""
     entries = dict(entries or {})
     os.makedirs(log_dir, exist_ok=True)
     tmp_dir = tempfile.mkdtemp(prefix="xla2tpu-trace-")
@@ -122,14 +125,16 @@ def run(targets, trace_fn, out_dir, versions, jobs=2, timeout=60.0, rss_mb=6000,
                   f"keeping {prev['status']}", flush=True)
             return
         if status in output.GOOD and res.get("ops"):
-            prof = output.make_profile(target, res, versions)
+            prof = make_file(target, res, versions)
             output.write_json(output.profile_path(out_dir, target.id), prof)
         else:
             if status in output.GOOD:
                 status, res["reason"] = "error", res.get("reason") or "no ops recorded"
             # A failed re-run must not leave a stale profile behind.
             stale = output.profile_path(out_dir, target.id)
-            if os.path.exists(stale):
+            if keep_failures:
+                output.write_json(stale, make_file(target, dict(res, status=status), versions))
+            elif os.path.exists(stale):
                 os.remove(stale)
         entries[target.id] = output.index_entry(target, status, res.get("method", ""), res.get("reason", ""))
         output.write_index(out_dir, entries, versions)

@@ -52,7 +52,7 @@ FAMILIES = {
 }
 
 
-def trace(family: str, deadline: float) -> dict:
+def trace(family: str, deadline: float, **recipe_kw) -> dict:
     import timm
 
     name, side = FAMILIES[family]
@@ -89,4 +89,4 @@ def trace(family: str, deadline: float) -> dict:
 
         return call
 
-    return trace_recipe(build, make_call, deadline, class_name=name)
+    return trace_recipe(build, make_call, deadline, class_name=name, **recipe_kw)
