@@ -56,6 +56,18 @@ def _probe() -> dict:
         "mse": record(lambda: F.mse_loss(lin(x), torch.randn(2, 3)), ac),
         "cat": record(lambda: torch.cat([lin(x), torch.randn(2, 3)]), ac),
     }
+    grid = torch.zeros(1, 2, 2, 2)
+    res["tpu"]["grid"] = record(lambda: F.grid_sample(lin(x).reshape(1, 1, 2, 3), grid, align_corners=False), ac)
+
+    def no_grad_then_grad():  # like the tracer's image probe inside the training forward
+        lin.weight.grad = None
+        with ac():
+            with torch.no_grad():
+                lin(x)
+            lin(x).float().sum().backward()
+        return lin.weight.grad is not None
+
+    res["grad_after_no_grad_use"] = no_grad_then_grad()
     meta_lin = torch.nn.Linear(4, 3, device="meta")
     with ac():
         res["meta_dtype"] = str(meta_lin(torch.randn(2, 4, device="meta")).dtype)
@@ -128,6 +140,16 @@ def test_fp32_policy_op_upcasts(probe):
     assert ops["aten::addmm"]["dtypes"] == ["bfloat16"]
     assert ops["aten::mse_loss"]["dtypes"] == ["float32"]
     assert ops["aten::_to_copy"]["dtypes"] == ["bfloat16", "float32"]
+
+
+def test_promote_op_widens_without_recording_promote_types(probe):
+    ops = probe["tpu"]["grid"]
+    assert ops["aten::grid_sampler_2d"]["dtypes"] == ["float32"]  # bf16 input, float32 grid
+    assert "aten::promote_types" not in ops
+
+
+def test_cast_cache_keeps_gradients_after_a_no_grad_use(probe):
+    assert probe["grad_after_no_grad_use"]
 
 
 def test_context_scope_and_meta_tensors(probe):

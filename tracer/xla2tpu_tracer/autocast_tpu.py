@@ -65,7 +65,7 @@ _EMULATOR_PKG = os.path.normpath(
 
 _libs: list = []
 installed: dict[str, str] = {}  # op -> "lower" | "fp32" | "promote" | "fallthrough"
-_cache: dict[int, tuple] = {}   # id(param) -> (param, cast copy), cleared when the context exits
+_cache: dict[tuple, tuple] = {}  # (id(param), grad mode) -> (param, cast copy), cleared on context exit
 
 
 def emulator_registry():
@@ -101,11 +101,15 @@ def _cast_one(t, dtype):
                  and not t._is_view() and torch.is_autocast_cache_enabled())
     if not cacheable:
         return t.to(dtype)
-    hit = _cache.get(id(t))
+    # Keyed by grad mode too: a cast made under no_grad (the tracer's image-feature probe runs
+    # inside the training forward) has no grad_fn and must not stand in for the parameter
+    # when grad is on; stock torch 2.15 also keeps gradients flowing there.
+    key = (id(t), torch.is_grad_enabled())
+    hit = _cache.get(key)
     if hit is not None and hit[0] is t:
         return hit[1]
     out = t.to(dtype)
-    _cache[id(t)] = (t, out)
+    _cache[key] = (t, out)
     return out
 
 
@@ -118,11 +122,14 @@ def _cast(x, dtype):
 
 
 def _promote_dtype(args, kwargs):
-    dtype = DTYPE  # cached_cast's promote starts from the lower-precision dtype
+    # cached_cast's promote starts from the lower-precision dtype. Computed here, not with
+    # torch.promote_types: that is an ATen op and the recorder would list it. Among eligible
+    # dtypes (float16, bfloat16, float32) any two different ones promote to float32.
+    dtype = DTYPE
     for x in list(args) + list(kwargs.values()):
         for y in x if isinstance(x, (list, tuple)) else (x,):
-            if _eligible(y):
-                dtype = torch.promote_types(dtype, y.dtype)
+            if _eligible(y) and y.dtype != dtype:
+                dtype = torch.float32
     return dtype
 
 
