@@ -120,6 +120,9 @@ def main(argv=None) -> int:
     t.add_argument("--only", nargs="+", help="ids (transformers/llama) or bare names")
     t.add_argument("--force", action="store_true", help="re-trace ids that already have a result")
     t.add_argument("--retry-failed", action="store_true", help="re-trace ids whose last result was partial or a failure")
+    t.add_argument("--precision", choices=["float32", "bf16"], default="float32",
+                   help="bf16: forward passes under TorchTPU 0.2.0's torch.autocast('tpu', bfloat16), "
+                        "emulated on CPU (autocast_tpu.py); write to a separate --out")
     t.add_argument("--log-dir", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "out", "logs"))
     m = sub.add_parser("merge", help="merge another output dir's profiles and index entries into --out "
                                      "(an existing profile is kept over a failure in SRC)")
@@ -199,6 +202,11 @@ def main(argv=None) -> int:
     targets.preload(libs)
     versions = _versions(LIBRARIES)
     entries = output.load_index(args.out)
+    want_precision = "bf16-autocast" if args.precision == "bf16" else None
+    if entries and output._index_precision(args.out) != want_precision:
+        # Resuming into a directory traced at another precision would mix dtypes in one corpus.
+        print(f"{args.out} holds profiles of another precision; use another --out", file=sys.stderr)
+        return 2
     todo = _targets(libs)
     if args.only:
         want = set(args.only)
@@ -217,7 +225,13 @@ def main(argv=None) -> int:
     t0 = time.time()
     from . import runner
 
-    entries = runner.run(todo, targets.trace, args.out, versions, jobs=args.jobs, timeout=args.timeout,
+    trace_fn = targets.trace
+    if args.precision == "bf16":
+        from . import autocast_tpu
+
+        output.PRECISION = autocast_tpu.PRECISION
+        trace_fn = autocast_tpu.wrap_trace(trace_fn)  # kernels are installed in each worker
+    entries = runner.run(todo, trace_fn, args.out, versions, jobs=args.jobs, timeout=args.timeout,
                          rss_mb=args.rss_mb, log_dir=args.log_dir, entries=entries,
                          timings_path=os.path.join(os.path.dirname(args.log_dir.rstrip("/")), "timings.jsonl"))
     totals = output.write_index(args.out, entries, versions)

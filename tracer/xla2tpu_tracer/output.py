@@ -57,6 +57,10 @@ def coverage_complete(cov: dict) -> bool:
     return bool(cov) and all(v == "ok" for c in cov.values() for v in c.values())
 
 
+# bf16 profiles (trace --precision bf16) carry a top-level "precision" field; set by cli.py.
+PRECISION = None
+
+
 def dumps(obj) -> str:
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -75,7 +79,7 @@ def profile_path(out_dir: str, target_id: str) -> str:
 
 
 def make_profile(target, result: dict, versions: dict) -> dict:
-    return {
+    prof = {
         "schema": SCHEMA,
         "id": target.id,
         "library": target.library,
@@ -91,6 +95,9 @@ def make_profile(target, result: dict, versions: dict) -> dict:
         "coverage": dict(sorted(result.get("coverage", {}).items())),
         "precision": result.get("precision", DEFAULT_PRECISION),
     }
+    if PRECISION:
+        prof["precision"] = PRECISION
+    return prof
 
 
 def profile_versions(versions: dict, library: str) -> dict:
@@ -156,5 +163,16 @@ def write_index(out_dir: str, entries: dict[str, dict], versions: dict) -> dict:
             "by_status": dict(sorted(by_status.items())),
         }
     obj = {"schema": SCHEMA, "versions": dict(sorted(versions.items())), "totals": totals, "entries": rows}
+    precision = PRECISION or _index_precision(out_dir)
+    if precision:
+        obj["precision"] = precision  # kept by merge/reindex, which do not know it
     write_json(os.path.join(out_dir, "index.json"), obj)
     return totals
+
+
+def _index_precision(out_dir: str):
+    path = os.path.join(out_dir, "index.json")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f).get("precision")

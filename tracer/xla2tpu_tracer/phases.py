@@ -46,6 +46,11 @@ def generic_loss(out):
     return total
 
 
+# Context factory around the forward passes (inference and training forward, including the
+# loss); backward runs outside it. `trace --precision bf16` sets autocast_tpu.autocast.
+FORWARD_CONTEXT = contextlib.nullcontext
+
+
 class PhaseError(Exception):
     def __init__(self, phase: str, err: BaseException):
         super().__init__(f"{phase}: {type(err).__name__}: {err}")
@@ -64,7 +69,7 @@ def run_phases(model, call, recorder: OpRecorder, env=contextlib.nullcontext, tr
     model.eval()
     recorder.phase = "inference"
     try:
-        with torch.no_grad(), recorder:
+        with FORWARD_CONTEXT(), torch.no_grad(), recorder:
             call(model, False)
     except Exception as e:  # noqa: BLE001
         raise PhaseError("inference", e) from e
@@ -73,7 +78,7 @@ def run_phases(model, call, recorder: OpRecorder, env=contextlib.nullcontext, tr
     model.train()
     recorder.phase = "forward"
     try:
-        with recorder:
+        with FORWARD_CONTEXT(), recorder:
             out = call(model, True)
             loss = model_loss(out)
     except Exception as e:  # noqa: BLE001
