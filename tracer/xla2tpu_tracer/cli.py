@@ -95,7 +95,7 @@ def _crosscheck(args) -> int:
     libs = sorted({x.library for x in todo}) or ["transformers"]
     targets.preload(libs)
     crosscheck.warm_up()
-    versions = _versions(["transformers", "diffusers", "timm"])
+    versions = _versions(LIBRARIES)
     print(f"{len(todo)} types to crosscheck", flush=True)
     t0 = time.time()
     entries = runner.run(todo, functools.partial(crosscheck.trace, ops_dir=args.ops), args.out, versions,

@@ -354,10 +354,22 @@ def _walk(cfg, fn, seen) -> None:
         _walk(sub, fn, seen)
 
 
+def no_layerdrop(cfg) -> None:
+    """LayerDrop skips each layer at random in training (``rand() < layerdrop``): with two
+    layers left, a trace could train none of them and miss their backward ops (parakeet_rnnt
+    did). Training is traced with every layer; the ops do not depend on the probability."""
+    for key, value in list(vars(cfg).items()):
+        if "layerdrop" in key and isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            setattr(cfg, key, 0.0)
+        elif key.endswith("config") and hasattr(value, "to_dict") and hasattr(value, "__dict__"):
+            no_layerdrop(value)
+
+
 def shrink(cfg, variant: str):
     """A shrunk deep copy of ``cfg``; variant is 'tiny', 'layers' or 'default'."""
     original = cfg
     cfg = copy.deepcopy(cfg)
+    no_layerdrop(cfg)
     if variant == "default":
         return cfg
 

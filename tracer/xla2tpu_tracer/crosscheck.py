@@ -293,13 +293,10 @@ def trace(target, deadline: float, ops_dir: str | None = "corpus/ops") -> dict:
             if res["status"] != "partial" and first_err is None:
                 first_err = res
         return best or first_err or {"status": "error", "method": "tiny/cpu", "reason": "no attempt ran"}
-    if target.library == "diffusers":
-        from . import diffusers_models as mod
-    elif target.library == "timm":
-        from . import timm_models as mod
-    else:
-        raise ValueError(target.library)
-    return mod.trace(target.name, deadline, envs=("cpu",), recorder_cls=ProfilerRecorder)
+    # Every other library is a generic recipe: the same recipe on real tensors, other recorder.
+    from . import targets
+
+    return targets.trace(target, deadline, envs=("cpu",), recorder_cls=ProfilerRecorder)
 
 
 def make_file(target, res: dict, versions: dict) -> dict:

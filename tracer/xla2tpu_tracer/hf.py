@@ -8,6 +8,7 @@ import torch
 
 from . import configs, hf_inputs
 from .output import phase_coverage
+from .recorder import OpStats
 from .phases import PhaseError, make_env, run_phases
 from .recorder import OpRecorder
 
@@ -210,6 +211,7 @@ def trace(model_type: str, deadline: float) -> dict:
     if base:
         class_list.append(("base", base))
     best = None
+    real = None  # the best real-tensor attempt that recorded something
     first_reason = None
     for variant, env_kind in ATTEMPTS:
         if time.time() > deadline - 3:
@@ -218,15 +220,40 @@ def trace(model_type: str, deadline: float) -> dict:
         if first_reason is None and res.get("reason"):
             first_reason = res["reason"]
         if res["status"] == "ok" or (res["status"] == "partial" and res["severity"] <= 1):
-            return res
+            return _with_real_ops(res, real)
         if res["status"] == "partial" and (best is None or (res["severity"], -len(res["stats"])) < (best["severity"], -len(best["stats"]))):
             best = res
             from .runner import checkpoint
 
             checkpoint(best)
+        if res["status"] == "partial" and env_kind == "cpu" and (real is None or res["severity"] < real["severity"]):
+            real = res
     if best:
-        return best
+        return _with_real_ops(best, real)
     return {"status": "error", "reason": first_reason or "no attempt ran", "method": "/".join(ATTEMPTS[0])}
+
+
+def _with_real_ops(res: dict, real: dict | None) -> dict:
+    """A FakeTensor/meta result plus what a (partial) real-tensor attempt recorded. Fake and
+    meta tensors take transformers' tracing-friendly branches and skip data-dependent ones
+    (``.item()`` shortcuts, boolean masks), which real tensors run; both recordings are the
+    same model code under the same recorder, so the profile keeps the union and says so."""
+    if real is None or res is real or res["method"].endswith("/cpu"):
+        return res
+    res = dict(res, stats=dict(res["stats"]))
+    for name, st in real["stats"].items():
+        dst = res["stats"].setdefault(name, OpStats())
+        dst.count += st.count
+        dst.dtypes |= st.dtypes
+        dst.phases |= st.phases
+        dst.inner |= st.inner
+    res["classes"] = sorted(set(res.get("classes", [])) | set(real.get("classes", [])))
+    res["data_dependent"] = sorted(set(res.get("data_dependent", [])) | set(real.get("data_dependent", [])))
+    res["notes"] = list(res.get("notes", [])) + [
+        f"ops of the real-tensor attempt {real['method']} ({real['status']}) merged in: "
+        "fake/meta tensors skip data-dependent paths"
+    ]
+    return res
 
 
 def _too_big_for_cpu(class_list, cfg) -> str | None:
