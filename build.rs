@@ -4,5 +4,6 @@ fn main() {
     println!("cargo:rerun-if-changed=rules");
     println!("cargo:rerun-if-changed=emulator/python");
     println!("cargo:rerun-if-changed=corpus/ops");
+    println!("cargo:rerun-if-changed=corpus/ops-bf16");
     println!("cargo:rerun-if-changed=corpus/models");
 }

@@ -28,7 +28,7 @@ pub struct Profile {
     pub host_syncs: Vec<String>,
     pub dynamic_shape_ops: Vec<String>,
     /// Class → phase (`inference`/`forward`/`backward`) → `ok`/`failed`/`not_run`, every class
-    /// the tracer tried (absent in profiles made before tracer 0.3.0).
+    /// the tracer tried (absent in older profiles: `python -m xla2tpu_tracer reindex` adds it).
     pub coverage: Option<BTreeMap<String, BTreeMap<String, String>>>,
     /// `float32` (absent = float32) or `bf16-autocast`.
     pub precision: Option<String>,
