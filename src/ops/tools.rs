@@ -149,14 +149,7 @@ pub fn trace(args: &TraceArgs) -> anyhow::Result<ExitCode> {
     if !args.only.is_empty() {
         cmd.arg("--only").args(&args.only);
     }
-    if args.force {
-        cmd.arg("--force");
-    }
-    cmd.args(&args.extra);
-    let status = cmd.status().with_context(|| format!("running {}", python.display()))?;
-    if !status.success() {
-        bail!("tracer failed ({status})");
-    }
+    run_tracer(cmd, args, &python)?;
     eprintln!(
         "profiles written to {}; rebuild to embed them, or use them now with `xla2tpu ops --profiles {} check …`",
         out.display(),
@@ -197,6 +190,13 @@ fn trace_exact(args: &TraceArgs, tracer: &Path, python: &Path) -> anyhow::Result
     if let Some(r) = &args.ray {
         cmd.args(["--ray", r]);
     }
+    run_tracer(cmd, args, python)?;
+    eprintln!("per-config profiles in {}/profiles, model index in {}/index.json", out.display(), out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The arguments every tracer command shares (`--force`, what follows `--`), then the run.
+fn run_tracer(mut cmd: Command, args: &TraceArgs, python: &Path) -> anyhow::Result<()> {
     if args.force {
         cmd.arg("--force");
     }
@@ -205,8 +205,7 @@ fn trace_exact(args: &TraceArgs, tracer: &Path, python: &Path) -> anyhow::Result
     if !status.success() {
         bail!("tracer failed ({status})");
     }
-    eprintln!("per-config profiles in {}/profiles, model index in {}/index.json", out.display(), out.display());
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn fetch_hub_configs(args: &TraceArgs, dir: &Path) -> anyhow::Result<()> {

@@ -41,13 +41,12 @@ import time
 import torch
 
 from . import output
-from .recorder import OpStats
+from .recorder import OpStats, runs_composite_on_cpu
 
 SCHEMA = 1
 _SPECIAL = frozenset({"Scalar", "ScalarList", "TensorList", "GenericList", ""})
 
 _schemas: dict[str, list] | None = None
-_decomposed_cache: dict[str, bool] = {}
 
 
 def _schemas_by_packet() -> dict[str, list]:
@@ -75,15 +74,7 @@ def overload_name(schema) -> str:
 def decomposed(name: str) -> bool:
     """True if the overload runs a CompositeImplicitAutograd kernel on CPU: the dispatch
     mode never sees it, only what it decomposes into."""
-    hit = _decomposed_cache.get(name)
-    if hit is None:
-        has = torch._C._dispatch_has_kernel_for_dispatch_key
-        try:
-            hit = has(name, "CompositeImplicitAutograd") and not has(name, "CPU")
-        except RuntimeError:
-            hit = False
-        _decomposed_cache[name] = hit
-    return hit
+    return runs_composite_on_cpu(name, "CompositeImplicitAutograd")
 
 
 def real_siblings(packet: str) -> list[str]:

@@ -87,20 +87,26 @@ def op_name(func) -> str:
     return f"{name}.{overload}" if overload and overload != "default" else name
 
 
-_composite_cache: dict[str, bool] = {}
+_composite_cache: dict[tuple[str, str], bool] = {}
+
+
+def runs_composite_on_cpu(name: str, key: str) -> bool:
+    """True if the op has a ``key`` kernel (CompositeExplicitAutograd, CompositeImplicitAutograd)
+    and no CPU kernel, so that composite is what runs on CPU."""
+    hit = _composite_cache.get((name, key))
+    if hit is None:
+        has = torch._C._dispatch_has_kernel_for_dispatch_key
+        try:
+            hit = has(name, key) and not has(name, "CPU")
+        except RuntimeError:
+            hit = False
+        _composite_cache[(name, key)] = hit
+    return hit
 
 
 def is_composite_explicit(name: str) -> bool:
     """True if the op runs a CompositeExplicitAutograd kernel on CPU (no CPU kernel)."""
-    hit = _composite_cache.get(name)
-    if hit is None:
-        has = torch._C._dispatch_has_kernel_for_dispatch_key
-        try:
-            hit = has(name, "CompositeExplicitAutograd") and not has(name, "CPU")
-        except RuntimeError:
-            hit = False
-        _composite_cache[name] = hit
-    return hit
+    return runs_composite_on_cpu(name, "CompositeExplicitAutograd")
 
 
 def _dtype_name(dt: torch.dtype) -> str:
