@@ -143,6 +143,7 @@ def reduce_depth(cfg) -> str:
     from . import configs
 
     before = _layer_counts(cfg)
+    configs.no_layerdrop(cfg)  # random layer skipping in training: a trace could train none
 
     def apply(c):
         old_n = configs._get(c, "num_hidden_layers")
