@@ -52,8 +52,24 @@ def message(root, fullname, frames):
   return f"{site}{what} Migrate this file to TorchTPU with `{fix}`."
 
 
+def _importer(frame):
+  """The frame whose import statement is being executed (import machinery skipped)."""
+  while frame is not None and (frame.f_code.co_filename.startswith("<frozen importlib")
+                               or frame.f_globals.get("__name__", "").startswith("importlib")
+                               or os.path.abspath(frame.f_code.co_filename).startswith(_EMU_ROOT)):
+    frame = frame.f_back
+  return frame
+
+
 def blocked_import_error(root, fullname, frame):
-  """Records the event (user code only) and returns the error to raise."""
+  """Records the event (user code only) and returns the error to raise.
+
+  Only an import the user's own code executes is an incompatibility. A library that tries
+  torch_xla inside its own `try: import torch_xla except ImportError` (accelerate, lightning,
+  ...) gets the plain "No module named" a TorchTPU host gives, and nothing is recorded."""
+  importer = _importer(frame)
+  if importer is None or not report.is_user_file(importer.f_code.co_filename):
+    return ModuleNotFoundError(f"No module named '{fullname}'", name=fullname)
   frames = report.user_frames(frame)
   msg = message(root, fullname, frames)
   if frames:

@@ -128,6 +128,11 @@ def is_user_file(filename):
   return _is_user_file_cached(filename, _excluded_dirs())
 
 
+def is_user_file(filename):
+  """True for the user's own code (not the stdlib, site-packages or the emulator)."""
+  return _is_user_file_cached(filename, _excluded_dirs())
+
+
 def user_frames(frame=None, limit=MAX_STACK):
   """User frames (innermost first) from `frame` (default: caller) outwards."""
   if frame is None:
