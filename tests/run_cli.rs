@@ -46,7 +46,25 @@ fn a_program_that_runs_is_summarised() {
         .stdout("6.0\n")
         .stderr(predicate::str::contains("finished on 1 emulated TorchTPU 0.2.0 chip"))
         .stderr(predicate::str::contains("aten::mul.out"))
-        .stderr(predicate::str::contains("item at train.py:3 ×1"));
+        .stderr(predicate::str::contains("item at train.py:3 ×1"))
+        .stderr(predicate::str::contains("not checked on a CPU: bf16 matmul numerics"));
+}
+
+#[test]
+fn a_module_left_on_the_cpu_is_a_device_mix_up_at_its_line() {
+    let program = "import torch
+x = torch.randn(2, 8).to('tpu')
+layer = torch.nn.Linear(8, 2)
+print(layer(x))
+";
+    let Some((assert, _dir)) = run(program, &[]) else { return };
+    assert
+        .code(1)
+        .stderr(predicate::str::contains("incompatibility: device mix-up: argument `"))
+        .stderr(predicate::str::contains("not a missing TorchTPU op"))
+        .stderr(predicate::str::contains("--> train.py:4"))
+        .stderr(predicate::str::contains("Expected all tensors to be on the same device"))
+        .stderr(predicate::str::contains("model.to(\"tpu\")"));
 }
 
 #[test]

@@ -38,8 +38,14 @@ Exit codes:
   2  xla2tpu could not run it (no Python, torch missing or older than 2.11, bad arguments)
   3  the program failed for another reason (see its own output)
 
-The emulator models TorchTPU's API surface, operator registry, launch environment, process groups
-(on gloo) and autocast op list; not bf16 matmul numerics, memory, compilation or speed.";
+The emulator models TorchTPU's API surface, operator registry, device rules (a tensor or module
+left on the CPU fails as on the chip), launch environment, process groups (on gloo) and autocast
+op list. It cannot check bf16 matmul numerics, HBM capacity, XLA compilation, dtypes a kernel
+refuses, or speed; each finished run says so.";
+
+/// What a CPU cannot tell about a run, said after every finished run (the
+/// emulator adds `not_checked` warnings for what it saw the program rely on).
+const NOT_CHECKED: &str = "bf16 matmul numerics, HBM capacity, XLA compilation, dtypes a TorchTPU kernel refuses, speed";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP)]
@@ -124,6 +130,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 fn render_incompatibility(out: &mut impl Write, first: &Incompatibility, report: &RunReport) -> anyhow::Result<()> {
     let what = match (&first.op, first.kind.as_str()) {
         (Some(op), "missing_op") => format!("{op} has no TorchTPU 0.2.0 kernel"),
+        (op, "device_mismatch") => {
+            let what = match (first.argument.as_deref(), op.as_deref()) {
+                (Some(arg), Some(op)) => format!("argument `{arg}` of {op} is not on the tpu device"),
+                (Some(arg), None) => format!("argument `{arg}` is not on the tpu device"),
+                (None, Some(op)) => format!("{op} got tensors on two devices"),
+                (None, None) => "an op got tensors on two devices".into(),
+            };
+            format!("device mix-up: {what} (a tensor or module left on the CPU; not a missing TorchTPU op)")
+        }
         _ => first.kind.replace('_', " "),
     };
     writeln!(out, "xla2tpu run: TorchTPU 0.2.0 incompatibility: {what}")?;
@@ -155,6 +170,7 @@ fn help_for(i: &Incompatibility) -> Option<String> {
         "torch_xla_import" | "optimum_tpu_import" => {
             "torch_xla and optimum-tpu do not exist on TorchTPU: `xla2tpu migrate --unsafe-fixes FILE` converts them".into()
         }
+        "device_mismatch" => "move the CPU-side tensor or module to the chip before the op (`.to(\"tpu\")`, `model.to(\"tpu\")`), or create it there (`device=\"tpu\"`); only 0-dim CPU tensors pass as scalars, and index tensors in `t[idx]`".into(),
         "set_device" => "each process sees its own chip as `tpu:0`: do not pick a device by rank or LOCAL_RANK".into(),
         "launch_env" => "call `torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=N)` in the launcher before spawning, or `eval $(python -m torch.tpu.distributed | sed 's/^/export /')` before torchrun".into(),
         "device_busy" => "another process holds this chip (often a launcher that touched the TPU before spawning): keep the parent off the device, or emulate more chips with --nproc".into(),
@@ -200,6 +216,7 @@ fn render_finished(out: &mut impl Write, report: &RunReport, torch: &str, chips:
         "  host syncs: {total}{}",
         if sites.is_empty() { String::new() } else { format!(" ({})", sites.join(", ")) }
     )?;
+    writeln!(out, "  not checked on a CPU: {NOT_CHECKED}")?;
     Ok(())
 }
 

@@ -50,6 +50,9 @@ pub struct Incompatibility {
     pub message: String,
     #[serde(default)]
     pub op: Option<String>,
+    /// The op argument at fault (the off-device tensor of a `device_mismatch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argument: Option<String>,
     #[serde(flatten)]
     pub at: Site,
     #[serde(default)]

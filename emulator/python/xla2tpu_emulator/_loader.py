@@ -6,6 +6,7 @@ in every process (spawned workers, torchrun workers, ...), like TorchTPU's
 TorchTPU; `import torch_tpu` then loads it explicitly.
 """
 
+import os
 import sys
 import threading
 
@@ -25,6 +26,10 @@ def load():
 
     report.install_hooks()
     report.start()
+    # A TPU host has no GPU: code that reaches for CUDA must fail here as it
+    # would there, not run on a GPU this machine happens to have. (CUDA
+    # initializes lazily, so this holds unless CUDA was used before torch.)
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
     blockers.install()
     _install_tpu_module()
     if config.chips() > 0:

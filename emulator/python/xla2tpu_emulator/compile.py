@@ -5,6 +5,10 @@
 - torch.compile is patched like TorchTPU's loader does: without a backend, tpu
   inputs select "tpu" (CPU inputs aot_eager), and TPU backends default to
   dynamic=False.
+- The "tpu" backend checks its arguments as TorchTPU's TpuBackend does
+  (options, no `mode=`, no dynamic=True). Graph breaks are dynamo's business on
+  TorchTPU too (its backend docstring: "We let torch.compile() handle graph
+  breaks"), so fullgraph=True errors are dynamo's own, here as there.
 - backend="inductor" with tpu inputs raises TorchTPU's error unless
   options={"tpu_backend": "pallas"} (which the emulator cannot run).
 """
@@ -41,9 +45,45 @@ def has_tpu_inputs(example_inputs):
   return any(isinstance(x, torch.Tensor) and x.device.type == "tpu" for x in flat)
 
 
+MAX_DYNAMIC_BUCKETS = 8  # torch_tpu/_internal/compile/_backend.py
+
+
+def check_backend_arguments(kwargs):
+  """TpuBackend.__call__'s argument checks, with its texts: options are
+  validated, anything else dynamo passes (`mode=`) is refused, and so is
+  dynamic=True. The options themselves have no effect here."""
+  options = kwargs.pop("options", {}) or {}
+  buckets = options.get("num_dynamic_buckets", 1)
+  buckets = 1 if buckets is None else buckets
+  if not isinstance(buckets, int) or not 1 <= buckets <= MAX_DYNAMIC_BUCKETS:
+    raise ValueError(
+        "`num_dynamic_buckets` must be an integer between 1 and"
+        f" {MAX_DYNAMIC_BUCKETS}, got {buckets}"
+    )
+  bucket_size = options.get("bucket_size", 128)
+  bucket_size = 128 if bucket_size is None else bucket_size
+  if not isinstance(bucket_size, int) or bucket_size <= 0:
+    raise ValueError(f"`bucket_size` must be a positive integer, got {bucket_size}")
+  callback = options.get("debug_callback", None)
+  if callback is not None and not callable(callback):
+    raise TypeError("'debug_callback' must be callable")
+  if kwargs:
+    raise TypeError("Unexpected keyword arguments: {}".format(kwargs))
+  if not torch._dynamo.config.assume_static_by_default:  # pylint: disable=protected-access
+    raise NotImplementedError(
+        "TPU backend does not support torch.compile(..., dynamic=True, ...)."
+        " Please run torch.compile() with dynamic=None or default dynamism"
+        " i.e. torch.compile(model) and try again."
+    )
+
+
 def tpu_backend(gm, example_inputs, **kwargs):
   """The "tpu" dynamo backend: aot_eager on the emulated device."""
-  del kwargs  # mode= / options= (async_compile, bucket_size, ...): no effect here
+  try:
+    check_backend_arguments(dict(kwargs))
+  except (ValueError, TypeError, NotImplementedError) as e:
+    report.incompatibility("compile_arguments", str(e), frame=sys._getframe(0))  # pylint: disable=protected-access
+    raise
   global graphs_compiled
   graphs_compiled += 1
   return _registry().lookup_backend("aot_eager")(gm, example_inputs)

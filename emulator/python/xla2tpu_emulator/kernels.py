@@ -17,6 +17,7 @@ import itertools
 import math
 import sys
 import threading
+import warnings
 import weakref
 
 import torch
@@ -25,6 +26,7 @@ from torch._C import DispatchKeySet
 
 from xla2tpu_emulator import cpu_impls
 from xla2tpu_emulator import device
+from xla2tpu_emulator import devicecheck
 from xla2tpu_emulator import registry
 from xla2tpu_emulator import report
 
@@ -248,6 +250,7 @@ def make_generic(op, sync_kind=None, impl=None):
   def kernel(*args, **kwargs):
     if device.bad_fork:
       device.check_fork()
+    devicecheck.check(op, args, kwargs)
     _OPS[name] = _OPS.get(name, 0) + 1
     amap = {}
     tpu_ptrs = {}
@@ -313,7 +316,7 @@ def make_generic(op, sync_kind=None, impl=None):
       if _is_tpu(t):
         sync_meta(t, _get(ca, ck, spec))
     if sync_kind is not None:
-      _count_sync(sync_kind, args, out_tpu)
+      _count_sync(sync_kind, args, kwargs, out_tpu)
     wrapped = {}
 
     def back(r):
@@ -346,15 +349,44 @@ def make_generic(op, sync_kind=None, impl=None):
   return kernel
 
 
-def _count_sync(kind, args, out_tpu):
+# TorchTPU's own warning (a string of its C++ glue): a device-to-host copy is
+# asynchronous only into a destination that is already pinned.
+NON_BLOCKING_D2H = (
+    "non_blocking=True in .cpu() or .to('cpu') only works if the destination is"
+    " already a pinned tensor. This will block until all pending d2h copies on"
+    " the device complete."
+)
+
+
+def _non_blocking_d2h(dst):
+  frame = sys._getframe(2)  # pylint: disable=protected-access
+  if dst is not None and dst.is_pinned():
+    # Asynchronous on the chip: the destination is valid only after a sync.
+    report.warning(
+        "not_checked",
+        "non_blocking copy from tpu into pinned host memory: asynchronous on the"
+        " chip, immediate here; reading the destination before"
+        " torch.accelerator.synchronize() was not checked",
+        frame=frame,
+    )
+    return
+  warnings.warn(NON_BLOCKING_D2H, UserWarning, stacklevel=3)
+  report.warning("non_blocking_copy", NON_BLOCKING_D2H, frame=frame)
+
+
+def _count_sync(kind, args, kwargs, out_tpu):
   if kind == "item":
     host_sync("item")
   elif kind == "to":
     if not out_tpu and args and _is_tpu(args[0]):
       host_sync("cpu")
+      if kwargs.get("non_blocking"):
+        _non_blocking_d2h(None)
   elif kind == "copy":
     if len(args) >= 2 and not _is_tpu(args[0]) and _is_tpu(args[1]):
       host_sync("cpu")
+      if (args[2] if len(args) > 2 else kwargs.get("non_blocking")):
+        _non_blocking_d2h(args[0])
 
 
 def make_view(op):
@@ -437,6 +469,8 @@ def _copy_from(self, dst, non_blocking=False):
   d = cpu_alias(dst) if _is_tpu(dst) else dst
   if not _is_tpu(dst) and _is_tpu(self):
     host_sync("cpu")
+    if non_blocking:
+      _non_blocking_d2h(dst)
   d.copy_(s)
   return dst
 
@@ -524,6 +558,10 @@ def _sdpa_fwd(
     return_debug_mask=False, *, scale=None,
 ):
   name = "aten::_scaled_dot_product_fused_attention_overrideable"
+  devicecheck.check(
+      torch.ops.aten._scaled_dot_product_fused_attention_overrideable.default,  # pylint: disable=protected-access
+      (query, key, value, attn_bias), {},
+  )
   _OPS[name] = _OPS.get(name, 0) + 1
   q, k, v = cpu_alias(query), cpu_alias(key), cpu_alias(value)
   b = cpu_alias(attn_bias) if attn_bias is not None else None
@@ -616,7 +654,17 @@ def sdpa_route(
 ):
   """F.scaled_dot_product_attention on tpu: TorchTPU's SDPA choice is the
   "overrideable" fused kernel (torch's choice stub for PrivateUse1, which a
-  Python backend cannot register), so route there as torch's sdpa does."""
+  Python backend cannot register), so route there as torch's sdpa does,
+  after the device check of torch's validate_sdpa_input."""
+  for arg, t in (("key", key), ("value", value)):
+    if t.device != query.device:
+      devicecheck.fail(
+          "aten::scaled_dot_product_attention",
+          "Expected query, key, and value to have the same device type, but got"
+          f" query.device: {query.device} key.device: {key.device} and"
+          f" value.device: {value.device} instead.",
+          arg if t.device.type != "tpu" else "query",
+      )
   if attn_mask is not None and attn_mask.dtype == torch.bool:
     attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill(
         attn_mask.logical_not(), float("-inf")

@@ -4,6 +4,7 @@
   set_device_index / device_index (only index 0), synchronize, random.*
 - torch.set/get_float32_matmul_precision mapped to TorchTPU precision
 - host-sync accounting: item, tolist, bool, print, numpy, torch.save
+- data_ptr() of tpu tensors in user code: flagged as not checked
 - DTensor.from_local warning (as TorchTPU's loader)
 - torch.multiprocessing.spawn worker wrapper: exceptions recorded in workers
 """
@@ -67,6 +68,30 @@ def _patch_numpy():
     return orig(self, *args, **kwargs)
 
   torch.Tensor.numpy = numpy
+
+
+def _patch_data_ptr():
+  """A tpu tensor's data_ptr() is a device address on the chip (dereferencing
+  it from the host, ctypes or a CPU library, crashes or reads garbage); here it
+  is host memory that works. Only calls from user code are flagged: libraries
+  (DDP, safetensors) compare pointers, which is fine on both."""
+  orig = torch.Tensor.data_ptr
+
+  @functools.wraps(orig)
+  def data_ptr(self):
+    if type(self) in _PLAIN and self.device.type == "tpu":
+      frame = sys._getframe(1)  # pylint: disable=protected-access
+      if report.is_user_file(frame.f_code.co_filename):
+        report.warning(
+            "not_checked",
+            "data_ptr() of a tpu tensor is a device address on the chip; here"
+            " it is host memory, so host-side use of it (ctypes, numpy, CPU"
+            " libraries) was not checked",
+            frame=frame,
+        )
+    return orig(self)
+
+  torch.Tensor.data_ptr = data_ptr
 
 
 def _patch_save():
@@ -197,6 +222,34 @@ def _patch_accelerator():
   rnd.initial_seed = initial_seed
   rnd.get_rng_state = get_rng_state
   rnd.get_rng_state_all = lambda: [device.get_rng_state()]
+
+
+def _patch_accelerator_memory():
+  """TorchTPU's allocator is a c10::DeviceAllocator (its glue constructs one
+  and defines TpuAllocator::emptyCache), so torch.accelerator.empty_cache()
+  and the memory statistics work there (accelerate and the HF Trainer call
+  them). The emulator's tensors live in host memory without a device
+  allocator, where torch would hit an internal assert: empty_cache() does
+  nothing, statistics read as empty, and the run says HBM was not checked."""
+  c = torch._C  # pylint: disable=protected-access
+  note = (
+      "torch.accelerator memory statistics / empty_cache(): HBM use is not"
+      " modeled (statistics read as zero, free memory as the chip's HBM size),"
+      " so out-of-memory on the chip was not checked"
+  )
+
+  def is_allocator_initialized():
+    report.warning("not_checked", note, frame=sys._getframe(1))  # pylint: disable=protected-access
+    return False
+
+  def get_memory_info(device_index=None):
+    del device_index
+    report.warning("not_checked", note, frame=sys._getframe(1))  # pylint: disable=protected-access
+    total = config.hbm_bytes()
+    return (total, total)
+
+  c._accelerator_isAllocatorInitialized = is_allocator_initialized  # pylint: disable=protected-access
+  c._accelerator_getMemoryInfo = get_memory_info  # pylint: disable=protected-access
 
 
 def _patch_precision():
@@ -429,12 +482,14 @@ def install():
   ):
     _patch_method(name, kind)
   _patch_numpy()
+  _patch_data_ptr()
   _patch_save()
   _patch_storage_new()
   _patch_pin_memory()
   _patch_module_apply()
   _patch_generator()
   _patch_accelerator()
+  _patch_accelerator_memory()
   _patch_precision()
   _after_import("torch.distributed.tensor", _patch_from_local)
   _patch_spawn()

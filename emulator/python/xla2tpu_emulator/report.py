@@ -125,10 +125,6 @@ def _is_user_file_cached(filename, dirs):
 
 
 def is_user_file(filename):
-  return _is_user_file_cached(filename, _excluded_dirs())
-
-
-def is_user_file(filename):
   """True for the user's own code (not the stdlib, site-packages or the emulator)."""
   return _is_user_file_cached(filename, _excluded_dirs())
 
@@ -209,16 +205,22 @@ def start():
   })
 
 
-def incompatibility(kind, message, op=None, frames=None, frame=None):
-  """Records an incompatibility (call BEFORE raising the matching error)."""
+def incompatibility(kind, message, op=None, frames=None, frame=None, argument=None):
+  """Records an incompatibility (call BEFORE raising the matching error).
+
+  `argument`: the op argument at fault (the CPU-side tensor of a device mix).
+  """
   if frames is None:
     frames = user_frames(frame if frame is not None else sys._getframe(1))  # pylint: disable=protected-access
   file, line, function = _site(frames)
+  if len(_recorded) < 64:
+    _recorded.append(message)
   emit({
       "event": "incompatibility",
       "kind": kind,
       "message": message,
       "op": op,
+      **({"argument": argument} if argument is not None else {}),
       "file": file,
       "line": line,
       "function": function,
@@ -248,9 +250,28 @@ def warning(kind, message, frames=None, frame=None, dedupe_key=None):
   return True
 
 
+# Messages of the incompatibilities recorded so far (capped): an uncaught
+# exception that carries one was reported already.
+_recorded = []
+
+
+def _is_device_mix(message):
+  """torch's own device checks (TensorIterator, structured metas) on tpu."""
+  return "tpu" in message and (
+      "Expected all tensors to be on the same device" in message
+      or "Expected query, key, and value to have the same device type" in message
+      or ("Input type" in message and "weight type" in message)
+  )
+
+
 def exception(exc_type, exc, tb):
   frames = traceback_user_frames(tb)
   file, line, _ = _site(frames)
+  message = str(exc)
+  if _is_device_mix(message) and message not in _recorded:
+    # Raised by torch's own kernels (a TensorIterator meta), not by the
+    # emulator's checks: still a device mix-up at the user's line.
+    incompatibility("device_mismatch", message, frames=frames)
   emit({
       "event": "exception",
       "type": getattr(exc_type, "__name__", str(exc_type)),

@@ -1,0 +1,42 @@
+# Fine-tune a small sentence classifier with the Hugging Face Trainer on a Cloud TPU.
+# The Trainer finds the XLA device by itself; we only use xm for logging.
+import os
+import torch
+from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+import torch.distributed as dist
+
+
+def toy_dataset(n=16, seq_len=8, vocab=64):
+    g = torch.Generator().manual_seed(1234)
+    rows = []
+    for i in range(n):
+        ids = torch.randint(1, vocab, (seq_len,), generator=g)
+        rows.append({"input_ids": ids, "attention_mask": torch.ones(seq_len, dtype=torch.long), "labels": torch.tensor(i % 2)})
+    return rows
+
+
+def main():
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=16, num_labels=2)
+    model = BertForSequenceClassification(config)
+
+    args = TrainingArguments(
+        output_dir="trainer_out",
+        per_device_train_batch_size=4,
+        max_steps=3,
+        learning_rate=1e-3,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        seed=0,
+        dataloader_drop_last=True,
+    )
+    trainer = Trainer(model=model, args=args, train_dataset=toy_dataset())
+    result = trainer.train()
+    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+        print(f"device={args.device.type} steps={result.global_step} train_loss={result.training_loss:.6f}")
+
+
+if __name__ == "__main__":
+    main()
