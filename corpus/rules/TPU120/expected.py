@@ -8,7 +8,7 @@ def f(x):
 
 
 g = torch.compile(f, backend="tpu")
-h = torch.compile(f, backend="tpu", fullgraph=True)
+h = torch.compile(f, backend="tpu")
 
 with torch_xla.compile():  # context-manager form: reported
     y = f(torch.ones(2))

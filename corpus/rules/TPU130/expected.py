@@ -6,3 +6,5 @@ def log(loss):
 loss = None
 log(loss)
 log(loss)
+(lambda: print("step done"))()
+(lambda step: print(step))(3)

@@ -9,3 +9,5 @@ def log(loss):
 loss = None
 xm.add_step_closure(log, args=(loss,))
 xm.add_step_closure(log, args=(loss,), run_async=True)
+xm.add_step_closure(lambda: print("step done"))
+xm.add_step_closure(lambda step: print(step), args=(3,))

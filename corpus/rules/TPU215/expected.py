@@ -10,3 +10,7 @@ gathered = [1.0] * (dist.get_world_size() if dist.is_initialized() else 1)
 if dist.is_initialized():
     dist.all_gather_object(gathered, gathered[0])
 best = max(gathered)
+gathered = [3] * (dist.get_world_size() if dist.is_initialized() else 1)
+if dist.is_initialized():
+    dist.all_gather_object(gathered, gathered[0])
+first = (lambda xs: xs[0])(gathered)

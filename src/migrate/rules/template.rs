@@ -10,6 +10,7 @@
 //! | `{p:kw}`           | `, p=<text>` when the argument was passed, else nothing       |
 //! | `{p:kw=name}`      | `, name=<text>` when passed, else nothing                     |
 //! | `{p:splat}`        | a tuple/list literal's items, else `*<text>`; nothing if omitted |
+//! | `{p:callee}`       | the argument as something to call: `(<text>)` unless it is a name, attribute, call or subscript |
 //! | `{*p}`             | the variadic arguments bound to `*p`, comma-separated        |
 //! | `{**p}`            | `, k=v` for each keyword collected by `**p`                   |
 //! | `{@module.path}`   | a name bound to that module (an import is added if needed)    |
@@ -173,6 +174,7 @@ enum Piece {
     Param(String),
     Keyword { param: String, rename: String },
     Splat(String),
+    Callee(String),
     VarArgs(String),
     VarKeywords(String),
     Module(String),
@@ -249,7 +251,7 @@ impl Template {
     pub fn params(&self) -> impl Iterator<Item = &str> {
         self.pieces.iter().filter_map(|p| match p {
             Piece::Param(n) | Piece::VarArgs(n) | Piece::VarKeywords(n) => Some(n.as_str()),
-            Piece::Keyword { param, .. } | Piece::Splat(param) => Some(param.as_str()),
+            Piece::Keyword { param, .. } | Piece::Splat(param) | Piece::Callee(param) => Some(param.as_str()),
             _ => None,
         })
     }
@@ -277,6 +279,10 @@ impl Template {
                         out.push_str(&splat(&text));
                     }
                 }
+                Piece::Callee(param) => match cx.arg(param) {
+                    Some(text) => out.push_str(&callee(&text)),
+                    None => return Err(format!("required argument `{param}` is missing")),
+                },
                 Piece::VarArgs(name) => out.push_str(&cx.varargs(name).join(", ")),
                 Piece::VarKeywords(name) => {
                     for (k, v) in cx.kwargs(name) {
@@ -342,6 +348,9 @@ fn parse_placeholder(inner: &str) -> Option<Piece> {
         if spec == "splat" {
             return ident(param).then(|| Piece::Splat(param.to_string()));
         }
+        if spec == "callee" {
+            return ident(param).then(|| Piece::Callee(param.to_string()));
+        }
         let rename = match spec {
             "kw" => param,
             _ => spec.strip_prefix("kw=")?,
@@ -365,6 +374,22 @@ fn splat(text: &str) -> String {
         return format!("*{text}");
     }
     elts.iter().map(|e| &text[e.range()]).collect::<Vec<_>>().join(", ")
+}
+
+/// An expression placed before `(…)`: a lambda, conditional or operator
+/// expression binds looser than a call (`lambda xs: xs[0](g)` calls `xs[0]`),
+/// so it gets parentheses; names, attributes, calls, subscripts and text that
+/// is already parenthesised stay as they are.
+fn callee(text: &str) -> String {
+    let Ok(parsed) = ruff_python_parser::parse_expression(text) else { return format!("({text})") };
+    let expr = parsed.expr();
+    let bare = matches!(expr, Expr::Name(_) | Expr::Attribute(_) | Expr::Call(_) | Expr::Subscript(_));
+    // A parenthesised source keeps its parentheses outside the expression's range.
+    if bare || expr.range().len() < ruff_text_size::TextSize::of(text.trim()) {
+        text.to_string()
+    } else {
+        format!("({text})")
+    }
 }
 
 /// Split on commas that are not inside brackets or quotes.
@@ -471,6 +496,18 @@ mod tests {
         assert_eq!(splat("()"), "");
         assert_eq!(splat("args"), "*args");
         assert_eq!(splat("(a, *rest)"), "*(a, *rest)");
+    }
+
+    #[test]
+    fn callee_parenthesises_what_binds_looser_than_a_call() {
+        assert_eq!(callee("lambda xs: xs[0]"), "(lambda xs: xs[0])");
+        assert_eq!(callee("f if fast else g"), "(f if fast else g)");
+        assert_eq!(callee("a or b"), "(a or b)");
+        assert_eq!(callee("(lambda xs: xs[0])"), "(lambda xs: xs[0])");
+        assert_eq!(callee("np.mean"), "np.mean");
+        assert_eq!(callee("sum"), "sum");
+        assert_eq!(callee("reducers[name]"), "reducers[name]");
+        assert_eq!(callee("make_reducer(2)"), "make_reducer(2)");
     }
 
     #[test]
