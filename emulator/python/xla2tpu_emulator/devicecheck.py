@@ -20,6 +20,7 @@ The rules come from the installed torch's own native_functions.yaml (torchgen
 ships it), read with a line scan at the first check (a few ms, no YAML parser).
 """
 
+import collections
 import importlib.util
 import os
 import sys
@@ -34,7 +35,12 @@ NONE = "none"
 
 _rules = None  # op name ("aten::add.Tensor") -> ITER | NONE; absent = EXACT
 _source = None  # path of the yaml read, or None if torch ships none
-_sigs = {}  # op name -> list of (pos, name, kwonly, kind) of tensor-like args
+_sigs = {}  # op name -> [Arg] of its tensor-like arguments
+
+# A tensor-like schema argument: position, name, keyword-only, kind ("t" for
+# Tensor/Tensor?, "l" for Tensor[], "ol" for Tensor?[]) and whether it is an
+# out= argument.
+Arg = collections.namedtuple("Arg", "pos name kwonly kind out")
 
 
 def native_functions_path():
@@ -89,8 +95,7 @@ def rule(name):
 
 
 def _tensor_args(op):
-  """Tensor-like arguments of `op`'s schema: (pos, name, kwonly, kind) with
-  kind "t" (Tensor or Tensor?), "l" (Tensor[]) or "ol" (Tensor?[])."""
+  """The tensor-like arguments of `op`'s schema, as [Arg]."""
   name = op.name()
   args = _sigs.get(name)
   if args is None:
@@ -106,17 +111,19 @@ def _tensor_args(op):
       else:
         continue
       out = a.alias_info is not None and a.alias_info.is_write and a.kwarg_only
-      args.append((i, a.name, a.kwarg_only, kind, out))
+      args.append(Arg(i, a.name, a.kwarg_only, kind, out))
     _sigs[name] = args
   return args
 
 
 def _values(args, kwargs, spec):
-  i, name, kwonly, kind, _ = spec
-  v = args[i] if not kwonly and i < len(args) else kwargs.get(name)
+  if not spec.kwonly and spec.pos < len(args):
+    v = args[spec.pos]
+  else:
+    v = kwargs.get(spec.name)
   if v is None:
     return ()
-  if kind == "t":
+  if spec.kind == "t":
     return (v,) if isinstance(v, torch.Tensor) else ()
   return tuple(x for x in v if isinstance(x, torch.Tensor))
 
@@ -138,21 +145,21 @@ def _check_exact(name, specs, args, kwargs):
   # torchgen checks out= then positional arguments; inputs go first here, so
   # that an output allocated from a CPU input's options (bmm's meta uses
   # mat2's) is not what the message blames.
-  ordered = [s for s in specs if not s[2]] + [s for s in specs if s[4]]
+  ordered = [s for s in specs if not s.kwonly] + [s for s in specs if s.out]
   common = None
   for spec in ordered:
     for t in _values(args, kwargs, spec):
       if common is None:
         common, first = t.device, spec
       elif t.device != common:
-        msg = _exact_message(name, spec[1], t, common, specs, args, kwargs)
+        msg = _exact_message(name, spec.name, t, common, specs, args, kwargs)
         _fail(name, msg, spec if t.device.type != "tpu" else first)
 
 
 def _exact_message(name, arg, t, common, specs, args, kwargs):
   if "convolution" in name:
     # The convolution kernels compare types before codegen's check would.
-    vals = {s[1]: _values(args, kwargs, s) for s in specs}
+    vals = {s.name: _values(args, kwargs, s) for s in specs}
     inp, weight = vals.get("input", ()), vals.get("weight", ())
     if inp and weight and inp[0].device != weight[0].device:
       return (
@@ -179,7 +186,7 @@ def _check_iter(name, specs, args, kwargs):
   first = None
   seen = []
   for spec in specs:
-    if spec[3] == "ol":
+    if spec.kind == "ol":
       continue  # index tensors: moved to the device by the kernel
     for t in _values(args, kwargs, spec):
       seen.append((spec, t))
@@ -197,11 +204,11 @@ def _check_iter(name, specs, args, kwargs):
 
 
 def _cpu_scalar(t, spec):
-  return t.device.type == "cpu" and t.dim() == 0 and not spec[4]
+  return t.device.type == "cpu" and t.dim() == 0 and not spec.out
 
 
 def _fail(name, msg, off_device):
-  fail(name, msg, off_device[1], frame=sys._getframe(1))  # pylint: disable=protected-access
+  fail(name, msg, off_device.name, frame=sys._getframe(1))  # pylint: disable=protected-access
 
 
 def fail(name, msg, arg, frame=None):
