@@ -132,7 +132,6 @@ def capture_report(tmp_path, monkeypatch):
   monkeypatch.setenv("XLA2TPU_EMULATOR_REPORT", str(d))
   monkeypatch.setattr(report, "_fd", None)
   monkeypatch.setattr(report, "_warned", set())
-  monkeypatch.setattr(report, "_recorded", [])
 
   def events():
     evs = read_events(str(d)).get(os.getpid(), [])

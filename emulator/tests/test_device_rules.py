@@ -119,6 +119,17 @@ def test_device_mix_from_torchs_own_checks_is_reported(capture_report):
   report.exception(RuntimeError, RuntimeError("Expected all tensors to be on the same device, cuda:0 and cpu"), None)
   kinds = [e["kind"] for e in capture_report() if e["event"] == "incompatibility"]
   assert kinds == ["device_mismatch"]  # not about tpu: not ours to report
+  # Raised by the emulator's check (recorded then) and wrapped on the way up,
+  # as dynamo wraps a backend's error: not reported twice.
+  try:
+    try:
+      raise report.reported(RuntimeError(msg))
+    except RuntimeError as e:
+      raise RuntimeError(f"backend='tpu' raised: {e}") from e
+  except RuntimeError as wrapped:
+    report.exception(RuntimeError, wrapped, None)
+  kinds = [e["kind"] for e in capture_report() if e["event"] == "incompatibility"]
+  assert kinds == ["device_mismatch"]
 
 
 def test_foreach_ops_check_devices():

@@ -31,7 +31,17 @@ pub mod exit {
     pub const PROGRAM_FAILED: u8 = 3;
 }
 
-const AFTER_HELP: &str = "\
+/// What a CPU cannot tell about a run, said in `--help` and after every
+/// finished run (the emulator adds `not_checked` warnings for what it saw the
+/// program rely on). A macro, so that `AFTER_HELP` can be built with `concat!`.
+macro_rules! not_checked {
+    () => {
+        "bf16 matmul numerics, HBM capacity, XLA compilation, dtypes a TorchTPU kernel refuses, speed"
+    };
+}
+
+const AFTER_HELP: &str = concat!(
+    "\
 Exit codes:
   0  the program finished and nothing it did fails on TorchTPU 0.2.0
   1  the program hit a TorchTPU 0.2.0 incompatibility (reported with file and line)
@@ -40,12 +50,10 @@ Exit codes:
 
 The emulator models TorchTPU's API surface, operator registry, device rules (a tensor or module
 left on the CPU fails as on the chip), launch environment, process groups (on gloo) and autocast
-op list. It cannot check bf16 matmul numerics, HBM capacity, XLA compilation, dtypes a kernel
-refuses, or speed; each finished run says so.";
-
-/// What a CPU cannot tell about a run, said after every finished run (the
-/// emulator adds `not_checked` warnings for what it saw the program rely on).
-const NOT_CHECKED: &str = "bf16 matmul numerics, HBM capacity, XLA compilation, dtypes a TorchTPU kernel refuses, speed";
+op list. Each finished run says what it cannot check: ",
+    not_checked!(),
+    "."
+);
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = AFTER_HELP)]
@@ -216,7 +224,7 @@ fn render_finished(out: &mut impl Write, report: &RunReport, torch: &str, chips:
         "  host syncs: {total}{}",
         if sites.is_empty() { String::new() } else { format!(" ({})", sites.join(", ")) }
     )?;
-    writeln!(out, "  not checked on a CPU: {NOT_CHECKED}")?;
+    writeln!(out, concat!("  not checked on a CPU: ", not_checked!()))?;
     Ok(())
 }
 

@@ -35,7 +35,7 @@ NONE = "none"
 
 _rules = None  # op name ("aten::add.Tensor") -> ITER | NONE; absent = EXACT
 _source = None  # path of the yaml read, or None if torch ships none
-_sigs = {}  # op name -> [Arg] of its tensor-like arguments
+_plans = {}  # OpOverload -> None (no check) or (checker, op name, [Arg])
 
 # A tensor-like schema argument: position, name, keyword-only, kind ("t" for
 # Tensor/Tensor?, "l" for Tensor[], "ol" for Tensor?[]) and whether it is an
@@ -96,23 +96,19 @@ def rule(name):
 
 def _tensor_args(op):
   """The tensor-like arguments of `op`'s schema, as [Arg]."""
-  name = op.name()
-  args = _sigs.get(name)
-  if args is None:
-    args = []
-    for i, a in enumerate(op._schema.arguments):  # pylint: disable=protected-access
-      t = str(a.type)
-      if t in ("Tensor", "Optional[Tensor]"):
-        kind = "t"
-      elif t == "List[Tensor]":
-        kind = "l"
-      elif t == "List[Optional[Tensor]]":
-        kind = "ol"
-      else:
-        continue
-      out = a.alias_info is not None and a.alias_info.is_write and a.kwarg_only
-      args.append(Arg(i, a.name, a.kwarg_only, kind, out))
-    _sigs[name] = args
+  args = []
+  for i, a in enumerate(op._schema.arguments):  # pylint: disable=protected-access
+    t = str(a.type)
+    if t in ("Tensor", "Optional[Tensor]"):
+      kind = "t"
+    elif t == "List[Tensor]":
+      kind = "l"
+    elif t == "List[Optional[Tensor]]":
+      kind = "ol"
+    else:
+      continue
+    out = a.alias_info is not None and a.alias_info.is_write and a.kwarg_only
+    args.append(Arg(i, a.name, a.kwarg_only, kind, out))
   return args
 
 
@@ -129,16 +125,25 @@ def _values(args, kwargs, spec):
 
 
 def check(op, args, kwargs):
-  """Raises as a device backend would if `op`'s tensors are on two devices."""
+  """Raises as a device backend would if `op`'s tensors are on two devices.
+
+  Runs before every tpu kernel: what depends only on the op is worked out on
+  its first call."""
+  try:
+    plan = _plans[op]
+  except KeyError:
+    plan = _plans[op] = _plan(op)
+  if plan is not None:
+    checker, name, specs = plan
+    checker(name, specs, args, kwargs)
+
+
+def _plan(op):
   name = op.name()
   how = rule(name)
   if how == NONE:
-    return
-  specs = _tensor_args(op)
-  if how == EXACT:
-    _check_exact(name, specs, args, kwargs)
-  else:
-    _check_iter(name, specs, args, kwargs)
+    return None
+  return (_check_exact if how == EXACT else _check_iter), name, _tensor_args(op)
 
 
 def _check_exact(name, specs, args, kwargs):
@@ -153,7 +158,7 @@ def _check_exact(name, specs, args, kwargs):
         common, first = t.device, spec
       elif t.device != common:
         msg = _exact_message(name, spec.name, t, common, specs, args, kwargs)
-        _fail(name, msg, spec if t.device.type != "tpu" else first)
+        fail(name, msg, _blamed(t, spec, first))
 
 
 def _exact_message(name, arg, t, common, specs, args, kwargs):
@@ -200,24 +205,23 @@ def _check_iter(name, specs, args, kwargs):
           "Expected all tensors to be on the same device, but found at least"
           f" two devices, {common} and {t.device}!"
       )
-      _fail(name, msg, spec if t.device.type != "tpu" else first)
+      fail(name, msg, _blamed(t, spec, first))
 
 
 def _cpu_scalar(t, spec):
   return t.device.type == "cpu" and t.dim() == 0 and not spec.out
 
 
-def _fail(name, msg, off_device):
-  fail(name, msg, off_device.name, frame=sys._getframe(1))  # pylint: disable=protected-access
+def _blamed(t, spec, first):
+  """The argument not on tpu: `t`'s, unless `t` is the tpu one and the
+  tensors seen first (argument `first`) were elsewhere."""
+  return spec.name if t.device.type != "tpu" else first.name
 
 
-def fail(name, msg, arg, frame=None):
-  """Records the mix-up at the user's line, naming the off-device argument."""
+def fail(name, msg, arg):
+  """Records the mix-up at the user's line, naming the off-device argument,
+  and raises torch's error (marked as reported)."""
   report.incompatibility(
-      "device_mismatch",
-      msg,
-      op=name,
-      frame=frame if frame is not None else sys._getframe(1),  # pylint: disable=protected-access
-      argument=arg,
+      "device_mismatch", msg, op=name, frame=sys._getframe(1), argument=arg  # pylint: disable=protected-access
   )
-  raise RuntimeError(msg)
+  raise report.reported(RuntimeError(msg))

@@ -553,15 +553,15 @@ def _sdpa_forward_cpu(q, k, v, bias, p, is_causal, scale, seed):
   return torch.matmul(probd, v), prob, mask, s
 
 
+_SDPA_OP = torch.ops.aten._scaled_dot_product_fused_attention_overrideable.default  # pylint: disable=protected-access
+
+
 def _sdpa_fwd(
     query, key, value, attn_bias=None, dropout_p=0.0, is_causal=False,
     return_debug_mask=False, *, scale=None,
 ):
   name = "aten::_scaled_dot_product_fused_attention_overrideable"
-  devicecheck.check(
-      torch.ops.aten._scaled_dot_product_fused_attention_overrideable.default,  # pylint: disable=protected-access
-      (query, key, value, attn_bias), {},
-  )
+  devicecheck.check(_SDPA_OP, (query, key, value, attn_bias), {})
   _OPS[name] = _OPS.get(name, 0) + 1
   q, k, v = cpu_alias(query), cpu_alias(key), cpu_alias(value)
   b = cpu_alias(attn_bias) if attn_bias is not None else None

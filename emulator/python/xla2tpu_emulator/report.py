@@ -213,8 +213,6 @@ def incompatibility(kind, message, op=None, frames=None, frame=None, argument=No
   if frames is None:
     frames = user_frames(frame if frame is not None else sys._getframe(1))  # pylint: disable=protected-access
   file, line, function = _site(frames)
-  if len(_recorded) < 64:
-    _recorded.append(message)
   emit({
       "event": "incompatibility",
       "kind": kind,
@@ -250,9 +248,21 @@ def warning(kind, message, frames=None, frame=None, dedupe_key=None):
   return True
 
 
-# Messages of the incompatibilities recorded so far (capped): an uncaught
-# exception that carries one was reported already.
-_recorded = []
+def reported(exc):
+  """Marks an error whose incompatibility was recorded before it was raised."""
+  exc.xla2tpu_reported = True
+  return exc
+
+
+def _was_reported(exc):
+  """True if `exc`, or an error it was raised from or while handling, is marked."""
+  seen = set()
+  while exc is not None and id(exc) not in seen:
+    if getattr(exc, "xla2tpu_reported", False):
+      return True
+    seen.add(id(exc))
+    exc = exc.__cause__ or exc.__context__
+  return False
 
 
 def _is_device_mix(message):
@@ -268,7 +278,7 @@ def exception(exc_type, exc, tb):
   frames = traceback_user_frames(tb)
   file, line, _ = _site(frames)
   message = str(exc)
-  if _is_device_mix(message) and message not in _recorded:
+  if _is_device_mix(message) and not _was_reported(exc):
     # Raised by torch's own kernels (a TensorIterator meta), not by the
     # emulator's checks: still a device mix-up at the user's line.
     incompatibility("device_mismatch", message, frames=frames)
