@@ -291,3 +291,18 @@ def test_compile_graph_breaks_are_dynamos_business():
   with pytest.raises(Exception, match="(?i)graph break|unsupported"):
     torch.compile(f, backend="tpu", fullgraph=True)(x)
   torch._dynamo.reset()  # pylint: disable=protected-access
+
+
+# -- Memory: TorchTPU's allocator answers torch.accelerator's memory API; HBM
+# itself is not modeled, and the run says so.
+
+def test_accelerator_memory_api_works_and_is_flagged_not_checked(capture_report):
+  from xla2tpu_emulator import config  # pylint: disable=import-outside-toplevel
+
+  torch.ones(3).to("tpu")
+  torch.accelerator.empty_cache()
+  assert torch.accelerator.memory_allocated() == 0
+  assert torch.accelerator.get_memory_info() == (config.hbm_bytes(), config.hbm_bytes())
+  warns = [e for e in capture_report() if e["event"] == "warning"]
+  assert {w["kind"] for w in warns} == {"not_checked"}
+  assert all("HBM" in w["message"] and w["file"] == os.path.abspath(__file__) for w in warns)
