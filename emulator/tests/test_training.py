@@ -130,6 +130,20 @@ def test_autocast_bf16():
   assert (a @ w).dtype == torch.float32
 
 
+def test_autocast_softmax_guidance_keeps_float32():
+  """TPU301's note, run: a float32 input keeps log_softmax in float32 under
+  autocast("tpu"), as torch_xla's autocast policy did, and matches it exactly."""
+  logits = torch.randn(4, 8, device="tpu")
+  w = torch.randn(8, 8, device="tpu")
+  with torch.autocast("tpu", dtype=torch.bfloat16):
+    mm = logits @ w
+    plain = F.log_softmax(mm, dim=-1)
+    kept = F.log_softmax(mm.float(), dim=-1)
+  assert plain.dtype == torch.bfloat16  # the numerical change the note reports
+  assert kept.dtype == torch.float32
+  torch.testing.assert_close(kept.cpu(), F.log_softmax(mm.float().cpu(), dim=-1))
+
+
 def test_grad_scaler_fails_through_registry():
   model = torch.nn.Linear(2, 2).tpu()
   opt = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -297,6 +297,12 @@ impl Pass<'_> {
         if !imports.is_empty() {
             edits.extend(import_edits(self.module, self.text, &imports));
         }
+        // Two fixes may need the same edit (two launchers of one worker insert its prelude):
+        // it is made once.
+        edits.sort_by(|a, b| {
+            (a.range.start(), a.range.end(), &a.content).cmp(&(b.range.start(), b.range.end(), &b.content))
+        });
+        edits.dedup_by(|a, b| a.range == b.range && a.content == b.content);
         let next = fix::apply(self.text, &mut edits)?;
         Some((next, edits))
     }

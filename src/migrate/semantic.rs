@@ -381,16 +381,17 @@ impl Semantic {
             Expr::Name(name) if !self.star_import && !self.imported.contains(name.id.as_str()) => None,
             Expr::Name(name) => match self.resolve(&name.id, scope, name.range.start()) {
                 Resolution::Import { binding, also } => Some(Qualified {
-                    name: self.bindings[binding].qualified().unwrap_or_default().to_string(),
+                    name: modern_module(self.bindings[binding].qualified().unwrap_or_default()),
                     bindings: also,
                 }),
-                Resolution::Star(name) => Some(Qualified { name, bindings: Vec::new() }),
+                Resolution::Star(name) => Some(Qualified { name: modern_module(&name), bindings: Vec::new() }),
                 Resolution::Other | Resolution::Unbound => None,
             },
             Expr::Attribute(attr) => {
                 let mut q = self.qualified_name(&attr.value, scope)?;
                 q.name.push('.');
                 q.name.push_str(&attr.attr.id);
+                q.name = modern_module(&q.name);
                 Some(q)
             }
             _ => None,
@@ -564,6 +565,33 @@ impl Builder {
             }
         });
     }
+}
+
+/// torch_xla's 2019 package, `torch_xla_py`, under the name its modules moved to: rules
+/// match the modern qualified names, so code that never moved on is still migrated.
+/// (`torch_xla_py.xla_model.mark_step` → `torch_xla.core.xla_model.mark_step`.)
+fn modern_module(name: &str) -> String {
+    const MOVED: &[(&str, &str)] = &[
+        ("xla_model", "core.xla_model"),
+        ("xla_env_vars", "core.xla_env_vars"),
+        ("functions", "core.functions"),
+        ("data_parallel", "distributed.data_parallel"),
+        ("parallel_loader", "distributed.parallel_loader"),
+        ("xla_multiprocessing", "distributed.xla_multiprocessing"),
+        ("xla_dist", "distributed.xla_dist"),
+        ("utils", "utils.utils"),
+        ("keyd_queue", "utils.keyd_queue"),
+        ("metrics", "debug.metrics"),
+        ("model_comparator", "debug.model_comparator"),
+    ];
+    let Some(rest) = name.strip_prefix("torch_xla_py") else { return name.to_string() };
+    let Some(rest) = rest.strip_prefix('.') else {
+        return if rest.is_empty() { "torch_xla".to_string() } else { name.to_string() };
+    };
+    let (module, tail) = rest.split_once('.').map_or((rest, ""), |(m, t)| (m, t));
+    let moved = MOVED.iter().find(|(old, _)| *old == module).map_or(module, |(_, new)| new);
+    let tail = if tail.is_empty() { String::new() } else { format!(".{tail}") };
+    format!("torch_xla.{moved}{tail}")
 }
 
 impl<'a> Visitor<'a> for Builder {
@@ -795,6 +823,21 @@ mod tests {
             },
             _ => None,
         }
+    }
+
+    #[test]
+    fn torch_xla_py_names_resolve_to_their_modern_modules() {
+        // End to end (imports, aliases, attribute chains): corpus/migrate/defect_r2_11_torch_xla_py.
+        assert_eq!(modern_module("torch_xla_py.xla_model.mark_step"), "torch_xla.core.xla_model.mark_step");
+        assert_eq!(
+            modern_module("torch_xla_py.data_parallel.DataParallel"),
+            "torch_xla.distributed.data_parallel.DataParallel"
+        );
+        assert_eq!(modern_module("torch_xla_py.utils"), "torch_xla.utils.utils");
+        assert_eq!(modern_module("torch_xla_py"), "torch_xla");
+        assert_eq!(modern_module("torch_xla_pyx.a"), "torch_xla_pyx.a");
+        assert_eq!(modern_module("torch_xla_py.new_thing.f"), "torch_xla.new_thing.f");
+        assert_eq!(modern_module("torch_xla.core.xla_model"), "torch_xla.core.xla_model");
     }
 
     #[test]

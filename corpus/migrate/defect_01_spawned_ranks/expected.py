@@ -32,12 +32,14 @@ def launch_nested(n):
         print(f"{tag} rank {rank} of {world}", flush=True)
 
     torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=n)
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
     # torchrun's rendezvous variables, which torch.multiprocessing does not set
     os.environ.setdefault("MASTER_ADDR", "localhost")
     os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(n)
-    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * n)
-    mp.start_processes(_worker, args=(), nprocs=n, start_method="fork")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.start_processes(_worker, args=(), nprocs=nprocs, start_method="fork")
 
 
 def main():
@@ -47,12 +49,14 @@ def main():
     n = args.nprocs
 
     torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=n)
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
     # torchrun's rendezvous variables, which torch.multiprocessing does not set
     os.environ.setdefault("MASTER_ADDR", "localhost")
     os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(n)
-    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * n)
-    mp.spawn(_mp_fn, args=(n,), nprocs=n)
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(_mp_fn, args=(n,), nprocs=nprocs)
     launch_nested(n)
 
 

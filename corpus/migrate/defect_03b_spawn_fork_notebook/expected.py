@@ -41,9 +41,11 @@ def train_loop(index, flags):
 # %%
 flags = {"lr": 0.1}
 torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=NUM_CORES)
+# one process per chip the launcher set up on this host (every attached chip by default)
+nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
 # torchrun's rendezvous variables, which torch.multiprocessing does not set
 os.environ.setdefault("MASTER_ADDR", "localhost")
 os.environ.setdefault("MASTER_PORT", "29500")
-os.environ["LOCAL_WORLD_SIZE"] = str(NUM_CORES)
-os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * NUM_CORES)
-mp.start_processes(train_loop, args=(flags,), nprocs=NUM_CORES, start_method="fork")
+os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+mp.start_processes(train_loop, args=(flags,), nprocs=nprocs, start_method="fork")

@@ -1,12 +1,13 @@
 # Train a transformer block stack with torch_xla FSDP (v1, one process per core).
+import os
 import functools
 
 import torch
 import torch.nn as nn
-import torch_xla.distributed.xla_multiprocessing as xmp
 from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP, checkpoint_module
 from torch_xla.distributed.fsdp.wrap import transformer_auto_wrap_policy
 import torch.distributed as dist
+import torch.multiprocessing as mp
 
 
 class Block(nn.Module):
@@ -24,6 +25,9 @@ class Block(nn.Module):
 
 
 def _mp_fn(index):
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     torch.manual_seed(0)
     model = nn.Sequential(*[Block(32) for _ in range(2)])
@@ -46,4 +50,12 @@ def _mp_fn(index):
 
 
 if __name__ == "__main__":
-    xmp.spawn(_mp_fn, args=(), nprocs=None)
+    torch.tpu.distributed.set_tpu_launch_env()
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(_mp_fn, args=(), nprocs=nprocs)

@@ -22,9 +22,11 @@ def _run(index):
 if __name__ == "__main__":
     nprocs = int(sys.argv[1]) if len(sys.argv) > 1 else 8
     torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs_2 = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
     # torchrun's rendezvous variables, which torch.multiprocessing does not set
     os.environ.setdefault("MASTER_ADDR", "localhost")
     os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
-    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
-    mp.spawn(_run, args=(), nprocs=nprocs)
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs_2)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs_2)
+    mp.spawn(_run, args=(), nprocs=nprocs_2)

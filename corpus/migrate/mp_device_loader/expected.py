@@ -1,10 +1,10 @@
 import os
 import torch
 import torch.nn as nn
-import torch_xla.distributed.xla_multiprocessing as xmp
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 import torch.distributed as dist
+import torch.multiprocessing as mp
 
 
 def build_loader(batch_size):
@@ -14,6 +14,9 @@ def build_loader(batch_size):
 
 
 def train_fn(rank):
+    os.environ["LOCAL_RANK"] = str(rank)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + rank)
+    dist.init_process_group("tpu_dist")
     torch.manual_seed(0)  # weights and data drawn on the CPU
     device = torch.device("tpu:0")
     model = nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 1)).to(device)
@@ -33,7 +36,16 @@ def train_fn(rank):
             optimizer.step()
         if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
             print("epoch", epoch, "loss", f"{loss.item():.6f}")
+    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} done")
 
 
 if __name__ == "__main__":
-    xmp.spawn(train_fn, args=())
+    torch.tpu.distributed.set_tpu_launch_env()
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(train_fn, args=(), nprocs=nprocs)

@@ -29,6 +29,7 @@ def train_fn(rank):
             loss.backward()
             xm.optimizer_step(optimizer)
         xm.master_print("epoch", epoch, "loss", f"{loss.item():.6f}")
+    print(f"rank {xr.global_ordinal()} of {xr.world_size()} done")
 
 
 if __name__ == "__main__":

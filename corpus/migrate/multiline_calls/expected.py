@@ -2,7 +2,6 @@ import os
 import sys
 
 import torch
-import torch_xla.core.xla_model as xm
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
@@ -18,11 +17,9 @@ def worker(
     dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     loss = torch.tensor(1.0, device=device)
-    loss = xm.all_reduce(
-        xm.REDUCE_SUM,
-        loss,
-        scale=1.0 / (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))),
-    )
+    reduced = loss.clone()  # xm.all_reduce returned a new tensor
+    dist.all_reduce(reduced, op=dist.ReduceOp.SUM)
+    loss = reduced * (1.0 / (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
     torch.accelerator.synchronize()
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         print("loss:", loss.item(), "config:", config)
@@ -32,9 +29,11 @@ def worker(
 
 if __name__ == "__main__":
     torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=NPROCS)
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
     # torchrun's rendezvous variables, which torch.multiprocessing does not set
     os.environ.setdefault("MASTER_ADDR", "localhost")
     os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(NPROCS)
-    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * NPROCS)
-    mp.spawn(worker, args=({"lr": 0.1},), nprocs=NPROCS)
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(worker, args=({"lr": 0.1},), nprocs=nprocs)

@@ -88,9 +88,11 @@ if __name__ == "__main__":
     parser.add_argument("--num_cores", type=int, default=FLAGS["num_cores"])
     FLAGS["num_cores"] = parser.parse_args().num_cores
     torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=FLAGS["num_cores"])
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
     # torchrun's rendezvous variables, which torch.multiprocessing does not set
     os.environ.setdefault("MASTER_ADDR", "localhost")
     os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(FLAGS["num_cores"])
-    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * FLAGS["num_cores"])
-    mp.start_processes(_mp_fn, args=(FLAGS,), nprocs=FLAGS["num_cores"], start_method="fork")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.start_processes(_mp_fn, args=(FLAGS,), nprocs=nprocs, start_method="fork")

@@ -8,3 +8,22 @@ hw = xm.xla_device_hw(xm.xla_device())
 if xr.device_type() == "TPU":
     print("tpu")
 acc = torch.accelerator.current_accelerator()  # already portable: untouched
+
+
+def kind_through_a_variable(d):
+    hw = xm.xla_device_hw(d)  # carried over: its comparisons below
+    print(f"hardware {hw}")
+    return hw in ("TPU", "NEURON") or hw != 'CPU'
+
+
+def kind_never_tpu(d):
+    kind = xm.xla_device_hw(d)  # reported: "GPU" can never match on TorchTPU
+    return kind == "GPU"
+
+
+def kind_passed_on(d):
+    kind = xr.device_type()  # reported: compared out of sight
+    return configure(kind)
+
+
+available = xr.device_type() is not None  # reported: the TorchTPU kind is never None

@@ -3,7 +3,6 @@ import torch_xla.utils.utils as xu
 import torch_xla.core.xla_model as xm
 from torch_xla.utils.dlpack import to_dlpack
 
-loader = xu.SampleGenerator(data=(x, y), sample_count=100)
 steps = xu.getenv_as("STEPS", int, 10)
 tracker = xm.RateTracker()
 capsule = to_dlpack(t)

@@ -1,7 +1,18 @@
-# TPU207 all-reduce: reported only
+# TPU207 all-reduce
 import torch
+import torch.distributed as dist
 import torch_xla.core.xla_model as xm
 
+dist.init_process_group("gloo")  # this file creates the process group: its collectives convert
 t = torch.ones(2)
-t = xm.all_reduce(xm.REDUCE_SUM, t, scale=0.5)
-xm.all_reduce("sum", [t, t])
+reduced = t.clone()  # xm.all_reduce returned a new tensor
+dist.all_reduce(reduced, op=dist.ReduceOp.SUM)
+t = reduced * 0.5
+reduced = t.clone()  # xm.all_reduce returned a new tensor
+dist.all_reduce(reduced, op=dist.ReduceOp.SUM)
+mean = reduced * (1.0 / dist.get_world_size())
+reduced = t.clone()  # xm.all_reduce returned a new tensor
+dist.all_reduce(reduced, op=dist.ReduceOp.MAX)
+peak = reduced
+xm.all_reduce("sum", [t, t])  # a list, reduced in place, and a string reduce type: reported
+grouped = xm.all_reduce(xm.REDUCE_SUM, t, groups=[[0, 1]])  # replica groups: reported

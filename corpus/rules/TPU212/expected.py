@@ -30,12 +30,14 @@ def launch(n):
         print(index, n)
 
     torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=n)
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
     # torchrun's rendezvous variables, which torch.multiprocessing does not set
     os.environ.setdefault("MASTER_ADDR", "localhost")
     os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(n)
-    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * n)
-    mp.spawn(nested, args=(n,), nprocs=n)
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(nested, args=(n,), nprocs=nprocs)
 
 
 if __name__ == "__main__":
@@ -53,8 +55,32 @@ if __name__ == "__main__":
     os.environ["LOCAL_WORLD_SIZE"] = str(8)
     os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * 8)
     mp.start_processes(gn, args=(), nprocs=8, start_method="fork")
-    xmp.spawn(gn, args=())  # no nprocs: reported
-    xmp.spawn(gn, nprocs=None)  # every chip: reported, TorchTPU needs the count
-    xmp.spawn(gn, nprocs=len(range(4)))  # computed by a call: reported
+    torch.tpu.distributed.set_tpu_launch_env()
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(gn, args=(), nprocs=nprocs)  # no nprocs: every attached chip
+    torch.tpu.distributed.set_tpu_launch_env()
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(gn, args=(), nprocs=nprocs)  # every attached chip, as torch_xla did
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=len(range(4)))
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(gn, args=(), nprocs=nprocs)  # computed by a call: evaluated once, may be None
     xmp.spawn(train_worker, nprocs=4)  # worker defined elsewhere: reported
     xmp.spawn(lambda i: print(i), nprocs=2)  # not a function of this file: reported

@@ -22,8 +22,8 @@ def launch(n):
 if __name__ == "__main__":
     xmp.spawn(fn, args=({"a": 1},), nprocs=4)
     xmp.spawn(gn, nprocs=8, start_method="fork")
-    xmp.spawn(gn, args=())  # no nprocs: reported
-    xmp.spawn(gn, nprocs=None)  # every chip: reported, TorchTPU needs the count
-    xmp.spawn(gn, nprocs=len(range(4)))  # computed by a call: reported
+    xmp.spawn(gn, args=())  # no nprocs: every attached chip
+    xmp.spawn(gn, nprocs=None)  # every attached chip, as torch_xla did
+    xmp.spawn(gn, nprocs=len(range(4)))  # computed by a call: evaluated once, may be None
     xmp.spawn(train_worker, nprocs=4)  # worker defined elsewhere: reported
     xmp.spawn(lambda i: print(i), nprocs=2)  # not a function of this file: reported

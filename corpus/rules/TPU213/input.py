@@ -1,4 +1,4 @@
-# TPU213 launch: reported only
+# TPU213 launch
 import torch_xla
 
 
@@ -7,5 +7,5 @@ def fn(index):
 
 
 if __name__ == "__main__":
-    torch_xla.launch(fn)
-    torch_xla.launch(fn, args=(), debug_single_process=True)
+    torch_xla.launch(fn)  # every attached chip, or in place under torchrun
+    torch_xla.launch(fn, args=(), debug_single_process=True)  # one process, no group: reported

@@ -3,7 +3,8 @@
 //! loop that consumes it, the idiom TorchTPU's documentation gives. The fix
 //! edits the loader and every loop over it, so it is only offered when all of
 //! them can be seen: the loader is iterated right where it is built, or held in
-//! a name that the same function only iterates (or takes the `len` of).
+//! a name that the same function only iterates (or takes the `len` of) or passes
+//! to a function of this file that only iterates it.
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
@@ -11,7 +12,12 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 
 use super::Checker;
 use crate::migrate::fix::Edit;
+use crate::migrate::semantic::ScopeId;
 use crate::source::{indentation_at, line_start, newline_of};
+
+/// A loop over a loader, the name it iterates, and the scope of the function of
+/// this file the loader was passed to (`None`: the function that builds it).
+type LoopOver<'a> = (Loop<'a>, &'a str, Option<ScopeId>);
 
 /// A loop that consumes a loader: the expression yielding its batches (inside
 /// `enumerate(…)` when wrapped), the target receiving each batch, the body.
@@ -51,13 +57,19 @@ impl<'a> Checker<'a> {
             Stmt::Assign(a) if a.value.range() == call.range() && a.targets.len() == 1 => {
                 let Expr::Name(holder) = &a.targets[0] else { return Err("the loader is not held in a name".into()) };
                 edits.push(Edit::replace(call.range(), loader));
-                for l in self.loops_over(holder)? {
+                for (l, name, callee) in self.loops_over(holder)? {
                     let device = match per_device_loader(l.batches) {
                         Some((_, d)) => {
-                            edits.push(Edit::replace(l.batches.range(), holder.id.as_str()));
+                            edits.push(Edit::replace(l.batches.range(), name));
                             self.src(d.range()).to_string()
                         }
-                        None => device.ok_or_else(unnamed)?.to_string(),
+                        None => {
+                            let device = device.ok_or_else(unnamed)?;
+                            if let Some(scope) = callee {
+                                self.visible_in(device, a.range.start(), scope, l.body)?;
+                            }
+                            device.to_string()
+                        }
                     };
                     edits.push(self.move_batch(&l, &device, torch)?);
                 }
@@ -67,20 +79,73 @@ impl<'a> Checker<'a> {
         Ok(edits)
     }
 
-    /// Every loop over `holder` in the enclosing function; any other use of it
-    /// (but `len(holder)`) makes the loader unconvertible.
-    fn loops_over(&self, holder: &'a ast::ExprName) -> Result<Vec<Loop<'a>>, String> {
+    /// Every loop over `holder` in the enclosing function, and in the functions of
+    /// this file it is passed to (`train_loop_fn(loader, epoch)`): each loop with
+    /// the name it iterates and, for a followed function, that function's scope.
+    /// Any other use (but `len(holder)`) makes the loader unconvertible.
+    fn loops_over(&self, holder: &'a ast::ExprName) -> Result<Vec<LoopOver<'a>>, String> {
         let body = *self.scope_body.last().ok_or("no enclosing body")?;
-        let mut uses = Uses { name: holder.id.as_str(), loops: Vec::new(), other: None };
+        let mut uses = Uses::new(holder.id.as_str());
         uses.visit_body(body);
         if let Some(other) = uses.other {
             let line = self.src(other);
             return Err(format!("`{}` is used outside a `for` loop over it (`{line}`)", holder.id));
         }
-        if uses.loops.is_empty() {
+        let mut loops: Vec<LoopOver<'a>> = uses.loops.into_iter().map(|l| (l, holder.id.as_str(), None)).collect();
+        for (call, index) in uses.passed {
+            let (def, scope) = self.local_function(call).ok_or_else(|| {
+                format!(
+                    "`{}` is passed to `{}`, which is not a function of this file",
+                    holder.id,
+                    self.src(call.func.range())
+                )
+            })?;
+            let param = def
+                .parameters
+                .posonlyargs
+                .iter()
+                .chain(def.parameters.args.iter())
+                .nth(index)
+                .ok_or_else(|| format!("`{}` takes no parameter for `{}`", def.name.id, holder.id))?
+                .name()
+                .id
+                .as_str();
+            let mut inner = Uses::new(param);
+            inner.visit_body(&def.body);
+            if let Some(other) = inner.other.or(inner.passed.first().map(|(c, _)| c.range())) {
+                return Err(format!(
+                    "`{param}` (the loader `{}` passed to `{}`) is used outside a `for` loop over it (`{}`)",
+                    holder.id,
+                    def.name.id,
+                    self.src(other)
+                ));
+            }
+            loops.extend(inner.loops.into_iter().map(|l| (l, param, Some(scope))));
+        }
+        if loops.is_empty() {
             return Err(format!("no `for` loop over `{}` in this function", holder.id));
         }
-        Ok(uses.loops)
+        Ok(loops)
+    }
+
+    /// The function of this file a call calls (by its name), and its scope.
+    fn local_function(&self, call: &ExprCall) -> Option<(&'a ast::StmtFunctionDef, ScopeId)> {
+        let Expr::Name(name) = &*call.func else { return None };
+        let binding = self.sem.unique_binding(&name.id, self.scope, name.start())?;
+        let def = *self.inventory.defs.get(&self.sem.bindings[binding].range.start())?;
+        Some((def, self.sem.scope_of_node(def.range.start())?))
+    }
+
+    /// A device named where the loader is built must mean the same thing in the
+    /// function whose loops now move the batches (a closure variable, a global).
+    fn visible_in(&self, device: &str, at: TextSize, scope: ScopeId, body: &[Stmt]) -> Result<(), String> {
+        let here = self.sem.unique_binding(device, self.scope, at);
+        let there = body.first().and_then(|s| self.sem.unique_binding(device, scope, s.start()));
+        if here.is_some() && here == there {
+            Ok(())
+        } else {
+            Err(format!("the device `{device}` is not visible where the loader's batches are used"))
+        }
     }
 
     /// `T = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(D), T)`
@@ -111,10 +176,16 @@ impl<'a> Checker<'a> {
 struct Uses<'a> {
     name: &'a str,
     loops: Vec<Loop<'a>>,
+    /// Calls the name is passed to as a positional argument, with its position.
+    passed: Vec<(&'a ExprCall, usize)>,
     other: Option<TextRange>,
 }
 
-impl Uses<'_> {
+impl<'a> Uses<'a> {
+    fn new(name: &'a str) -> Self {
+        Uses { name, loops: Vec::new(), passed: Vec::new(), other: None }
+    }
+
     fn is_holder(&self, e: &Expr) -> bool {
         matches!(e, Expr::Name(n) if n.id.as_str() == self.name && n.ctx == ast::ExprContext::Load)
     }
@@ -148,6 +219,19 @@ impl<'a> Visitor<'a> for Uses<'a> {
                 if matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "len")
                     && c.arguments.args.len() == 1
                     && self.is_holder(&c.arguments.args[0]) => {}
+            // `train_loop_fn(loader, epoch)`: followed into that function.
+            Expr::Call(c)
+                if matches!(&*c.func, Expr::Name(_)) && c.arguments.args.iter().any(|a| self.is_holder(a)) =>
+            {
+                for (index, arg) in c.arguments.args.iter().enumerate() {
+                    if self.is_holder(arg) {
+                        self.passed.push((c, index));
+                    } else {
+                        self.visit_expr(arg);
+                    }
+                }
+                c.arguments.keywords.iter().for_each(|k| self.visit_expr(&k.value));
+            }
             e if self.is_holder(e) => {
                 self.other.get_or_insert(e.range());
             }

@@ -9,8 +9,10 @@ use ruff_python_parser::Parsed;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
 mod api_calls;
+mod compare;
 mod fixes;
 mod guards;
+mod hardware;
 mod imports;
 mod inventory;
 mod loaders;
@@ -79,6 +81,7 @@ pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> Ch
     checker.report_imports();
     let mut diagnostics = std::mem::take(&mut checker.diagnostics);
     checker.report_xla_only_branches(&mut diagnostics);
+    checker.report_other_hardware(&mut diagnostics);
     let suppressed = Suppressions::new(text, parsed);
     diagnostics.retain(|d| !suppressed.covers(text, d.range, &rules.rules[d.rule].code));
     diagnostics.sort_by_key(|d| (d.range.start(), d.rule));

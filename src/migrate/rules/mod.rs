@@ -143,6 +143,8 @@ pub enum Builtin {
     SyntaxError,
     /// A `# noqa` code that suppresses nothing.
     UnusedNoqa,
+    /// A file that runs torch_xla on hardware other than a TPU (Neuron, Tenstorrent, CUDA).
+    OtherHardware,
     // Files other than Python (src/migrate/project); each handler adds its own below.
     // deps (TPU90x–TPU91x):
     /// A torch_xla requirement (TPU901).

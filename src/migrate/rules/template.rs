@@ -10,14 +10,16 @@
 //! | `{p:kw}`           | `, p=<text>` when the argument was passed, else nothing       |
 //! | `{p:kw=name}`      | `, name=<text>` when passed, else nothing                     |
 //! | `{p:splat}`        | a tuple/list literal's items, else `*<text>`; nothing if omitted |
+//! | `{p:rest}`         | `, ` and `{p:splat}` when that is not empty (more positional arguments) |
 //! | `{p:callee}`       | the argument as something to call: `(<text>)` unless it is a name, attribute, call or subscript |
+//! | `{p:operand}`      | the argument as an operand of `*`: as `{p:callee}`, and a number literal is bare too |
 //! | `{*p}`             | the variadic arguments bound to `*p`, comma-separated        |
 //! | `{**p}`            | `, k=v` for each keyword collected by `**p`                   |
 //! | `{@module.path}`   | a name bound to that module (an import is added if needed)    |
 //! | `{$target}`        | the rule's per-name target (`match.call` given as a map)      |
 //! | `{$args}`          | the call's original argument list, verbatim                   |
 //! | `{$rank}`          | (worker preludes) the worker function's first parameter       |
-//! | `{$assign}`        | (statements) `target = ` when the call is assigned, else empty |
+//! | `{$assign}`        | (statements) `target = ` when the call is assigned, `return ` when returned, else empty |
 //! | `{$fresh:name}`    | `name`, or `name_2`… if the file already uses it              |
 //! | `{{` / `}}`        | literal braces                                                |
 //!
@@ -174,7 +176,9 @@ enum Piece {
     Param(String),
     Keyword { param: String, rename: String },
     Splat(String),
+    Rest(String),
     Callee(String),
+    Operand(String),
     VarArgs(String),
     VarKeywords(String),
     Module(String),
@@ -251,7 +255,11 @@ impl Template {
     pub fn params(&self) -> impl Iterator<Item = &str> {
         self.pieces.iter().filter_map(|p| match p {
             Piece::Param(n) | Piece::VarArgs(n) | Piece::VarKeywords(n) => Some(n.as_str()),
-            Piece::Keyword { param, .. } | Piece::Splat(param) | Piece::Callee(param) => Some(param.as_str()),
+            Piece::Keyword { param, .. }
+            | Piece::Splat(param)
+            | Piece::Rest(param)
+            | Piece::Callee(param)
+            | Piece::Operand(param) => Some(param.as_str()),
             _ => None,
         })
     }
@@ -279,7 +287,18 @@ impl Template {
                         out.push_str(&splat(&text));
                     }
                 }
+                Piece::Rest(param) => {
+                    if let Some(items) = cx.arg(param).map(|text| splat(&text)).filter(|items| !items.is_empty()) {
+                        out.push_str(", ");
+                        out.push_str(&items);
+                    }
+                }
                 Piece::Callee(param) => match cx.arg(param) {
+                    Some(text) => out.push_str(&callee(&text)),
+                    None => return Err(format!("required argument `{param}` is missing")),
+                },
+                Piece::Operand(param) => match cx.arg(param) {
+                    Some(text) if is_number(&text) => out.push_str(&text),
                     Some(text) => out.push_str(&callee(&text)),
                     None => return Err(format!("required argument `{param}` is missing")),
                 },
@@ -348,8 +367,14 @@ fn parse_placeholder(inner: &str) -> Option<Piece> {
         if spec == "splat" {
             return ident(param).then(|| Piece::Splat(param.to_string()));
         }
+        if spec == "rest" {
+            return ident(param).then(|| Piece::Rest(param.to_string()));
+        }
         if spec == "callee" {
             return ident(param).then(|| Piece::Callee(param.to_string()));
+        }
+        if spec == "operand" {
+            return ident(param).then(|| Piece::Operand(param.to_string()));
         }
         let rename = match spec {
             "kw" => param,
@@ -380,6 +405,10 @@ fn splat(text: &str) -> String {
 /// expression binds looser than a call (`lambda xs: xs[0](g)` calls `xs[0]`),
 /// so it gets parentheses; names, attributes, calls, subscripts and text that
 /// is already parenthesised stay as they are.
+fn is_number(text: &str) -> bool {
+    ruff_python_parser::parse_expression(text).is_ok_and(|p| p.expr().is_number_literal_expr())
+}
+
 fn callee(text: &str) -> String {
     let Ok(parsed) = ruff_python_parser::parse_expression(text) else { return format!("({text})") };
     let expr = parsed.expr();
@@ -416,20 +445,41 @@ fn split_top_level(text: &str) -> Vec<&str> {
 
 /// Does an argument's source text satisfy a `when` entry? String literals
 /// compare by value, so `'xla'` matches `"xla"`; `~` means "not passed",
-/// `"*"` means "passed, whatever the value", and `"$value"` means "passed,
+/// `"*"` means "passed, whatever the value", `"$value"` means "passed,
 /// and a value that is safe to evaluate more than once" (a literal other than
-/// `None`, a name, an attribute or subscript of those).
+/// `None`, a name, an attribute or subscript of those), `"$int"` means
+/// "an integer literal" (a count known without running the program), and
+/// `"$name"` means "a name or attribute" (a reference, never a literal).
 pub fn arg_matches(actual: Option<&str>, accepted: &[Option<String>]) -> bool {
     accepted.iter().any(|a| match (actual, a) {
         (None, None) => true,
         (Some(_), Some(expected)) if expected == "*" => true,
         (Some(actual), Some(expected)) if expected == "$value" => is_plain_value(actual),
+        (Some(actual), Some(expected)) if expected == "$int" => is_int_literal(actual),
+        (Some(actual), Some(expected)) if expected == "$name" => is_name(actual),
         (Some(actual), Some(expected)) => {
             actual == expected
                 || string_value(actual).is_some_and(|v| Some(v) == string_value(expected).or(Some(expected)))
         }
         _ => false,
     })
+}
+
+/// A name or a dotted attribute of one (`xm.REDUCE_SUM`, `t`, `self.total`): a reference, not a literal.
+fn is_name(text: &str) -> bool {
+    fn name(e: &Expr) -> bool {
+        match e {
+            Expr::Name(_) => true,
+            Expr::Attribute(a) => name(&a.value),
+            _ => false,
+        }
+    }
+    ruff_python_parser::parse_expression(text).is_ok_and(|p| name(p.expr()))
+}
+
+fn is_int_literal(text: &str) -> bool {
+    ruff_python_parser::parse_expression(text)
+        .is_ok_and(|p| matches!(p.expr(), Expr::NumberLiteral(n) if matches!(n.value, ruff_python_ast::Number::Int(_))))
 }
 
 fn is_plain_value(text: &str) -> bool {
@@ -496,6 +546,30 @@ mod tests {
         assert_eq!(splat("()"), "");
         assert_eq!(splat("args"), "*args");
         assert_eq!(splat("(a, *rest)"), "*(a, *rest)");
+    }
+
+    #[test]
+    fn int_literals_are_counts_and_names_are_not() {
+        let int = [Some("$int".to_string())];
+        assert!(arg_matches(Some("8"), &int));
+        assert!(!arg_matches(Some("None"), &int));
+        assert!(!arg_matches(Some("flags.num_cores"), &int));
+        assert!(!arg_matches(Some("8.0"), &int));
+        assert!(!arg_matches(None, &int));
+        let name = [Some("$name".to_string())];
+        assert!(arg_matches(Some("xm.REDUCE_SUM"), &name));
+        assert!(arg_matches(Some("t"), &name));
+        assert!(!arg_matches(Some("'sum'"), &name));
+        assert!(!arg_matches(Some("[a, b]"), &name));
+    }
+
+    #[test]
+    fn operands_are_parenthesised_unless_atomic() {
+        assert_eq!(callee("1.0 / n"), "(1.0 / n)");
+        assert!(is_number("0.5"));
+        assert!(!is_number("-0.5"));
+        assert_eq!(callee("-0.5"), "(-0.5)");
+        assert_eq!(callee("world.scale"), "world.scale");
     }
 
     #[test]

@@ -1,0 +1,62 @@
+"""Data-parallel training on every TPU core of the host: xmp.spawn without nprocs.
+
+The shape of pytorch/xla's test_train_mp_* scripts: flags in a dict, synthetic data,
+one process per device, gradients all-reduced by xm.optimizer_step.
+"""
+import os
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+FLAGS = {"batch_size": 16, "lr": 0.05, "steps": 4}
+
+
+def train(flags):
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(256, 20), torch.randint(0, 4, (256,)))
+    sampler = DistributedSampler(data, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), shuffle=False)
+    loader = DataLoader(data, batch_size=flags["batch_size"], sampler=sampler, drop_last=True)
+
+    device = torch.device("tpu:0")
+    model = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 4)).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=flags["lr"])
+    for step, (x, y) in enumerate(loader):
+        if step == flags["steps"]:
+            break
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        if dist.is_initialized():
+            for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
+                dist.all_reduce(grad)
+                grad /= dist.get_world_size()
+        optimizer.step()  # averages gradients over the replicas
+        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+            print(f"step {step} loss={loss.item():.6f}")
+    return sum(p.norm().item() for p in model.parameters())
+
+
+def _mp_fn(index, flags):
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
+    checksum = train(flags)
+    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+
+
+if __name__ == "__main__":
+    torch.tpu.distributed.set_tpu_launch_env()
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(_mp_fn, args=(FLAGS,), nprocs=nprocs)

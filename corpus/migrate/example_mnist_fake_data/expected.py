@@ -1,0 +1,125 @@
+"""MNIST on fake data, the shape of pytorch/xla's test_train_mp_mnist.py.
+
+Flags from argparse, a SampleGenerator of one synthetic batch, MpDeviceLoader,
+xm.optimizer_step, an accuracy pass reduced with mesh_reduce, and xmp.spawn on
+every device.
+"""
+import os
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.optim as optim
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def parse_flags():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batch_size", type=int, default=16)
+    parser.add_argument("--num_epochs", type=int, default=2)
+    parser.add_argument("--lr", type=float, default=0.01)
+    parser.add_argument("--momentum", type=float, default=0.5)
+    parser.add_argument("--num_cores", type=int, default=None)
+    return parser.parse_args()
+
+
+class MNIST(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
+        self.bn1 = nn.BatchNorm2d(10)
+        self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
+        self.bn2 = nn.BatchNorm2d(20)
+        self.fc1 = nn.Linear(320, 50)
+        self.fc2 = nn.Linear(50, 10)
+
+    def forward(self, x):
+        x = F.relu(F.max_pool2d(self.conv1(x), 2))
+        x = self.bn1(x)
+        x = F.relu(F.max_pool2d(self.conv2(x), 2))
+        x = self.bn2(x)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        return F.log_softmax(self.fc2(x), dim=1)
+
+
+def train_mnist(flags):
+    torch.manual_seed(1)
+    images = torch.randn(flags.batch_size, 1, 28, 28)
+    labels = torch.randint(0, 10, (flags.batch_size,))
+    train_loader = [(images, labels)] * (8 // (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+    test_loader = [(images, labels)] * 2
+
+    device = torch.device("tpu:0")
+    model = MNIST().to(device)
+    optimizer = optim.SGD(model.parameters(), lr=flags.lr * (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))), momentum=flags.momentum)
+    loss_fn = nn.NLLLoss()
+
+    def train_loop_fn(loader, epoch):
+        model.train()
+        for step, (data, target) in enumerate(loader):
+            (data, target) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (data, target))
+            optimizer.zero_grad()
+            output = model(data)
+            loss = loss_fn(output, target)
+            loss.backward()
+            if dist.is_initialized():
+                for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
+                    dist.all_reduce(grad)
+                    grad /= dist.get_world_size()
+            optimizer.step()
+            if step % 4 == 0:
+                if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+                    print(f"epoch {epoch} step {step} loss={loss.item():.6f}")
+
+    def test_loop_fn(loader):
+        total_samples = 0
+        correct = 0
+        model.eval()
+        for data, target in loader:
+            data, target = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (data, target))
+            output = model(data)
+            pred = output.max(1, keepdim=True)[1]
+            correct += pred.eq(target.view_as(pred)).sum()
+            total_samples += data.size()[0]
+        accuracy = 100.0 * correct.item() / total_samples
+        gathered = [accuracy] * (dist.get_world_size() if dist.is_initialized() else 1)
+        if dist.is_initialized():
+            dist.all_gather_object(gathered, gathered[0])
+        return (lambda xs: sum(xs) / len(xs))(gathered)
+
+    train_device_loader = train_loader
+    test_device_loader = test_loader
+    accuracy = 0.0
+    for epoch in range(1, flags.num_epochs + 1):
+        train_loop_fn(train_device_loader, epoch)
+        accuracy = test_loop_fn(test_device_loader)
+        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+            print(f"epoch {epoch} test accuracy={accuracy:.2f}")
+    checksum = sum(p.norm().item() for p in model.parameters())
+    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+    return accuracy
+
+
+def _mp_fn(index, flags):
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
+    torch.set_default_dtype(torch.float32)
+    train_mnist(flags)
+
+
+if __name__ == "__main__":
+    FLAGS = parse_flags()
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=FLAGS.num_cores)
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(_mp_fn, args=(FLAGS,), nprocs=nprocs)
