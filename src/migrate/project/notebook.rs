@@ -262,6 +262,15 @@ struct Masked {
     magics: Vec<Magic>,
     /// (masked line, original line) in order, to put the originals back after the engine ran.
     lines: Vec<(String, String)>,
+    /// Cells that are not Python once their IPython lines are masked: left whole, and reported.
+    unreadable: Vec<Unreadable>,
+}
+
+/// A code cell the Python engine cannot read.
+struct Unreadable {
+    /// Where the cell starts in the joined text.
+    at: TextSize,
+    error: String,
 }
 
 /// Cell magics whose body is shell.
@@ -294,38 +303,83 @@ impl CellKind {
 }
 
 fn mask(joined: &str) -> Masked {
-    let mut m = Masked { python: String::with_capacity(joined.len()), magics: Vec::new(), lines: Vec::new() };
-    let offset = |n: usize| TextSize::try_from(n).unwrap_or_default();
+    let mut m = Masked {
+        python: String::with_capacity(joined.len()),
+        magics: Vec::new(),
+        lines: Vec::new(),
+        unreadable: Vec::new(),
+    };
     let mut at = 0usize;
     for cell in split(joined) {
-        let kind = CellKind::of(cell);
-        for (i, line) in cell.split_inclusive('\n').enumerate() {
-            let body = line.trim_end_matches(['\n', '\r']);
-            let indent = body.len() - body.trim_start().len();
-            let trimmed = &body[indent..];
-            let start = offset(at + indent);
-            let ipython = match kind {
-                _ if trimmed.is_empty() => None,
-                _ if i == 0 && trimmed.starts_with("%%") => Some(None), // the cell magic itself
-                CellKind::Python => line_magic(trimmed, start),
-                CellKind::Shell => Some(Some(MagicKind::Shell { command: start })),
-                CellKind::Other => Some(None),
-            };
-            match ipython {
-                Some(handled) => {
-                    if let Some(kind) = handled {
-                        m.magics.push(Magic { range: TextRange::new(offset(at), offset(at + body.len())), kind });
-                    }
-                    let masked = comment_out(line, indent);
-                    m.lines.push((masked.clone(), line.to_string()));
-                    m.python.push_str(&masked);
-                }
-                None => m.python.push_str(line),
-            }
-            at += line.len();
+        let mut part = mask_cell(cell, at, false);
+        // A cell IPython would run but Python cannot read (a shell command without `!`):
+        // it is left as it is, and the other cells are still migrated.
+        if let Err(e) = ruff_python_parser::parse_module(&part.python) {
+            m.unreadable
+                .push(Unreadable { at: TextSize::try_from(at).unwrap_or_default(), error: e.error.to_string() });
+            part = mask_cell(cell, at, true);
         }
+        m.python.push_str(&part.python);
+        m.magics.extend(part.magics);
+        m.lines.extend(part.lines);
         m.python.push_str(CELL_END);
-        at += CELL_END.len();
+        at += cell.len() + CELL_END.len();
+    }
+    m
+}
+
+/// One cell masked, starting at `at` in the joined text; `whole` masks every line.
+fn mask_cell(cell: &str, mut at: usize, whole: bool) -> Masked {
+    let mut m = Masked {
+        python: String::with_capacity(cell.len()),
+        magics: Vec::new(),
+        lines: Vec::new(),
+        unreadable: Vec::new(),
+    };
+    let offset = |n: usize| TextSize::try_from(n).unwrap_or_default();
+    let kind = CellKind::of(cell);
+    // An IPython line ending in `\` continues on the next line (`!pip install a \`), which
+    // belongs to the same command: `Some(index of its magic)`, or `Some(None)` if no handler reads it.
+    let mut continuing: Option<Option<usize>> = None;
+    for (i, line) in cell.split_inclusive('\n').enumerate() {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indent = body.len() - body.trim_start().len();
+        let trimmed = &body[indent..];
+        let start = offset(at + indent);
+        let continuation = continuing.is_some();
+        let ipython = match (kind, continuing) {
+            (_, Some(magic)) => {
+                if let Some(g) = magic.and_then(|g| m.magics.get_mut(g)) {
+                    g.range = TextRange::new(g.range.start(), offset(at + body.len()));
+                }
+                Some(None)
+            }
+            _ if whole => Some(None),
+            _ if trimmed.is_empty() => None,
+            _ if i == 0 && trimmed.starts_with("%%") => Some(None), // the cell magic itself
+            (CellKind::Python, _) => line_magic(trimmed, start),
+            (CellKind::Shell, _) => Some(Some(MagicKind::Shell { command: start })),
+            (CellKind::Other, _) => Some(None),
+        };
+        match ipython {
+            Some(handled) => {
+                if let Some(kind) = handled {
+                    m.magics.push(Magic { range: TextRange::new(offset(at), offset(at + body.len())), kind });
+                }
+                continuing = match (kind, trimmed.ends_with('\\')) {
+                    // A shell cell's lines are commands of their own; a continued line joins the last.
+                    (_, true) if continuation => continuing,
+                    (CellKind::Python, true) => Some(handled.map(|_| m.magics.len() - 1)),
+                    _ => None,
+                };
+                // A comment can sit at any indentation; a statement (`...#`) only at its block's.
+                let masked = comment_out(line, if whole || continuation { 0 } else { indent }, indent);
+                m.lines.push((masked.clone(), line.to_string()));
+                m.python.push_str(&masked);
+            }
+            None => m.python.push_str(line),
+        }
+        at += line.len();
     }
     m
 }
@@ -367,9 +421,10 @@ fn line_magic(trimmed: &str, start: TextSize) -> Option<Option<MagicKind>> {
 /// level (imports a fix adds then still go below the cell's `!pip install`), and inside a block a
 /// `...#` statement, because an IPython line can be a block's whole body
 /// (`if IN_COLAB:\n    !pip install …`). Indented lines of fewer than four bytes become a comment.
-fn comment_out(line: &str, indent: usize) -> String {
+fn comment_out(line: &str, block_indent: usize, indent: usize) -> String {
     let body = line[indent..].trim_end_matches(['\n', '\r']);
-    let (marker, min) = if indent > 0 && body.len() >= 4 { ("...#", 4) } else { ("#", 1) };
+    // `block_indent` 0: a comment whatever the indentation (a whole cell is being masked).
+    let (marker, min) = if block_indent > 0 && body.len() >= 4 { ("...#", 4) } else { ("#", 1) };
     // The characters the marker replaces: at least `min` bytes, on a character boundary.
     let cut = body.char_indices().map(|(i, _)| i).find(|&i| i >= min).unwrap_or(body.len());
     format!("{}{marker}{}{}", &line[..indent], " ".repeat(cut - marker.len()), &line[indent + cut..])
@@ -394,6 +449,23 @@ fn unmask(python: &str, lines: &[(String, String)]) -> Result<String, String> {
     }
 }
 
+impl Masked {
+    /// One finding (the syntax-error rule) per cell the Python engine cannot read.
+    fn unreadable_findings(&self, rules: &RuleSet) -> Vec<Diagnostic> {
+        let Some(rule) = rules.builtin(crate::migrate::rules::Builtin::SyntaxError) else { return vec![] };
+        self.unreadable
+            .iter()
+            .map(|u| Diagnostic {
+                rule,
+                range: TextRange::empty(u.at),
+                message: format!("this cell is not Python once its IPython lines are set aside: {}", u.error),
+                note: Some("the cell is left as it is; the other cells are migrated".into()),
+                fix: None,
+            })
+            .collect()
+    }
+}
+
 /// A finding in a notebook: the diagnostic with its range in its cell's text, and the cell.
 pub struct CellFinding {
     pub cell: usize,
@@ -415,6 +487,7 @@ pub fn lint(nb: &Notebook, rules: &RuleSet, selection: &Selection) -> Result<Vec
         }
     };
     diagnostics.extend(launch::check_magics(&joined, &masked.magics, rules));
+    diagnostics.extend(masked.unreadable_findings(rules));
     Ok(super::selected(diagnostics, rules, selection).into_iter().map(|d| in_cell(&spans, &joined, d)).collect())
 }
 
@@ -492,6 +565,10 @@ pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<Not
     for d in &python.remaining {
         let (cell, line, col) = at(magic.original_offset(python.original_offset(d.range.start())));
         out.remaining.push((cell, line, col, d.clone()));
+    }
+    for d in super::selected(masked.unreadable_findings(rules), rules, selection) {
+        let (cell, line, col) = at(magic.original_offset(d.range.start()));
+        out.remaining.push((cell, line, col, d));
     }
     out.remaining.sort_by_key(|(cell, line, col, _)| (*cell, *line, *col));
     for (rule, offset, why) in &magic.reverted {
@@ -615,6 +692,45 @@ mod tests {
         assert!(m.output.contains(r#""outputs": [{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}]"#));
         let again = migrate(&m.output, &rules, &Selection::default()).unwrap();
         assert_eq!(again.output, m.output, "a second run changes nothing");
+    }
+
+    #[test]
+    fn continued_magics_and_unreadable_cells_do_not_stop_the_notebook() {
+        // A `!pip` line continued with a backslash, then a cell that is a shell command
+        // without `!`: before, the whole notebook failed to parse and was skipped.
+        let nb = r##"{
+ "cells": [
+  {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [],
+   "source": ["!pip install torch~=2.9.0 \\\n", "    torch_xla[tpu]~=2.9.0\n", "import torch_xla.core.xla_model as xm"]},
+  {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [],
+   "source": ["pip install -q datasets\n", "  --upgrade"]},
+  {"cell_type": "code", "execution_count": 3, "metadata": {}, "outputs": [],
+   "source": "device = xm.xla_device()\n"}
+ ],
+ "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"##;
+        let rules = RuleSet::load(&[]).unwrap();
+        let m = migrate(nb, &rules, &Selection::default()).unwrap();
+        let after: String = m.changed.iter().map(|(_, _, new)| new.as_str()).collect();
+        assert!(after.contains("device = torch.device(\"tpu:0\")"), "{after}");
+        assert!(!after.contains("import torch_xla"), "{after}");
+        // The continued line is one command: its torch_xla requirement is the pip handler's.
+        assert!(!after.contains("torch_xla[tpu]"), "{after}");
+        let unreadable: Vec<_> = m
+            .remaining
+            .iter()
+            .filter(|(_, _, _, d)| rules.rules[d.rule].builtin == Some(crate::migrate::rules::Builtin::SyntaxError))
+            .collect();
+        assert_eq!(unreadable.len(), 1, "one finding for the unreadable cell");
+        assert!(m.output.contains(r#""source": ["pip install -q datasets\n", "  --upgrade"]"#), "left as it is");
+        validate(&m.output).unwrap();
+        let again = migrate(&m.output, &rules, &Selection::default()).unwrap();
+        assert_eq!(again.output, m.output, "a second run changes nothing");
+        let findings = lint(&Notebook::parse(nb).unwrap(), &rules, &Selection::default()).unwrap();
+        assert!(findings.iter().any(|f| f.cell == 2 && f.diagnostic.message.contains("not Python")), "lint too");
     }
 
     #[test]
