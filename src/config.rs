@@ -346,7 +346,7 @@ impl Settings {
             self.enabled.iter().filter(|code| !ignored.iter().any(|s| selects(s, code))).cloned().collect();
         // An empty `select` means every rule to `Selection`; `ALL` ignored means none.
         let ignore = if select.is_empty() { vec!["ALL".to_string()] } else { Vec::new() };
-        Selection { select, ignore, unsafe_fixes: self.unsafe_fixes }
+        Selection { select, ignore, unsafe_fixes: self.unsafe_fixes, run: None }
     }
 
     /// `check --show-settings`: what applies to `path`, one setting a line.

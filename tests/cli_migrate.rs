@@ -396,3 +396,35 @@ fn the_report_orders_work_and_the_summary_names_it() {
     assert_eq!(parsed["totals"]["manual"], 2);
     assert_eq!(parsed["work"][0]["items"][0]["cell"], 3);
 }
+
+/// A collective in library code is converted only where a process group can exist on its
+/// path: on its own the module creates none and is reported; in a run with the program that
+/// spawns the workers calling it, it is converted.
+#[test]
+fn a_library_collective_converts_only_in_a_run_that_creates_the_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "engine.py",
+        "import torch_xla.core.xla_model as xm\n\n\ndef sync():\n    xm.rendezvous(\"sync\")\n",
+    );
+    bin()
+        .current_dir(dir.path())
+        .args(["migrate", "--unsafe-fixes", "engine.py"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("dist.barrier()").not())
+        .stderr(predicate::str::contains("TPU206").and(predicate::str::contains("no process group exists")));
+    write(
+        dir.path(),
+        "train.py",
+        "import torch_xla.distributed.xla_multiprocessing as xmp\nimport engine\n\n\ndef _mp_fn(index):\n    engine.sync()\n\n\nif __name__ == \"__main__\":\n    xmp.spawn(_mp_fn, args=())\n",
+    );
+    bin()
+        .current_dir(dir.path())
+        .args(["migrate", "--unsafe-fixes", "."])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("+        dist.barrier()"))
+        .stderr(predicate::str::contains("no process group exists").not());
+}

@@ -15,6 +15,7 @@ use crate::baseline::{Anchor, Baseline, Entry};
 use crate::config::{Overrides, Resolver, Settings};
 use crate::discover::{Input, discover, discover_each};
 use crate::migrate::checker::Diagnostic;
+use crate::migrate::facts::RunFacts;
 use crate::migrate::project::{self, Kind};
 use crate::migrate::render::{self, Finding, Located, OutputFormat};
 use crate::migrate::report;
@@ -229,6 +230,18 @@ impl Loaded {
     }
 }
 
+/// What the run's files establish together, gathered by a second walk only if a file asks.
+fn run_facts(common: &CommonArgs, resolver: &Arc<Resolver>) -> Arc<RunFacts> {
+    let paths = common.paths.clone();
+    // Weak: the facts live in every file's selection, the resolver in the run.
+    let resolver = Arc::downgrade(resolver);
+    Arc::new(RunFacts::new(move || {
+        let Some(resolver) = resolver.upgrade() else { return Vec::new() };
+        let found = discover(&paths, resolver.no_ignore(), resolver.clone());
+        found.inputs.into_iter().filter_map(|i| if let Input::File(p) = i { Some(p) } else { None }).collect()
+    }))
+}
+
 /// The files to process; undiscoverable or excluded ones become error lines and the run goes on.
 fn discover_all(common: &CommonArgs, resolver: &Arc<Resolver>, errors: &mut Vec<String>) -> Vec<Input> {
     let found = discover(&common.paths, resolver.no_ignore(), resolver.clone());
@@ -260,7 +273,7 @@ fn process_all<T: Send>(
     results.into_iter().map(|(_, t)| t).collect()
 }
 
-fn load(input: Input, resolver: &Resolver) -> Result<Loaded, String> {
+fn load(input: Input, resolver: &Resolver, run: &Arc<RunFacts>) -> Result<Loaded, String> {
     let failed = |e: &dyn std::fmt::Display| format!("{}: {e:#}", input.display());
     let source = match &input {
         Input::Stdin => {
@@ -276,7 +289,8 @@ fn load(input: Input, resolver: &Resolver) -> Result<Loaded, String> {
         Input::File(path) => resolver.for_path(path),
     }
     .map_err(|e| failed(&e))?;
-    let selection = settings.selection(&resolver.absolute(&input.path()));
+    let mut selection = settings.selection(&resolver.absolute(&input.path()));
+    selection.run = Some(run.clone());
     let kind = match &input {
         Input::Stdin => Kind::Python,
         Input::File(path) => Kind::of(path).unwrap_or(Kind::Python),
@@ -323,7 +337,9 @@ fn run_migrate(
     let color = common.color.enabled(std::io::stdout().is_terminal());
 
     // Each worker reads, migrates, renders and writes its file; what comes back is small.
-    let results = process_all(common, &resolver, &mut errors, |input| migrate_input(input, &resolver, write, color));
+    let run = run_facts(common, &resolver);
+    let results =
+        process_all(common, &resolver, &mut errors, |input| migrate_input(input, &resolver, &run, write, color));
 
     let mut stdout = anstream::stdout();
     let (mut scanned, mut written) = (0usize, 0usize);
@@ -418,13 +434,13 @@ struct Migrated {
     diff: Option<String>,
 }
 
-fn migrate_input(input: Input, resolver: &Resolver, write: bool, color: bool) -> FileMigration {
+fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: bool, color: bool) -> FileMigration {
     let path = input.display();
     let mut out = FileMigration {
         outcome: report::FileOutcome { path: path.clone(), ..Default::default() },
         ..Default::default()
     };
-    let l = match load(input, resolver) {
+    let l = match load(input, resolver, run) {
         Ok(l) => l,
         Err(e) => {
             out.outcome.error = Some(e);
@@ -645,7 +661,7 @@ impl FileCheck {
     }
 }
 
-fn check_input(input: Input, resolver: &Resolver, mode: &CheckMode) -> FileCheck {
+fn check_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, mode: &CheckMode) -> FileCheck {
     let mut out = FileCheck {
         path: input.display(),
         input: input.path(),
@@ -655,7 +671,7 @@ fn check_input(input: Input, resolver: &Resolver, mode: &CheckMode) -> FileCheck
         warnings: Vec::new(),
         noqa_added: 0,
     };
-    let l = match load(input, resolver) {
+    let l = match load(input, resolver, run) {
         Ok(l) => l,
         Err(e) => {
             out.error = Some(e);
@@ -913,7 +929,8 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     };
 
     // Each worker reads, checks and locates (renders) its file; only findings come back.
-    let files = process_all(&args.common, &resolver, &mut errors, |input| check_input(input, &resolver, &mode));
+    let run = run_facts(&args.common, &resolver);
+    let files = process_all(&args.common, &resolver, &mut errors, |input| check_input(input, &resolver, &run, &mode));
     let mut err = anstream::stderr();
     for f in &files {
         for w in &f.warnings {

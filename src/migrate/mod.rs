@@ -8,6 +8,7 @@
 
 pub mod checker;
 pub mod commands;
+pub mod facts;
 pub mod fix;
 pub mod project;
 pub mod render;
@@ -37,6 +38,9 @@ pub struct Selection {
     /// Codes or prefixes to drop.
     pub ignore: Vec<String>,
     pub unsafe_fixes: bool,
+    /// What the other files of this run establish (a process group), asked for on demand;
+    /// `None` for a file checked on its own.
+    pub run: Option<std::sync::Arc<facts::RunFacts>>,
 }
 
 impl Selection {
@@ -109,7 +113,7 @@ pub fn lint(text: &str, rules: &RuleSet, selection: &Selection) -> Result<Linted
     if !rules.may_match(text) {
         return Ok(Linted { diagnostics: Vec::new(), parsed, relevant: false, noqa: Default::default() });
     }
-    let CheckResult { mut diagnostics, noqa, .. } = check(&parsed, text, rules);
+    let CheckResult { mut diagnostics, noqa, .. } = check(&parsed, text, rules, selection.run.as_deref());
     diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
     Ok(Linted { diagnostics, parsed, relevant: true, noqa })
 }
@@ -161,7 +165,7 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
         if pass == 0 && !rules.may_match(&m.output) {
             return m; // nothing any rule could match: parsed (for syntax errors) and done
         }
-        let CheckResult { mut diagnostics, blocks, .. } = check(&parsed, &m.output, rules);
+        let CheckResult { mut diagnostics, blocks, .. } = check(&parsed, &m.output, rules, selection.run.as_deref());
         diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
         let fixable: Vec<&Diagnostic> = diagnostics
             .iter()

@@ -14,6 +14,11 @@ use crate::migrate::rules::template::{Bound, ExpandContext, Signature, Template}
 use crate::migrate::rules::{FixAction, Rule, RuleId};
 use crate::source::{indentation_at, newline_of};
 
+/// Why a collective is not converted in code where no process group can exist.
+const NO_PROCESS_GROUP: &str = "no process group exists on this path: the file creates none, does not run as a \
+     program, and no other file of this run creates one; convert it where the job's group is created \
+     (`dist.init_process_group(\"tpu_dist\")`): behind a guard that skipped it, the job would train unsynchronised";
+
 impl<'a> Checker<'a> {
     /// Report a match and build its fix from the first applicable variant.
     pub(super) fn report(&mut self, site: Site<'a>) {
@@ -33,7 +38,12 @@ impl<'a> Checker<'a> {
                     break;
                 }
                 Err(reason) => {
-                    first_reason.get_or_insert(reason);
+                    // That no group exists says more than another variant's unmet condition.
+                    if reason == NO_PROCESS_GROUP {
+                        first_reason = Some(reason);
+                    } else {
+                        first_reason.get_or_insert(reason);
+                    }
                 }
             }
         }
@@ -70,6 +80,9 @@ impl<'a> Checker<'a> {
                 spec.requires_call_in_function.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ")
             ));
         }
+        if spec.requires_process_group && !self.process_group_on_path() {
+            return Err(NO_PROCESS_GROUP.into());
+        }
         if !spec.requires_call_in_file.is_empty()
             && !spec.requires_call_in_file.iter().any(|n| self.inventory.file_calls(self.sem, n))
         {
@@ -85,6 +98,16 @@ impl<'a> Checker<'a> {
             fix.imports.extend(imports);
         }
         Ok(fix)
+    }
+
+    /// Whether a process group can exist where this file's collectives run: the file
+    /// creates one, or runs as a program (one process unless it creates one, so a
+    /// collective guarded by `dist.is_initialized()` is exact), or another file of the run
+    /// creates one (a project's `train.py` that spawns the workers calling `engine.py`).
+    fn process_group_on_path(&self) -> bool {
+        crate::migrate::facts::GROUP_CREATORS.iter().any(|c| self.inventory.file_calls(self.sem, c))
+            || self.inventory.is_program
+            || self.run.is_some_and(|r| r.creates_process_group())
     }
 
     /// Why a fix variant's `when` does not hold: only the conditions that fail.

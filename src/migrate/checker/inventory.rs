@@ -23,12 +23,16 @@ pub(super) struct Inventory<'a> {
     pub values: FxHashMap<TextSize, &'a Expr>,
     /// The annotation of a parameter or annotated name, by the start of the name.
     pub annotations: FxHashMap<TextSize, &'a Expr>,
+    /// The file runs as a program: an `if __name__ == "__main__":` block, or calls made at
+    /// the top level (a script, a notebook's cells), not only definitions.
+    pub is_program: bool,
 }
 
 impl<'a> Inventory<'a> {
     pub fn build(module: &'a ast::ModModule, sem: &Semantic) -> Inventory<'a> {
         let mut walker = Walker { sem, scope: 0, inventory: Inventory::default() };
         walker.visit_body(&module.body);
+        walker.inventory.is_program = module.body.iter().any(|s| is_main_guard(s) || is_top_level_call(s));
         walker.inventory
     }
 
@@ -52,6 +56,21 @@ impl<'a> Inventory<'a> {
     pub fn file_calls(&self, sem: &Semantic, name: &str) -> bool {
         self.calls(sem).values().flatten().any(|c| c == name)
     }
+}
+
+/// `if __name__ == "__main__":`
+fn is_main_guard(stmt: &Stmt) -> bool {
+    let Stmt::If(i) = stmt else { return false };
+    let Expr::Compare(c) = &*i.test else { return false };
+    let name = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == "__name__");
+    let main = |e: &Expr| matches!(e, Expr::StringLiteral(s) if s.value.to_str() == "__main__");
+    c.comparators.len() == 1
+        && ((name(&c.left) && main(&c.comparators[0])) || (main(&c.left) && name(&c.comparators[0])))
+}
+
+/// `train()` as a statement of the module itself.
+fn is_top_level_call(stmt: &Stmt) -> bool {
+    matches!(stmt, Stmt::Expr(e) if e.value.is_call_expr())
 }
 
 struct Walker<'s, 'a> {

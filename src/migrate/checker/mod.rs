@@ -49,12 +49,18 @@ pub struct CheckResult {
 const ENV_CALLS: &[&str] =
     &["os.environ.get", "os.environ.setdefault", "os.environ.pop", "os.getenv", "os.putenv", "os.unsetenv"];
 
-pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> CheckResult {
+pub fn check(
+    parsed: &Parsed<ast::ModModule>,
+    text: &str,
+    rules: &RuleSet,
+    run: Option<&crate::migrate::facts::RunFacts>,
+) -> CheckResult {
     let module = parsed.syntax();
     let sem = Semantic::build(module);
     let mut checker = Checker {
         text,
         rules,
+        run,
         sem: &sem,
         parsed_tokens: parsed,
         scope: 0,
@@ -88,9 +94,18 @@ pub fn check(parsed: &Parsed<ast::ModModule>, text: &str, rules: &RuleSet) -> Ch
     CheckResult { diagnostics, blocks: checker.blocks, noqa: suppressed.into_inner() }
 }
 
+/// Whether the module calls one of [`crate::migrate::facts::GROUP_CREATORS`].
+pub fn creates_process_group(module: &ast::ModModule) -> bool {
+    let sem = Semantic::build(module);
+    let inventory = inventory::Inventory::build(module, &sem);
+    crate::migrate::facts::GROUP_CREATORS.iter().any(|c| inventory.file_calls(&sem, c))
+}
+
 struct Checker<'a> {
     text: &'a str,
     rules: &'a RuleSet,
+    /// What the run's other files establish, when this file is part of a run.
+    run: Option<&'a crate::migrate::facts::RunFacts>,
     sem: &'a Semantic,
     parsed_tokens: &'a Parsed<ast::ModModule>,
     scope: ScopeId,

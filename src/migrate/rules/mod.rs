@@ -206,6 +206,8 @@ struct RawFix {
     #[serde(default)]
     requires_call_in_file: Vec<String>,
     #[serde(default)]
+    requires_process_group: bool,
+    #[serde(default)]
     compare: BTreeMap<String, String>,
     #[serde(default)]
     worker_prelude: Option<RawPrelude>,
@@ -276,8 +278,11 @@ pub struct FixSpec {
     /// Only offer the fix when the function containing the match also calls
     /// one of these (e.g. wraps a model in DDP).
     pub requires_call_in_function: Vec<String>,
-    /// Only offer the fix in files that call one of these (all of them, if several).
+    /// Only offer the fix in files that call one of these.
     pub requires_call_in_file: Vec<String>,
+    /// Only offer the fix (a collective) where a process group can exist on the match's
+    /// path: see [`crate::migrate::facts`].
+    pub requires_process_group: bool,
     /// When the match is compared with string literals (`hw == "TPU"`), each
     /// literal's new value; a literal not listed blocks the fix.
     pub compare: BTreeMap<String, String>,
@@ -714,6 +719,7 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
         note: f.note,
         requires_call_in_function: f.requires_call_in_function,
         requires_call_in_file: f.requires_call_in_file,
+        requires_process_group: f.requires_process_group,
         compare: f.compare,
         worker_prelude,
     })

@@ -1,0 +1,81 @@
+//! Facts about a whole run that a per-file check may need: whether any Python file of the
+//! run creates a process group. A collective in library code (a framework's strategy, a
+//! project's `engine.py`) is only converted where a group can exist on its path; the file
+//! alone cannot tell, the project can. Gathered once, on the first file that asks, so a run
+//! that never needs it (most `check` runs) never pays for a second walk.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+
+/// Calls that create the process group (a converted launcher's workers create it too).
+pub const GROUP_CREATORS: &[&str] =
+    &["torch_xla.distributed.xla_multiprocessing.spawn", "torch_xla.launch", "torch.distributed.init_process_group"];
+
+pub struct RunFacts {
+    /// The run's files, listed when first needed.
+    files: Box<dyn Fn() -> Vec<PathBuf> + Send + Sync>,
+    creates_group: OnceLock<bool>,
+}
+
+impl std::fmt::Debug for RunFacts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunFacts").field("creates_group", &self.creates_group.get()).finish_non_exhaustive()
+    }
+}
+
+impl RunFacts {
+    pub fn new(files: impl Fn() -> Vec<PathBuf> + Send + Sync + 'static) -> RunFacts {
+        RunFacts { files: Box::new(files), creates_group: OnceLock::new() }
+    }
+
+    /// Whether a Python file of the run creates a process group.
+    pub fn creates_process_group(&self) -> bool {
+        *self.creates_group.get_or_init(|| {
+            (self.files)()
+                .par_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "py"))
+                .any(|p| std::fs::read_to_string(p).is_ok_and(|text| text_creates_group(&text)))
+        })
+    }
+}
+
+/// Whether this Python text calls one of [`GROUP_CREATORS`] (resolved through its imports).
+pub fn text_creates_group(text: &str) -> bool {
+    // Each creator's last name must appear in the bytes before the file is worth parsing.
+    if !["spawn", "launch", "init_process_group"].iter().any(|w| text.contains(w)) {
+        return false;
+    }
+    ruff_python_parser::parse_module(text)
+        .is_ok_and(|parsed| crate::migrate::checker::creates_process_group(parsed.syntax()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_creators_are_resolved_through_imports() {
+        assert!(text_creates_group("import torch.distributed as d\nd.init_process_group('gloo')\n"));
+        assert!(text_creates_group("import torch_xla.distributed.xla_multiprocessing as xmp\nxmp.spawn(f)\n"));
+        assert!(!text_creates_group("def spawn():\n    pass\nspawn()\n"));
+        assert!(!text_creates_group("x = 1\n"));
+    }
+
+    #[test]
+    fn facts_are_gathered_once_from_the_run_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("engine.py");
+        let main = dir.path().join("train.py");
+        std::fs::write(&lib, "import torch_xla.core.xla_model as xm\n").unwrap();
+        std::fs::write(&main, "import torch_xla\ntorch_xla.launch(print)\n").unwrap();
+        let only_lib = RunFacts::new({
+            let lib = lib.clone();
+            move || vec![lib.clone()]
+        });
+        assert!(!only_lib.creates_process_group());
+        let both = RunFacts::new(move || vec![lib.clone(), main.clone()]);
+        assert!(both.creates_process_group());
+    }
+}
