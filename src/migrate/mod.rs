@@ -439,6 +439,20 @@ mod tests {
     }
 
     #[test]
+    fn a_safe_fix_never_depends_on_an_unsafe_one() {
+        // The backend registration import is safe to delete only once the "xla" process group
+        // (an unsafe fix) is gone: a safe-only run keeps both, so the program still works.
+        let rules = RuleSet::load(&[]).expect("rules");
+        let src = "import torch.distributed as dist\nimport torch_xla.distributed.xla_backend\n\ndef main():\n    dist.init_process_group(\"xla\", init_method=\"xla://\")\n";
+        let safe = migrate(src, &rules, &Selection::default());
+        assert!(safe.output.contains("import torch_xla.distributed.xla_backend"), "{}", safe.output);
+        assert!(safe.output.contains("init_process_group(\"xla\""), "{}", safe.output);
+        let all = migrate(src, &rules, &Selection { unsafe_fixes: true, ..Selection::default() });
+        assert!(!all.output.contains("torch_xla"), "{}", all.output);
+        assert!(all.output.contains("init_process_group(\"tpu_dist\")"), "{}", all.output);
+    }
+
+    #[test]
     fn a_syntax_error_is_reported_and_nothing_changes() {
         let rules = RuleSet::load(&[]).expect("rules");
         let m = migrate("print 'py2'\nimport torch_xla\n", &rules, &Selection::default());

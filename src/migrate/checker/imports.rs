@@ -8,7 +8,7 @@ use ruff_text_size::{Ranged, TextRange};
 
 use super::{Checker, Diagnostic, in_modules};
 use crate::migrate::fix::{Edit, Fix, StmtRef};
-use crate::migrate::rules::Builtin;
+use crate::migrate::rules::{Builtin, RuleId};
 use crate::source::{indentation_at, newline_of};
 
 /// What a removed torch_xla import in a guarded `try:` becomes.
@@ -67,9 +67,13 @@ impl<'a> Checker<'a> {
             }
             let binding_of = |alias: &ast::Alias| self.sem.binding_at(alias.range.start());
             let star = xla.iter().any(|(a, _)| a.name.id.as_str() == "*");
+            let relied_on: Vec<&str> = xla.iter().filter_map(|(_, m)| self.side_effect_relied_on(rule, m)).collect();
             let unused: Vec<&ast::Alias> = xla
                 .iter()
-                .filter(|(a, _)| binding_of(a).is_some_and(|b| !self.used.contains(&b)))
+                .filter(|(a, m)| {
+                    binding_of(a).is_some_and(|b| !self.used.contains(&b))
+                        && self.side_effect_relied_on(rule, m).is_none()
+                })
                 .map(|(a, _)| *a)
                 .collect();
             let names: Vec<&str> = xla.iter().map(|(_, m)| m.as_str()).collect();
@@ -78,6 +82,8 @@ impl<'a> Checker<'a> {
             let still_used = xla.len() - unused.len();
             let note = if star {
                 Some("a star import hides which names are used: replace it by hand".to_string())
+            } else if let Some(code) = relied_on.first() {
+                Some(format!("imported for its side effect, which the {code} finding left in this file still needs"))
             } else if still_used > 0 {
                 Some(format!("{still_used} of these names are still used: migrate their uses first"))
             } else {
@@ -98,6 +104,15 @@ impl<'a> Checker<'a> {
             };
             self.diagnostics.push(Diagnostic { rule, range: stmt.range(), message, note, fix });
         }
+    }
+
+    /// The code of the rule whose findings left in this file still need `module`'s side
+    /// effect (`import torch_xla.distributed.xla_backend` registers the "xla" process-group
+    /// backend while an `init_process_group("xla")` remains): deleting the import would break
+    /// a program that the safe fixes alone must leave working.
+    fn side_effect_relied_on(&self, rule: RuleId, module: &str) -> Option<&'a str> {
+        let code = self.rule(rule).side_effects.get(module)?;
+        self.diagnostics.iter().any(|d| &self.rule(d.rule).code == code).then_some(code.as_str())
     }
 
     /// In each guarded `try:` body, the first torch_xla import becomes a

@@ -95,6 +95,10 @@ struct RawMatcher {
     builtin: Option<Builtin>,
     #[serde(default)]
     modules: Vec<String>,
+    /// (import rules) Modules imported for a side effect, and the rule whose remaining
+    /// findings still rely on it: such an import stays while one of them is left.
+    #[serde(default)]
+    side_effects: BTreeMap<String, String>,
     #[serde(default)]
     when: When,
     /// Alternatives: the call matches if any of these holds (and `when` does).
@@ -316,6 +320,8 @@ pub struct Rule {
     pub dict_keys: Vec<String>,
     pub builtin: Option<Builtin>,
     pub modules: Vec<String>,
+    /// (import rules) module imported for a side effect → the code of the rule relying on it.
+    pub side_effects: BTreeMap<String, String>,
     /// Where the rule came from (file name), for error messages.
     pub origin: String,
     /// The TorchTPU releases the rule applies to (`torchtpu: ">=0.2.0"`); `None` = all.
@@ -586,6 +592,7 @@ impl RuleSet {
             dict_keys: m.dict_key,
             builtin: m.builtin,
             modules: m.modules,
+            side_effects: m.side_effects,
             origin: origin.to_string(),
             torchtpu,
         });
