@@ -167,6 +167,8 @@ pub enum Builtin {
     DepJaxTpu,
     /// A Python requirement below the target's (TPU908).
     DepPython,
+    /// A Dockerfile based on a PyTorch/XLA image, torch_xla preinstalled (TPU909).
+    XlaBaseImage,
     // launch (TPU92x–TPU93x):
     /// `python -m torch_xla.distributed.xla_dist`: the XRT pod launcher.
     XlaDist,

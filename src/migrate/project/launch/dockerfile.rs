@@ -70,11 +70,28 @@ fn env(found: &mut Findings, ins: &Instruction) {
 }
 
 /// `FROM python:3.10-slim`: an official Python image older than torch-tpu supports cannot
-/// install it (TPU908).
+/// install it (TPU908); a PyTorch/XLA image ships torch_xla (TPU909) and its own Python.
 fn base_image(found: &mut Findings, ins: &Instruction) {
     let args = &found.text[ins.args];
     let image = args.split_whitespace().find(|w| !w.starts_with("--")).unwrap_or("");
     let Some((name, tag)) = image.rsplit_once(':') else { return };
+    let start = usize::from(ins.args.start()) + args.find(image).unwrap_or(0);
+    let at = range(start, start + image.len());
+    // PyTorch/XLA's images (`gcr.io/tpu-pytorch/xla:r2.1_3.10_tpuvm`,
+    // `…/tpu-pytorch-releases/docker/xla:r2.9.0_3.11_tpuvm`): torch_xla preinstalled, and the
+    // Python the tag names after its `_`.
+    if name.contains("tpu-pytorch") && name.rsplit('/').next() == Some("xla") {
+        found.launcher(Builtin::XlaBaseImage, at, None);
+        if let Some(python) = tag.split('_').nth(1).filter(|p| p.split('.').count() == 2) {
+            found.diagnostics.extend(crate::migrate::project::deps::python_version(
+                found.text,
+                at,
+                python,
+                found.rules,
+            ));
+        }
+        return;
+    }
     if !matches!(name.trim_start_matches("docker.io/").trim_start_matches("library/"), "python") {
         return;
     }
@@ -84,8 +101,6 @@ fn base_image(found: &mut Findings, ins: &Instruction) {
     else {
         return;
     };
-    let start = usize::from(ins.args.start()) + args.find(image).unwrap_or(0);
-    let at = range(start, start + image.len());
     let findings =
         crate::migrate::project::deps::python_version(found.text, at, &format!("{major}.{minor}"), found.rules);
     found.diagnostics.extend(findings);
