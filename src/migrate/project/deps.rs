@@ -246,11 +246,21 @@ fn findings(entries: &[Entry], rules: &RuleSet) -> Vec<Diagnostic> {
         deps.iter().filter(|d| named(&d.name, TORCH_COMPANIONS) && pinned(d)).map(|d| d.shown.as_str()).collect();
     let has_torch = has(&["torch"]);
     let has_transformers = has(&["transformers"]);
+    let has_jax_tpu = deps.iter().any(|d| d.name.as_ref() == "jax" && d.extras.iter().any(|e| e.as_ref() == "tpu"));
     let python_ranges = VersionSpecifiers::from_str(&target.requires_python).ok().map(release_specifiers_to_ranges);
 
     let mut out = Vec::new();
     for entry in entries {
         let d = match entry {
+            // `jax[tpu]` next to it still installs libtpu from that index: removing it would
+            // leave a requirement that cannot be installed.
+            Entry::Index { shown, range, .. } if has_jax_tpu => {
+                out.extend(finding(rules, Builtin::DepTpuIndex, *range, shown, None).map(|mut f| {
+                    f.note = Some("`jax[tpu]` here still installs libtpu from it: keep it while jax stays".into());
+                    f
+                }));
+                continue;
+            }
             Entry::Index { shown, range, remove } => {
                 out.extend(finding(rules, Builtin::DepTpuIndex, *range, shown, remove.map(|r| vec![Edit::delete(r)])));
                 continue;
