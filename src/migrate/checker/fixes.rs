@@ -129,6 +129,7 @@ impl<'a> Checker<'a> {
                         Some("$value") => "a plain value (a literal other than None, a name or attribute)".to_string(),
                         Some("$int") => "an integer literal".to_string(),
                         Some("$name") => "a name or attribute".to_string(),
+                        Some("$pure") => "free of calls".to_string(),
                         Some(v) => format!("`{v}`"),
                     })
                     .collect();

@@ -423,9 +423,10 @@ impl<'a> Checker<'a> {
     }
 
     fn when_holds(&self, when: &crate::migrate::rules::When, bound: &Bound) -> bool {
-        when.iter().all(|(param, accepted)| {
-            let actual = bound.values.get(param).map(|e| self.src(e.range()));
-            arg_matches(actual, accepted)
+        when.iter().all(|(param, accepted)| match bound.varargs.get(param) {
+            // `*args`: every argument it collected must match.
+            Some(items) => items.iter().all(|e| arg_matches(Some(self.src(e.range())), accepted)),
+            None => arg_matches(bound.values.get(param).map(|e| self.src(e.range())), accepted),
         })
     }
 

@@ -449,7 +449,8 @@ fn split_top_level(text: &str) -> Vec<&str> {
 /// and a value that is safe to evaluate more than once" (a literal other than
 /// `None`, a name, an attribute or subscript of those), `"$int"` means
 /// "an integer literal" (a count known without running the program), and
-/// `"$name"` means "a name or attribute" (a reference, never a literal).
+/// `"$name"` means "a name or attribute" (a reference, never a literal), and `"$pure"` means
+/// "calls nothing" (safe to evaluate on one rank only). For `*args`, every argument must match.
 pub fn arg_matches(actual: Option<&str>, accepted: &[Option<String>]) -> bool {
     accepted.iter().any(|a| match (actual, a) {
         (None, None) => true,
@@ -457,11 +458,31 @@ pub fn arg_matches(actual: Option<&str>, accepted: &[Option<String>]) -> bool {
         (Some(actual), Some(expected)) if expected == "$value" => is_plain_value(actual),
         (Some(actual), Some(expected)) if expected == "$int" => is_int_literal(actual),
         (Some(actual), Some(expected)) if expected == "$name" => is_name(actual),
+        (Some(actual), Some(expected)) if expected == "$pure" => is_call_free(actual),
         (Some(actual), Some(expected)) => {
             actual == expected
                 || string_value(actual).is_some_and(|v| Some(v) == string_value(expected).or(Some(expected)))
         }
         _ => false,
+    })
+}
+
+/// An expression that calls nothing (`f"{step} {loss:.3f}"`, `a + 1`): evaluating it on one
+/// rank only, or twice, changes nothing.
+fn is_call_free(text: &str) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Calls(bool);
+    impl<'a> Visitor<'a> for Calls {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            self.0 |=
+                matches!(e, Expr::Call(_) | Expr::Await(_) | Expr::Yield(_) | Expr::YieldFrom(_) | Expr::Named(_));
+            visitor::walk_expr(self, e);
+        }
+    }
+    ruff_python_parser::parse_expression(text).is_ok_and(|p| {
+        let mut calls = Calls(false);
+        calls.visit_expr(p.expr());
+        !calls.0
     })
 }
 
@@ -561,6 +582,10 @@ mod tests {
         assert!(arg_matches(Some("t"), &name));
         assert!(!arg_matches(Some("'sum'"), &name));
         assert!(!arg_matches(Some("[a, b]"), &name));
+        let pure = [Some("$pure".to_string())];
+        assert!(arg_matches(Some("f'step {step} loss={loss:.3f}'"), &pure));
+        assert!(!arg_matches(Some("f'{loss.item():.3f}'"), &pure));
+        assert!(!arg_matches(Some("meter.update(x)"), &pure));
     }
 
     #[test]
