@@ -449,7 +449,7 @@ mod tests {
         assert!(safe.output.contains("init_process_group(\"xla\""), "{}", safe.output);
         let all = migrate(src, &rules, &Selection { unsafe_fixes: true, ..Selection::default() });
         assert!(!all.output.contains("torch_xla"), "{}", all.output);
-        assert!(all.output.contains("init_process_group(\"tpu_dist\")"), "{}", all.output);
+        assert!(all.output.contains("init_process_group(\"tpu_dist\""), "{}", all.output);
     }
 
     #[test]

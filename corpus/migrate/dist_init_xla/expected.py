@@ -6,7 +6,13 @@ import torch.distributed as dist
 
 
 def setup():
-    dist.init_process_group(backend="tpu_dist")
+    if not dist.is_initialized():
+        if "RANK" not in os.environ:
+            # started with plain `python`: a job of one process, set up as TorchTPU's launcher would
+            torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
+            os.environ.setdefault("MASTER_ADDR", "localhost")
+            os.environ.setdefault("MASTER_PORT", "29500")
+        dist.init_process_group("tpu_dist", rank=int(os.environ.get("RANK", "0")), world_size=int(os.environ.get("WORLD_SIZE", "1")))
     rank = dist.get_rank()
     world_size = dist.get_world_size()
     return rank, world_size
