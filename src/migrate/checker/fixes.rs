@@ -158,8 +158,7 @@ impl<'a> Checker<'a> {
         let unreachable =
             || format!("the worker `{}` is not a function defined in this file", shown(self.src(worker.range())));
         let Expr::Name(name) = worker else { return Err(unreachable()) };
-        let binding = self.sem.unique_binding(&name.id, self.scope, name.start()).ok_or_else(unreachable)?;
-        let def = self.inventory.defs.get(&self.sem.bindings[binding].range.start()).ok_or_else(unreachable)?;
+        let def = self.local_def(name).ok_or_else(unreachable)?;
         let rank = def
             .parameters
             .posonlyargs

@@ -131,8 +131,7 @@ impl<'a> Checker<'a> {
     /// The function of this file a call calls (by its name), and its scope.
     fn local_function(&self, call: &ExprCall) -> Option<(&'a ast::StmtFunctionDef, ScopeId)> {
         let Expr::Name(name) = &*call.func else { return None };
-        let binding = self.sem.unique_binding(&name.id, self.scope, name.start())?;
-        let def = *self.inventory.defs.get(&self.sem.bindings[binding].range.start())?;
+        let def = self.local_def(name)?;
         Some((def, self.sem.scope_of_node(def.range.start())?))
     }
 

@@ -182,6 +182,12 @@ impl<'a> Checker<'a> {
         &self.rules.rules[id]
     }
 
+    /// The function of this file that `name` (used in the current scope) refers to.
+    fn local_def(&self, name: &ast::ExprName) -> Option<&'a ast::StmtFunctionDef> {
+        let binding = self.sem.unique_binding(&name.id, self.scope, name.start())?;
+        self.inventory.defs.get(&self.sem.bindings[binding].range.start()).copied()
+    }
+
     /// Whether the function (or module) being checked calls one of `names`.
     fn function_calls_any(&self, names: &[String]) -> bool {
         self.inventory.scope_calls_any(self.sem, self.scope, names)
