@@ -49,6 +49,10 @@ struct RunSpec {
     /// program prints a device type); `xla:N` device names are always read as `tpu:N`.
     #[serde(default)]
     rename: BTreeMap<String, String>,
+    /// Regexes whose matches are blanked on both sides before comparing: what a run
+    /// prints about itself (`Rate=\S+`, `Time=\S+`), not about the model.
+    #[serde(default)]
+    mask: Vec<String>,
     /// Files (relative to the working directory) both runs must write, compared too.
     #[serde(default)]
     files: Vec<String>,
@@ -380,6 +384,14 @@ fn is_runtime_noise(line: &str) -> bool {
     line.starts_with("[Gloo] Rank ") && line.contains(" is connected to ")
 }
 
+/// `text` with every match of the run's `mask` regexes replaced by `<masked>`.
+fn masked(text: &str, mask: &[String]) -> Result<String, Failed> {
+    mask.iter().try_fold(text.to_string(), |text, pattern| {
+        let re = regex::Regex::new(pattern).map_err(|e| format!("mask `{pattern}`: {e}"))?;
+        Ok(re.replace_all(&text, "<masked>").into_owned())
+    })
+}
+
 /// The original's output with the run's `rename` words replaced.
 fn renamed(original: &str, rename: &BTreeMap<String, String>) -> String {
     rename.iter().fold(original.to_string(), |text, (from, to)| {
@@ -501,7 +513,8 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
     if !original.output.status.success() {
         return Err(original.describe("the original on torch_xla").into());
     }
-    lines_agree(&renamed(&original.stdout(), &spec.rename), &ran.stdout(), spec.tolerance).map_err(|e| {
+    let (expected, actual) = (masked(&original.stdout(), &spec.mask)?, masked(&ran.stdout(), &spec.mask)?);
+    lines_agree(&renamed(&expected, &spec.rename), &actual, spec.tolerance).map_err(|e| {
         format!(
             "outputs differ: {e}\n--- torch_xla stdout\n{}\n--- migrated stdout\n{}",
             original.stdout(),

@@ -152,3 +152,30 @@ fn a_python_without_torch_is_a_clear_error() {
         .stderr(predicate::str::contains("has no torch"))
         .stderr(predicate::str::contains("pip install"));
 }
+
+/// Guidance is code we emit: every ```python block of a rule's explanation that starts with
+/// `# runs on TorchTPU` runs on the emulator as written (its own asserts say what it must do).
+#[test]
+fn guidance_code_in_rule_explanations_runs_on_the_emulator() {
+    let rules = xla2tpu::migrate::rules::RuleSet::load(&[]).expect("the embedded rules load");
+    let mut blocks = Vec::new();
+    for rule in &rules.rules {
+        let mut lines = rule.explanation.lines();
+        while lines.by_ref().any(|l| l.trim() == "```python") {
+            let block: Vec<&str> = lines.by_ref().take_while(|l| l.trim() != "```").collect();
+            if block.first().is_some_and(|l| l.trim() == "# runs on TorchTPU") {
+                blocks.push((rule.code.clone(), block.join("\n") + "\n"));
+            }
+        }
+    }
+    assert!(blocks.len() >= 2, "the scan and ZeRO-1 guidance blocks are found: {blocks:?}");
+    for (code, block) in blocks {
+        let Some((assert, _dir)) = run(&block, &[]) else { return };
+        let out = assert.get_output();
+        assert!(
+            out.status.success(),
+            "{code}'s guidance does not run on the emulator:\n{block}\n--- stderr\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -63,12 +63,20 @@ impl ImportRequest {
     }
 }
 
+/// A module-level definition a fix's code calls (`class RateTracker: ...`), by the name it defines.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Helper {
+    pub name: String,
+    pub text: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct Fix {
     pub safety: Safety,
     pub edits: Vec<Edit>,
     pub deletes: Vec<StmtRef>,
     pub imports: Vec<ImportRequest>,
+    pub helpers: Vec<Helper>,
 }
 
 impl Fix {

@@ -291,15 +291,17 @@ impl Pass<'_> {
         let mut edits: Vec<Edit> = Vec::new();
         let mut deletes = BTreeSet::new();
         let mut imports: BTreeSet<ImportRequest> = BTreeSet::new();
+        let mut helpers: BTreeSet<&fix::Helper> = BTreeSet::new();
         for &i in chosen {
             let f = self.fixes[i];
             edits.extend(f.edits.iter().cloned());
             deletes.extend(f.deletes.iter().copied());
             imports.extend(f.imports.iter().cloned());
+            helpers.extend(f.helpers.iter());
         }
         edits.extend(fix::plan_deletions(self.text, self.blocks, &deletes));
-        if !imports.is_empty() {
-            edits.extend(import_edits(self.module, self.text, &imports));
+        if !imports.is_empty() || !helpers.is_empty() {
+            edits.extend(import_edits(self.module, self.text, &imports, &helpers));
         }
         // Two fixes may need the same edit (two launchers of one worker insert its prelude):
         // it is made once.
@@ -313,13 +315,19 @@ impl Pass<'_> {
 }
 
 /// The standard-library modules fixes import; isort puts them above third-party ones.
-const STDLIB: &[&str] = &["os", "sys"];
+const STDLIB: &[&str] = &["datetime", "os", "sys", "time"];
 
 /// The insertions for every import a pass needs, placed in the file's import
 /// block (after the docstring and `__future__` imports): standard-library
 /// modules before the first import, the others after the leading run of
-/// top-level imports, as isort would order them.
-fn import_edits(module: &ast::ModModule, text: &str, imports: &BTreeSet<ImportRequest>) -> Vec<Edit> {
+/// top-level imports, as isort would order them. Helper definitions follow the
+/// imports, two blank lines around each (PEP 8).
+fn import_edits(
+    module: &ast::ModModule,
+    text: &str,
+    imports: &BTreeSet<ImportRequest>,
+    helpers: &BTreeSet<&fix::Helper>,
+) -> Vec<Edit> {
     let newline = newline_of(text);
     let at_line_end = |end: TextSize| TextSize::try_from(line_end_inclusive(text, end.into())).unwrap_or_default();
     let mut header_end: Option<TextSize> = None; // after the docstring and `__future__` imports
@@ -350,13 +358,26 @@ fn import_edits(module: &ast::ModModule, text: &str, imports: &BTreeSet<ImportRe
         edits.push(Edit::insert(first, lines(&stdlib)));
     }
     let rest: Vec<&ImportRequest> = if first_import.is_some() { others } else { imports.iter().collect() };
-    if rest.is_empty() {
+    if rest.is_empty() && helpers.is_empty() {
         return edits;
     }
-    let text_of = lines(&rest);
+    let mut text_of = lines(&rest);
+    for helper in helpers {
+        let body: String = helper.text.trim_end().split('\n').map(|l| format!("{l}{newline}")).collect();
+        text_of = format!("{text_of}{newline}{newline}{body}");
+    }
+
     match imports_end.or(header_end) {
         Some(end) => {
             let at = at_line_end(end);
+            if !helpers.is_empty() {
+                // Two blank lines between the last helper and the code that follows.
+                let after = &text[usize::from(at)..];
+                let blank = after.lines().take_while(|l| l.trim().is_empty()).count();
+                if blank < after.lines().count() {
+                    text_of.push_str(&newline.repeat(2usize.saturating_sub(blank)));
+                }
+            }
             if usize::from(at) == text.len() && !text.ends_with('\n') {
                 // The anchor is the last line and has no newline of its own.
                 edits.push(Edit::insert(at, format!("{newline}{}", text_of.trim_end())));
@@ -370,6 +391,9 @@ fn import_edits(module: &ast::ModModule, text: &str, imports: &BTreeSet<ImportRe
             let at = module.body.first().map_or(TextSize::try_from(text.len()).unwrap_or_default(), |s| {
                 TextSize::try_from(crate::source::line_start(text, s.start().into())).unwrap_or_default()
             });
+            if !helpers.is_empty() {
+                text_of = format!("{}{newline}{newline}{newline}", text_of.trim_start_matches(newline).trim_end());
+            }
             edits.push(Edit::insert(at, text_of));
         }
     }

@@ -282,20 +282,38 @@ fn markdown(r: &Report) -> String {
     for (n, group) in r.work.iter().enumerate() {
         let _ = writeln!(out, "### {}. {} ({})\n\n{}\n", n + 1, group.title, group.items.len(), group.why);
         let _ = writeln!(out, "| Where | Rule | What | What to do |\n|---|---|---|---|");
+        // The same item in one file (an import used 29 times) is one row listing its lines.
+        let mut rows: Vec<(&ItemWithHelp, Vec<&Item>)> = Vec::new();
         for i in &group.items {
+            let same = |(first, _): &&mut (&ItemWithHelp, Vec<&Item>)| {
+                let f = first.item;
+                (&f.path, f.cell, &f.code, &f.message, &f.note)
+                    == (&i.item.path, i.item.cell, &i.item.code, &i.item.message, &i.item.note)
+            };
+            match rows.iter_mut().find(same) {
+                Some((_, places)) => places.push(i.item),
+                None => rows.push((i, vec![i.item])),
+            }
+        }
+        for (i, places) in rows {
             let what = match &i.item.note {
                 Some(note) => format!("{} ({note})", i.item.message),
                 None => i.item.message.clone(),
             };
-            let _ = writeln!(
-                out,
-                "| `{}` | {} (`{}`) | {} | {} |",
-                i.item.place(),
-                i.item.code,
-                i.explain,
-                cell(&what),
-                cell(i.help)
-            );
+            let place = match places.as_slice() {
+                [one] => format!("`{}`", one.place()),
+                [first, rest @ ..] => {
+                    const SHOWN: usize = 8;
+                    let mut lines: Vec<String> = rest.iter().take(SHOWN).map(|p| p.line.to_string()).collect();
+                    if rest.len() > SHOWN {
+                        lines.push(format!("… {} more", rest.len() - SHOWN));
+                    }
+                    format!("`{}` ×{}, also lines {}", first.place(), places.len(), lines.join(", "))
+                }
+                [] => unreachable!("a row has its first item"),
+            };
+            let _ =
+                writeln!(out, "| {place} | {} (`{}`) | {} | {} |", i.item.code, i.explain, cell(&what), cell(i.help));
         }
         let _ = writeln!(out);
     }
@@ -415,5 +433,28 @@ mod tests {
         assert_eq!(json["totals"]["manual"], 3);
         assert_eq!(json["work"][2]["items"][0]["cell"], 4);
         assert_eq!(json["work"][0]["title"], "Environment");
+    }
+
+    #[test]
+    fn one_item_repeated_in_a_file_is_one_row_with_its_lines() {
+        let rules = RuleSet::load(&[]).unwrap();
+        let at = |line: usize| Item {
+            path: "lib.py".into(),
+            cell: None,
+            line,
+            column: 5,
+            code: "TPU116".into(),
+            message: "`xu.getenv_as` is a torch_xla utility".into(),
+            note: None,
+        };
+        let manual: Vec<Item> = (1..=12).map(|n| at(n * 10)).collect();
+        let files =
+            vec![FileOutcome { path: "lib.py".into(), kind: Some(Kind::Python), manual, ..FileOutcome::default() }];
+        let md = render(Path::new("r.md"), &files, &rules);
+        assert_eq!(md.matches("| TPU116 (`xla2tpu rule TPU116`)").count(), 1, "{md}");
+        assert!(md.contains("| `lib.py:10:5` ×12, also lines 20, 30, 40, 50, 60, 70, 80, 90, … 3 more |"), "{md}");
+        // The JSON keeps every item: tools count them.
+        let json: serde_json::Value = serde_json::from_str(&render(Path::new("r.json"), &files, &rules)).unwrap();
+        assert_eq!(json["totals"]["manual"], 12);
     }
 }

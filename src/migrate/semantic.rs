@@ -399,15 +399,27 @@ impl Semantic {
     }
 
     /// A name that refers to exactly `module` at `offset` in `scope`, if one exists.
+    ///
+    /// Only an import written before `offset` counts: code a fix inserts there may run
+    /// before a later import does (a function called above it, a later notebook cell).
     pub fn name_for_module(&self, module: &str, scope: ScopeId, offset: TextSize) -> Option<String> {
         self.names_of_module
             .get(module)?
             .iter()
             .find(|name| match self.resolve(name, scope, offset) {
-                Resolution::Import { binding, .. } => self.bindings[binding].qualified() == Some(module),
+                Resolution::Import { binding, .. } => {
+                    let b = &self.bindings[binding];
+                    b.qualified() == Some(module) && b.range.start() < offset
+                }
                 _ => false,
             })
             .cloned()
+    }
+
+    /// Whether every binding of `name` in the file imports `module` (so importing it once
+    /// more, earlier, changes nothing).
+    pub fn binds_only_module(&self, name: &str, module: &str) -> bool {
+        self.bindings.iter().filter(|b| b.name.as_str() == name).all(|b| b.qualified() == Some(module))
     }
 
     /// The binding created by the import alias (or target) starting at `start`.

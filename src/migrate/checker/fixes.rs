@@ -91,13 +91,66 @@ impl<'a> Checker<'a> {
                 spec.requires_call_in_file.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ")
             ));
         }
+        if !spec.requires_argument_of.is_empty() {
+            let callee = self.argument_of.get(&site.expr.start());
+            let inside = |m: &String| callee.is_some_and(|c| c.starts_with(&format!("{m}.")));
+            if !spec.requires_argument_of.iter().any(inside) {
+                return Err(format!(
+                    "only converted where passed straight to {}: elsewhere the value may reach code that wants torch_xla's string",
+                    spec.requires_argument_of.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(" or ")
+                ));
+            }
+        }
         let mut fix = self.try_action(site, rule, spec, bound)?;
         if let Some(prelude) = &spec.worker_prelude {
             let (edit, imports) = self.worker_prelude(site, rule, prelude, bound)?;
             fix.edits.push(edit);
             fix.imports.extend(imports);
         }
+        if !spec.define.is_empty() {
+            self.define_helpers(site, rule, spec, bound, &mut fix)?;
+        }
         Ok(fix)
+    }
+
+    /// The helpers of `spec.define` that the fix's code calls, directly or through another
+    /// helper, expanded (their `{@module}` imports join the fix's). A name the file already
+    /// binds makes the fix unavailable: the helper would shadow it, or it would shadow ours.
+    fn define_helpers(
+        &self,
+        site: &Site<'a>,
+        rule: &Rule,
+        spec: &crate::migrate::rules::FixSpec,
+        bound: &Bound<'a>,
+        fix: &mut Fix,
+    ) -> Result<(), String> {
+        // `name(` as a whole word: what a replacement or another helper calls.
+        let calls = |text: &str, name: &str| {
+            text.match_indices(name).any(|(at, _)| {
+                let before = text[..at].chars().next_back();
+                let ident = |c: char| c.is_alphanumeric() || c == '_';
+                !before.is_some_and(ident) && text[at + name.len()..].trim_start().starts_with('(')
+            })
+        };
+        let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
+        let mut pending: Vec<String> = fix.edits.iter().map(|e| e.content.clone()).collect();
+        let mut helpers: Vec<crate::migrate::fix::Helper> = Vec::new();
+        while let Some(text) = pending.pop() {
+            for (name, template) in &spec.define {
+                if helpers.iter().any(|h| &h.name == name) || !calls(&text, name) {
+                    continue;
+                }
+                if self.all_names().contains(name.as_str()) || self.sem.is_bound_anywhere(name) {
+                    return Err(format!("cannot define `{name}`: the name already means something else in this file"));
+                }
+                let body = template.expand(&mut cx)?;
+                pending.push(body.clone());
+                helpers.push(crate::migrate::fix::Helper { name: name.clone(), text: body });
+            }
+        }
+        fix.imports.extend(cx.imports);
+        fix.helpers.extend(helpers);
+        Ok(())
     }
 
     /// Whether a process group can exist where this file's collectives run: the file
@@ -130,6 +183,7 @@ impl<'a> Checker<'a> {
                         Some("$int") => "an integer literal".to_string(),
                         Some("$name") => "a name or attribute".to_string(),
                         Some("$pure") => "free of calls".to_string(),
+                        Some("$list") => "a list display or comprehension".to_string(),
                         Some(v) => format!("`{v}`"),
                     })
                     .collect();
@@ -216,7 +270,7 @@ impl<'a> Checker<'a> {
         bound: &Bound<'a>,
     ) -> Result<Fix, String> {
         let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
-        let fix = |edits, deletes, imports| Fix { safety: spec.safety, edits, deletes, imports };
+        let fix = |edits, deletes, imports| Fix { safety: spec.safety, edits, deletes, imports, helpers: vec![] };
         match &spec.action {
             FixAction::Replace(t) => {
                 let mut text = t.expand(&mut cx)?;
@@ -455,6 +509,7 @@ impl<'a> Checker<'a> {
                     edits: vec![Edit::replace(with.range, body)],
                     deletes: vec![],
                     imports: vec![],
+                    helpers: vec![],
                 };
                 (Some(fix), spec.note.clone())
             }
@@ -514,8 +569,13 @@ impl<'a> Checker<'a> {
 
     pub(super) fn literal_fix(&self, rule: RuleId, range: TextRange, literal: &str) -> (Option<Fix>, Option<String>) {
         let Some(spec) = self.rule(rule).fixes.first() else { return (None, None) };
-        let fix =
-            Fix { safety: spec.safety, edits: vec![Edit::replace(range, literal)], deletes: vec![], imports: vec![] };
+        let fix = Fix {
+            safety: spec.safety,
+            edits: vec![Edit::replace(range, literal)],
+            deletes: vec![],
+            imports: vec![],
+            helpers: vec![],
+        };
         (Some(fix), spec.note.clone())
     }
 }
@@ -622,8 +682,11 @@ impl ExpandContext for ExpandCx<'_, '_> {
             return Err(format!("no import of `{module}` to refer to"));
         }
         // A name that is used but never bound (`torch.x` relying on a star import) may be imported.
+        // A name bound only by imports of this very module (written below the insertion, or
+        // in a later notebook cell) may be imported again up top.
         let bound_somewhere = sem.is_bound_anywhere(name);
-        if self.checker.all_names().contains(name) && (bound_somewhere || name != module) {
+        let only_this_module = bound_somewhere && sem.binds_only_module(name, module);
+        if !only_this_module && self.checker.all_names().contains(name) && (bound_somewhere || name != module) {
             return Err(format!(
                 "cannot add `import {module}`: the name `{name}` already means something else in this file"
             ));

@@ -40,6 +40,7 @@ impl<'a> Checker<'a> {
                 edits: vec![],
                 deletes: vec![sref],
                 imports: vec![],
+                helpers: vec![],
             });
             (fix, None)
         } else {
@@ -98,7 +99,7 @@ impl<'a> Checker<'a> {
                     } else {
                         (vec![self.keep_aliases(&aliases, &unused)], vec![])
                     };
-                    Some(Fix { safety: spec.safety, edits, deletes, imports: vec![] })
+                    Some(Fix { safety: spec.safety, edits, deletes, imports: vec![], helpers: vec![] })
                 }
                 _ => None,
             };

@@ -4,7 +4,9 @@
 //! edits the loader and every loop over it, so it is only offered when all of
 //! them can be seen: the loader is iterated right where it is built, or held in
 //! a name that the same function only iterates (or takes the `len` of) or passes
-//! to a function of this file that only iterates it.
+//! to a function of this file that only iterates it, or held in an attribute of
+//! `self` that the class's methods only iterate (torch_xla's example trainers keep
+//! `self.train_device_loader`) and nothing else in the file touches.
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
@@ -54,6 +56,22 @@ impl<'a> Checker<'a> {
                 edits.push(self.move_batch(&l, &device, torch)?);
             }
             // `train_loader = MpDeviceLoader(…)`, then loops over `train_loader`
+            // `self.train_device_loader = MpDeviceLoader(…)` in a method, iterated by the others
+            Stmt::Assign(a)
+                if a.value.range() == call.range() && a.targets.len() == 1 && a.targets[0].is_attribute_expr() =>
+            {
+                edits.push(Edit::replace(call.range(), loader));
+                let Expr::Attribute(holder) = &a.targets[0] else { unreachable!("an attribute") };
+                let device = device.ok_or_else(unnamed)?;
+                for (l, base) in self.attribute_loops(holder, device)? {
+                    let device = match per_device_loader(l.batches) {
+                        Some((_, d)) => self.src(d.range()).to_string(),
+                        // `self.device` is the same attribute in every method whose `self` is named alike.
+                        None => device.replacen(self.holder_base(holder)?, base, 1),
+                    };
+                    edits.push(self.move_batch(&l, &device, torch)?);
+                }
+            }
             Stmt::Assign(a) if a.value.range() == call.range() && a.targets.len() == 1 => {
                 let Expr::Name(holder) = &a.targets[0] else { return Err("the loader is not held in a name".into()) };
                 edits.push(Edit::replace(call.range(), loader));
@@ -128,6 +146,98 @@ impl<'a> Checker<'a> {
         Ok(loops)
     }
 
+    /// The `self` of `self.loader`.
+    fn holder_base(&self, holder: &'a ast::ExprAttribute) -> Result<&'a str, String> {
+        match &*holder.value {
+            Expr::Name(base) => Ok(base.id.as_str()),
+            _ => Err("the loader is not held in an attribute of `self`".into()),
+        }
+    }
+
+    /// Every loop over `self.<attr>` in the methods of the class whose method builds it, with
+    /// that method's name for `self`. The device must be something every method can name
+    /// (`self.device`, a module global), and nothing else in the file may touch the attribute.
+    fn attribute_loops(
+        &self,
+        holder: &'a ast::ExprAttribute,
+        device: &str,
+    ) -> Result<Vec<(Loop<'a>, &'a str)>, String> {
+        let base = self.holder_base(holder)?;
+        let attr = holder.attr.id.as_str();
+        let class = enclosing_class(&self.module.body, holder.start())
+            .ok_or("the loader is held in an attribute outside a class")?;
+        let device_is_self = device.strip_prefix(base).is_some_and(|rest| rest.starts_with('.'));
+        let device_is_global = self.sem.unique_binding(device, 0, holder.start()).is_some();
+        if !device_is_self && !device_is_global {
+            return Err(format!("the device `{device}` is not visible in the methods that iterate `{base}.{attr}`"));
+        }
+        let mut loops = Vec::new();
+        let mut accounted: Vec<TextRange> = Vec::new();
+        for stmt in &class.body {
+            let Stmt::FunctionDef(def) = stmt else { continue };
+            let Some(this) = def.parameters.posonlyargs.iter().chain(def.parameters.args.iter()).next() else {
+                continue;
+            };
+            let this = this.name().id.as_str();
+            let mut uses = Uses::attribute(this, attr);
+            uses.visit_body(&def.body);
+            if let Some(other) = uses.other {
+                return Err(format!("`{this}.{attr}` is used outside a `for` loop over it (`{}`)", self.src(other)));
+            }
+            if !uses.loops.is_empty() && device_is_self && this != base {
+                return Err(format!(
+                    "`{}` names `self` differently from the method that builds the loader",
+                    def.name.id
+                ));
+            }
+            accounted.extend(uses.accounted);
+            loops.extend(uses.loops.into_iter().map(|l| (l, this)));
+            // `self.train_loop_fn(self.train_device_loader, epoch)`: followed into that method.
+            for (call, index) in uses.passed {
+                let Expr::Attribute(m) = &*call.func else { continue };
+                let method = class.body.iter().find_map(|s| match s {
+                    Stmt::FunctionDef(f) if f.name.id == m.attr.id => Some(f),
+                    _ => None,
+                });
+                let method =
+                    method.ok_or_else(|| format!("`{}` is not a method of this class", self.src(m.range())))?;
+                let mut params = method.parameters.posonlyargs.iter().chain(method.parameters.args.iter());
+                let own = params.next().map(|p| p.name().id.as_str()).unwrap_or_default();
+                let param = params
+                    .nth(index)
+                    .ok_or_else(|| format!("`{}` takes no parameter for `{this}.{attr}`", method.name.id))?
+                    .name()
+                    .id
+                    .as_str();
+                if device_is_self && own != base {
+                    return Err(format!(
+                        "`{}` names `self` differently from the method that builds the loader",
+                        method.name.id
+                    ));
+                }
+                let mut inner = Uses::new(param);
+                inner.visit_body(&method.body);
+                if let Some(other) = inner.other.or(inner.passed.first().map(|(c, _)| c.range())) {
+                    return Err(format!(
+                        "`{param}` (the loader passed to `{}`) is used outside a `for` loop over it (`{}`)",
+                        method.name.id,
+                        self.src(other)
+                    ));
+                }
+                loops.extend(inner.loops.into_iter().map(|l| (l, own)));
+            }
+        }
+        let mut everywhere = AttributeLoads { attr, found: Vec::new() };
+        everywhere.visit_body(&self.module.body);
+        if let Some(other) = everywhere.found.iter().find(|r| !accounted.contains(r)) {
+            return Err(format!("`.{attr}` is used outside the class's loops over it (`{}`)", self.src(*other)));
+        }
+        if loops.is_empty() {
+            return Err(format!("no `for` loop over `{base}.{attr}` in the class's methods"));
+        }
+        Ok(loops)
+    }
+
     /// The function of this file a call calls (by its name), and its scope.
     fn local_function(&self, call: &ExprCall) -> Option<(&'a ast::StmtFunctionDef, ScopeId)> {
         let Expr::Name(name) = &*call.func else { return None };
@@ -170,23 +280,68 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// The loops over one name in a function body (not in nested functions or
+/// The loops over one name (or `self.<attr>`) in a function body (not in nested functions or
 /// classes, which have their own names), and the first other use of it.
 struct Uses<'a> {
     name: &'a str,
+    /// `Some(attr)`: the holder is `<name>.<attr>`, and it is never followed into calls.
+    attr: Option<&'a str>,
     loops: Vec<Loop<'a>>,
     /// Calls the name is passed to as a positional argument, with its position.
     passed: Vec<(&'a ExprCall, usize)>,
     other: Option<TextRange>,
+    /// The holder's uses that are loops over it or its `len`.
+    accounted: Vec<TextRange>,
 }
 
 impl<'a> Uses<'a> {
     fn new(name: &'a str) -> Self {
-        Uses { name, loops: Vec::new(), passed: Vec::new(), other: None }
+        Uses { name, attr: None, loops: Vec::new(), passed: Vec::new(), other: None, accounted: Vec::new() }
+    }
+
+    fn attribute(base: &'a str, attr: &'a str) -> Self {
+        Uses { attr: Some(attr), ..Uses::new(base) }
     }
 
     fn is_holder(&self, e: &Expr) -> bool {
-        matches!(e, Expr::Name(n) if n.id.as_str() == self.name && n.ctx == ast::ExprContext::Load)
+        let is_name =
+            |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == self.name && n.ctx == ast::ExprContext::Load);
+        match self.attr {
+            None => is_name(e),
+            Some(attr) => matches!(e, Expr::Attribute(a)
+                if a.attr.id.as_str() == attr && a.ctx == ast::ExprContext::Load && is_name(&a.value)),
+        }
+    }
+}
+
+/// Every load of `.<attr>` in the file.
+struct AttributeLoads<'a> {
+    attr: &'a str,
+    found: Vec<TextRange>,
+}
+
+impl<'a> Visitor<'a> for AttributeLoads<'a> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Attribute(a) = expr
+            && a.attr.id.as_str() == self.attr
+            && a.ctx == ast::ExprContext::Load
+        {
+            self.found.push(a.range());
+        }
+        visitor::walk_expr(self, expr);
+    }
+}
+
+/// The innermost class whose body holds `at`.
+fn enclosing_class(body: &[Stmt], at: TextSize) -> Option<&ast::StmtClassDef> {
+    let stmt = body.iter().find(|s| s.range().contains(at))?;
+    let inner = |b| enclosing_class(b, at);
+    match stmt {
+        Stmt::ClassDef(c) => inner(&c.body).or(Some(c)),
+        Stmt::FunctionDef(f) => inner(&f.body),
+        Stmt::If(i) => inner(&i.body).or_else(|| i.elif_else_clauses.iter().find_map(|c| inner(&c.body))),
+        Stmt::Try(t) => inner(&t.body).or_else(|| inner(&t.orelse)),
+        _ => None,
     }
 }
 
@@ -194,11 +349,25 @@ impl<'a> Visitor<'a> for Uses<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
             Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            // `loader = itertools.islice(loader, n)`: the same batches, fewer of them.
+            Stmt::Assign(a)
+                if self.attr.is_none()
+                    && matches!(a.targets.as_slice(), [Expr::Name(t)] if t.id.as_str() == self.name)
+                    && matches!(&*a.value, Expr::Call(c)
+                        if (matches!(&*c.func, Expr::Name(f) if f.id.as_str() == "islice")
+                            || matches!(&*c.func, Expr::Attribute(f) if f.attr.id.as_str() == "islice"))
+                        && c.arguments.args.first().is_some_and(|first| self.is_holder(first))) =>
+            {
+                let Expr::Call(c) = &*a.value else { unreachable!("a call") };
+                c.arguments.args.iter().skip(1).for_each(|arg| self.visit_expr(arg));
+            }
             Stmt::For(f) => match loop_of(f) {
                 Ok(l)
                     if self.is_holder(l.batches)
                         || per_device_loader(l.batches).is_some_and(|(r, _)| self.is_holder(r)) =>
                 {
+                    let holder = per_device_loader(l.batches).map_or(l.batches, |(r, _)| r);
+                    self.accounted.push(holder.range());
                     // The loop itself is ours; its body may still use the name otherwise.
                     self.visit_expr(&f.target);
                     self.visit_body(&f.body);
@@ -217,13 +386,22 @@ impl<'a> Visitor<'a> for Uses<'a> {
             Expr::Call(c)
                 if matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "len")
                     && c.arguments.args.len() == 1
-                    && self.is_holder(&c.arguments.args[0]) => {}
-            // `train_loop_fn(loader, epoch)`: followed into that function.
+                    && self.is_holder(&c.arguments.args[0]) =>
+            {
+                self.accounted.push(c.arguments.args[0].range());
+            }
+            // `train_loop_fn(loader, epoch)` (`self.train_loop_fn(self.loader, epoch)` for an
+            // attribute): followed into that function.
             Expr::Call(c)
-                if matches!(&*c.func, Expr::Name(_)) && c.arguments.args.iter().any(|a| self.is_holder(a)) =>
+                if match (&*c.func, self.attr) {
+                    (Expr::Name(_), None) => true,
+                    (Expr::Attribute(m), Some(_)) => matches!(&*m.value, Expr::Name(n) if n.id.as_str() == self.name),
+                    _ => false,
+                } && c.arguments.args.iter().any(|a| self.is_holder(a)) =>
             {
                 for (index, arg) in c.arguments.args.iter().enumerate() {
                     if self.is_holder(arg) {
+                        self.accounted.push(arg.range());
                         self.passed.push((c, index));
                     } else {
                         self.visit_expr(arg);

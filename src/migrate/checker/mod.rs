@@ -76,6 +76,7 @@ pub fn check(
         inventory: inventory::Inventory::build(module, &sem),
         literals_seen: FxHashSet::default(),
         keyword_of: FxHashMap::default(),
+        argument_of: FxHashMap::default(),
         xla_only: Vec::new(),
         probe_flags: FxHashSet::default(),
         fstring_quotes: Vec::new(),
@@ -130,6 +131,8 @@ struct Checker<'a> {
     literals_seen: FxHashSet<TextSize>,
     /// The keyword each keyword-argument literal is the value of.
     keyword_of: FxHashMap<TextSize, &'a str>,
+    /// The qualified callee of the call each argument (by its start) is passed to.
+    argument_of: FxHashMap<TextSize, String>,
     /// Branches that only run with torch_xla.
     xla_only: Vec<guards::XlaBranch>,
     /// Flags set by a `try: import torch_xla…` that becomes a TorchTPU probe:
@@ -363,6 +366,10 @@ impl<'a> Checker<'a> {
         let q = self.sem.qualified_name(&call.func, self.scope);
         if let Some(q) = &q {
             self.mark_used(q);
+            let args = call.arguments.args.iter().chain(call.arguments.keywords.iter().map(|k| &k.value));
+            for arg in args {
+                self.argument_of.insert(arg.start(), q.name.clone());
+            }
             if ENV_CALLS.contains(&q.name.as_str())
                 && let Some(first) = call.arguments.args.first()
             {

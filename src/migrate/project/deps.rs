@@ -60,7 +60,7 @@ pub fn check(kind: Kind, text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
         Kind::SetupPy => setup_py(text),
         _ => Vec::new(),
     };
-    findings(&entries, rules)
+    findings(&entries, rules, false)
 }
 
 /// The findings of one `pip install …` command whose words are at `command` in `text` (a shell
@@ -107,7 +107,10 @@ pub fn pip_install(text: &str, command: TextRange, rules: &RuleSet) -> Vec<Diagn
             }
         }
     }
-    findings(&entries, rules)
+    // A script installs in several commands: `jax[tpu]` on one line, torch_xla on another.
+    let lower = text.to_ascii_lowercase();
+    let installs_xla_elsewhere = ["torch_xla", "torch-xla", "torch_tpu", "torch-tpu"].iter().any(|n| lower.contains(n));
+    findings(&entries, rules, installs_xla_elsewhere)
 }
 
 /// The finding of a Python version a file fixes outside requirements, such as a Dockerfile's
@@ -115,7 +118,7 @@ pub fn pip_install(text: &str, command: TextRange, rules: &RuleSet) -> Vec<Diagn
 pub fn python_version(text: &str, range: TextRange, version: &str, rules: &RuleSet) -> Vec<Diagnostic> {
     let Ok(specifiers) = VersionSpecifiers::from_str(&format!("=={version}.*")) else { return Vec::new() };
     let shown = text.get(usize::from(range.start())..usize::from(range.end())).unwrap_or(version).to_string();
-    findings(&[Entry::Python { shown, range, specifiers }], rules)
+    findings(&[Entry::Python { shown, range, specifiers }], rules, false)
 }
 
 /// Something a dependency file says that TPU9xx rules look at.
@@ -209,12 +212,38 @@ fn is_tpu_wheel_url(url: &str) -> bool {
     TPU_WHEEL_URLS.iter().any(|u| url.contains(u))
 }
 
+/// Whether a torchvision / torchaudio pin admits no release built for a torch the target
+/// supports: once torch has moved (a run with `--unsafe-fixes` rewrote its pin), the
+/// companion's own pin still says which torch it was built for. torchvision `0.M` is built
+/// for torch `2.(M-15)` (`0.26` for `2.11`), torchaudio `2.N` for torch `2.N`.
+fn companion_outside(d: &Dep, torch: Option<&VersionSpecifiers>) -> bool {
+    let (Some(specifiers), Some(torch)) = (&d.specifiers, torch) else { return false };
+    let as_torch = |v: &pep508_rs::pep440_rs::Version| -> Option<String> {
+        let release = v.release();
+        let (major, minor) = (*release.first()?, *release.get(1)?);
+        let rest: String = release.iter().skip(2).map(|n| format!(".{n}")).collect();
+        match d.name.as_ref() {
+            "torchvision" if major == 0 && minor >= 15 => Some(format!("2.{}{rest}", minor - 15)),
+            "torchvision" if major == 0 => Some(format!("1.{}{rest}", minor.saturating_sub(1))),
+            "torchaudio" if major == 0 => Some(format!("1.{minor}{rest}")),
+            "torchaudio" => Some(format!("{major}.{minor}{rest}")),
+            _ => None,
+        }
+    };
+    let mapped: Option<Vec<String>> =
+        specifiers.iter().map(|s| Some(format!("{}{}", s.operator(), as_torch(s.version())?))).collect();
+    let Some(mapped) = mapped.and_then(|m| VersionSpecifiers::from_str(&m.join(",")).ok()) else { return false };
+    release_specifiers_to_ranges(mapped).intersection(&release_specifiers_to_ranges(torch.clone())).is_empty()
+}
+
 fn named(name: &PackageName, names: &[&str]) -> bool {
     names.contains(&name.as_ref())
 }
 
 /// Decide the findings of a file's entries: what each requirement means next to the others.
-fn findings(entries: &[Entry], rules: &RuleSet) -> Vec<Diagnostic> {
+/// `xla_elsewhere`: the file installs torch_xla or TorchTPU in another command (a script's
+/// other `pip install` line), which `jax[tpu]` conflicts with as it does in one list.
+fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool) -> Vec<Diagnostic> {
     let target = &rules.target;
     let deps: Vec<&Dep> = entries.iter().filter_map(|e| if let Entry::Dep(d) = e { Some(d) } else { None }).collect();
     let distribution = PackageName::from_str(&target.distribution).ok();
@@ -245,6 +274,16 @@ fn findings(entries: &[Entry], rules: &RuleSet) -> Vec<Diagnostic> {
     let companions: Vec<&str> =
         deps.iter().filter(|d| named(&d.name, TORCH_COMPANIONS) && pinned(d)).map(|d| d.shown.as_str()).collect();
     let has_torch = has(&["torch"]);
+    // A file already migrated (or written for TorchTPU): it installs the target or pins torch
+    // inside the target's range. A plain PyTorch file's companion pins are not ours to judge.
+    let targets_torchtpu = distribution.as_ref().is_some_and(|n| deps.iter().any(|d| d.name == *n))
+        || deps.iter().any(|d| {
+            d.name.as_ref() == "torch"
+                && d.specifiers.as_ref().zip(torch_spec.as_ref()).is_some_and(|(s, t)| {
+                    let own = release_specifiers_to_ranges(s.clone());
+                    !own.is_empty() && own.subset_of(&release_specifiers_to_ranges(t.clone()))
+                })
+        });
     let has_transformers = has(&["transformers"]);
     let has_jax_tpu = deps.iter().any(|d| d.name.as_ref() == "jax" && d.extras.iter().any(|e| e.as_ref() == "tpu"));
     let python_ranges = VersionSpecifiers::from_str(&target.requires_python).ok().map(release_specifiers_to_ranges);
@@ -299,7 +338,9 @@ fn findings(entries: &[Entry], rules: &RuleSet) -> Vec<Diagnostic> {
             })
         } else if d.name.as_ref() == "jax"
             && d.extras.iter().any(|e| e.as_ref() == "tpu")
-            && (has_xla || distribution.as_ref().is_some_and(|n| deps.iter().any(|other| other.name == *n)))
+            && (has_xla
+                || xla_elsewhere
+                || distribution.as_ref().is_some_and(|n| deps.iter().any(|other| other.name == *n)))
         {
             finding(rules, Builtin::DepJaxTpu, d.range, &d.shown, None)
         } else if torch_outside(d) {
@@ -311,7 +352,10 @@ fn findings(entries: &[Entry], rules: &RuleSet) -> Vec<Diagnostic> {
                 }
                 f
             })
-        } else if named(&d.name, TORCH_COMPANIONS) && torch_moves && pinned(d) {
+        } else if named(&d.name, TORCH_COMPANIONS)
+            && pinned(d)
+            && (torch_moves || targets_torchtpu && companion_outside(d, torch_spec.as_ref()))
+        {
             finding(rules, Builtin::DepTorchCompanion, d.range, &d.shown, None)
         } else {
             None
@@ -344,7 +388,13 @@ fn finding(
     let id = rules.builtin(builtin)?;
     let rule = &rules.rules[id];
     let spec = rule.fixes.first();
-    let fix = edits.zip(spec).map(|(edits, spec)| Fix { safety: spec.safety, edits, deletes: vec![], imports: vec![] });
+    let fix = edits.zip(spec).map(|(edits, spec)| Fix {
+        safety: spec.safety,
+        edits,
+        deletes: vec![],
+        imports: vec![],
+        helpers: vec![],
+    });
     let note = spec.filter(|_| fix.is_some()).and_then(|s| s.note.clone());
     Some(Diagnostic { rule: id, range, message: rule.message.replace("{name}", shown.trim()), note, fix })
 }
@@ -1041,6 +1091,16 @@ mod tests {
         assert_eq!(codes(&found), ["TPU904", "TPU901", "TPU902", "TPU905"]);
         assert!(found[0].note.as_deref().is_some_and(|n| n.contains("torchvision==0.20.0")), "{:?}", found[0].note);
         assert!(found[1].message.contains("`torch_xla[tpu]~=2.5.0 ; python_version >= \"3.10\"`"));
+    }
+
+    #[test]
+    fn a_companion_pin_for_the_old_torch_is_still_reported_once_torch_has_moved() {
+        // What `--unsafe-fixes` leaves: torch re-pinned, torch_xla gone, torchvision as it was.
+        let after = "torch>=2.11.0,<=2.15.0\ntorch-tpu==0.2.0\ntorchvision==0.20.0\ntorchaudio==2.5.0\n";
+        assert_eq!(codes(&check(Kind::Requirements, after, rules())), ["TPU905", "TPU905"]);
+        // Releases built for a torch the target supports are left alone.
+        let fine = "torch>=2.11.0,<=2.15.0\ntorchvision==0.26.0\ntorchaudio~=2.12.0\ntorchvision<0.31\n";
+        assert!(check(Kind::Requirements, fine, rules()).is_empty());
     }
 
     #[test]

@@ -149,7 +149,7 @@ fn references<'t>(text: &'t str, var: &'t str) -> impl Iterator<Item = usize> + 
 }
 
 fn fix(safety: Safety, edits: Vec<Edit>) -> Fix {
-    Fix { safety, edits, deletes: vec![], imports: vec![] }
+    Fix { safety, edits, deletes: vec![], imports: vec![], helpers: vec![] }
 }
 
 fn range(start: usize, end: usize) -> TextRange {
@@ -226,6 +226,7 @@ mod tests {
     fn quoted_text_comments_heredocs_and_pipelines_are_not_assignments() {
         for text in [
             "echo 'export PJRT_DEVICE=TPU'\n",
+            "echo 'export PJRT_DEVICE=TPU' | tee\n",
             "# export PJRT_DEVICE=TPU\n",
             "cat > env.sh <<EOF\nexport PJRT_DEVICE=TPU\nEOF\n",
             "cat <<-'END'\n\tPJRT_DEVICE=TPU\n\tEND\n",
@@ -244,6 +245,28 @@ mod tests {
             assert_eq!(migrated(Kind::Shell, text), text);
         }
         assert_eq!(codes(Kind::Shell, "echo $PJRT_DEVICES $XPJRT_DEVICE\n"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn jax_tpu_installed_by_another_line_of_a_script_than_torch_xla_is_reported() {
+        let text = "pip install torch_xla[tpu]==2.5.0\npip install \"jax[tpu]==0.4.30\"\n";
+        let found = codes(Kind::Shell, text);
+        assert!(found.contains(&"TPU907".to_string()), "{found:?}");
+        assert_eq!(codes(Kind::Shell, "pip install \"jax[tpu]==0.4.30\"\n"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn env_vars_an_echo_writes_into_a_file_are_reported_not_edited() {
+        for text in ["echo 'export PJRT_DEVICE=TPU' >> ~/.bashrc\n", "echo \"export XRT_TPU_CONFIG=x\" > env.sh\n"] {
+            assert_eq!(codes(Kind::Shell, text).len(), 1, "{text:?}");
+            assert_eq!(migrated(Kind::Shell, text), text);
+        }
+        // A rename is still right inside the text written (the next shell reads the new name).
+        let text = "echo 'export XLA_PERSISTENT_CACHE_PATH=/c' >> ~/.bashrc\n";
+        assert_eq!(
+            migrated(Kind::Shell, text),
+            "echo 'export TORCH_TPU_TIER3_COMPILATION_CACHE_ROOT=/c' >> ~/.bashrc\n"
+        );
     }
 
     #[test]

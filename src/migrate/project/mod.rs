@@ -6,8 +6,10 @@
 //! - [`notebook`]: `.ipynb` code cells go through the Python engine; `!`/`%` lines through [`launch`].
 //! - [`deps`]: requirements files, `pyproject.toml`, `setup.cfg`, `setup.py`, `environment.yml`.
 //! - [`launch`]: shell scripts, Dockerfiles, YAML job specs and accelerate configs.
+//! - [`json`]: JSON configs (a Trainer's `fsdp_config.json`, accelerate configs).
 
 pub mod deps;
+pub mod json;
 pub mod launch;
 pub mod notebook;
 
@@ -39,6 +41,8 @@ pub enum Kind {
     Dockerfile,
     /// Other YAML: job specs (`env:` lists), accelerate configs.
     Yaml,
+    /// JSON configs: `fsdp_config.json`, accelerate configs.
+    Json,
 }
 
 impl Kind {
@@ -61,6 +65,7 @@ impl Kind {
             (n, Some("txt")) if n.ends_with("requirements.txt") || in_requirements_dir => Kind::Requirements,
             (n, Some("yml" | "yaml")) if n.starts_with("environment") || n.starts_with("conda") => Kind::CondaEnv,
             (_, Some("yml" | "yaml")) => Kind::Yaml,
+            (_, Some("json")) => Kind::Json,
             (_, Some("sh" | "bash" | "zsh")) => Kind::Shell,
             ("dockerfile" | "containerfile", _) => Kind::Dockerfile,
             (n, _) if n.starts_with("dockerfile.") || n.ends_with(".dockerfile") => Kind::Dockerfile,
@@ -76,7 +81,7 @@ impl Kind {
     /// Whether the file is the project's own (its sources, dependencies, notebooks), so that one
     /// that does not load is an error; other YAML may be a template of another tool (Helm).
     pub fn owned_by_project(self) -> bool {
-        self != Kind::Yaml
+        !matches!(self, Kind::Yaml | Kind::Json)
     }
 
     /// What the file is, for messages and the report's per-type totals.
@@ -92,6 +97,7 @@ impl Kind {
             Kind::Shell => "shell script",
             Kind::Dockerfile => "Dockerfile",
             Kind::Yaml => "YAML",
+            Kind::Json => "JSON",
         }
     }
 }
@@ -177,6 +183,7 @@ pub fn check(kind: Kind, text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
             deps::check(kind, text, rules)
         }
         Kind::Shell | Kind::Dockerfile | Kind::Yaml => launch::check(kind, text, rules),
+        Kind::Json => json::check(text, rules),
         Kind::Python | Kind::Notebook => Vec::new(),
     }
 }
@@ -196,6 +203,9 @@ pub fn validate(kind: Kind, text: &str) -> Result<(), String> {
             ruff_python_parser::parse_module(text).map(drop).map_err(|e| format!("invalid Python: {}", e.error))
         }
         Kind::Notebook => notebook::validate(text),
+        Kind::Json => {
+            serde_json::from_str::<serde_json::Value>(text).map(drop).map_err(|e| format!("invalid JSON: {e}"))
+        }
         Kind::Requirements | Kind::SetupCfg | Kind::Shell | Kind::Dockerfile => Ok(()),
     }
 }

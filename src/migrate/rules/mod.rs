@@ -50,12 +50,13 @@ struct RawRule {
     torchtpu: Option<String>,
 }
 
-/// A list of qualified names, or a map from qualified name to a `{target}` value.
+/// A list of qualified names, or a map from qualified name to a `{target}` value (`~`: none,
+/// so a fix using `{$target}` does not apply to that name).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 enum Names {
     List(Vec<String>),
-    Map(BTreeMap<String, String>),
+    Map(BTreeMap<String, Option<String>>),
 }
 
 impl Default for Names {
@@ -68,7 +69,7 @@ impl Names {
     fn into_pairs(self) -> Vec<(String, Option<String>)> {
         match self {
             Names::List(v) => v.into_iter().map(|n| (n, None)).collect(),
-            Names::Map(m) => m.into_iter().map(|(n, t)| (n, Some(t))).collect(),
+            Names::Map(m) => m.into_iter().collect(),
         }
     }
 }
@@ -217,6 +218,10 @@ struct RawFix {
     compare: BTreeMap<String, String>,
     #[serde(default)]
     worker_prelude: Option<RawPrelude>,
+    #[serde(default)]
+    define: BTreeMap<String, String>,
+    #[serde(default)]
+    requires_argument_of: Vec<String>,
 }
 
 /// Statements to put at the top of the worker function a launcher call names.
@@ -293,6 +298,13 @@ pub struct FixSpec {
     /// literal's new value; a literal not listed blocks the fix.
     pub compare: BTreeMap<String, String>,
     pub worker_prelude: Option<WorkerPrelude>,
+    /// Module-level helpers the fix's code may call, by the name each defines: the ones its
+    /// edits (or other used helpers) name are put once below the file's imports. For APIs
+    /// that have no PyTorch counterpart but are plain Python (`xm.RateTracker`).
+    pub define: Vec<(String, Template)>,
+    /// Only offer the fix where the match is passed straight to a call of one of these
+    /// modules (`torch.distributed`): a value whose type changes must not flow elsewhere.
+    pub requires_argument_of: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -720,6 +732,17 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
             })
         })
         .transpose()?;
+    let define = f
+        .define
+        .into_iter()
+        .map(|(name, text)| {
+            let defines = |kw: &str| text.lines().any(|l| l.starts_with(&format!("{kw} {name}")));
+            if !defines("def") && !defines("class") {
+                bail!("define `{name}`: the text must define `{name}` with a top-level `def` or `class`");
+            }
+            Ok((name, Template::parse(&text)?))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(FixSpec {
         safety: f.safety,
         when: f.when,
@@ -731,6 +754,8 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
         requires_process_group: f.requires_process_group,
         compare: f.compare,
         worker_prelude,
+        define,
+        requires_argument_of: f.requires_argument_of,
     })
 }
 

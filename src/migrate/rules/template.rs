@@ -309,7 +309,9 @@ impl Template {
                     }
                 }
                 Piece::Module(module) => out.push_str(&cx.module(module)?),
-                Piece::Target => out.push_str(cx.target().ok_or("rule has no target for this name")?),
+                Piece::Target => {
+                    out.push_str(cx.target().ok_or("this name has no automatic conversion (see the help)")?)
+                }
                 Piece::Args => out.push_str(&cx.all_args()),
                 Piece::Rank => out.push_str(&cx.rank().ok_or("`{$rank}` is only available in a worker prelude")?),
                 Piece::Assign => out.push_str(&cx.assign().ok_or("`{$assign}` is only available in statements")?),
@@ -459,12 +461,18 @@ pub fn arg_matches(actual: Option<&str>, accepted: &[Option<String>]) -> bool {
         (Some(actual), Some(expected)) if expected == "$int" => is_int_literal(actual),
         (Some(actual), Some(expected)) if expected == "$name" => is_name(actual),
         (Some(actual), Some(expected)) if expected == "$pure" => is_call_free(actual),
+        (Some(actual), Some(expected)) if expected == "$list" => is_list(actual),
         (Some(actual), Some(expected)) => {
             actual == expected
                 || string_value(actual).is_some_and(|v| Some(v) == string_value(expected).or(Some(expected)))
         }
         _ => false,
     })
+}
+
+/// A list display or comprehension (`[p.grad for p in params]`): a list, whatever it holds.
+fn is_list(text: &str) -> bool {
+    ruff_python_parser::parse_expression(text).is_ok_and(|p| matches!(p.expr(), Expr::List(_) | Expr::ListComp(_)))
 }
 
 /// An expression that calls nothing (`f"{step} {loss:.3f}"`, `a + 1`): evaluating it on one

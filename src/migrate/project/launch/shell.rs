@@ -30,6 +30,9 @@ enum Place {
     Whole(TextRange),
     /// The quoted command of `bash -c "…"` or `gcloud … --command="…"`.
     Quoted,
+    /// Shell text `echo`/`printf` writes into a file (`echo 'export V=1' >> ~/.bashrc`): read,
+    /// never edited (a person decides whether the line that writes it goes).
+    Written,
 }
 
 impl Region {
@@ -373,6 +376,7 @@ impl Scan<'_, '_> {
                     self.program(j, blocker);
                 }
             }
+            "echo" | "printf" => self.written(k),
             "docker" | "podman" => self.container_env(k),
             "gcloud" => self.quoted_command(k, "--command"),
             "bash" | "sh" | "zsh" | "dash" => self.quoted_command(k, "-c"),
@@ -381,6 +385,27 @@ impl Scan<'_, '_> {
             p if is_pip(p) && self.word(k + 1) == "install" => self.pip(k),
             p if is_python(p) => self.python(k, blocker),
             _ => {}
+        }
+    }
+
+    /// `echo 'export PJRT_DEVICE=TPU' >> ~/.bashrc`: what goes into a file (a redirection) is shell
+    /// code the next shell runs, so its quoted words are read as commands.
+    fn written(&mut self, k: usize) {
+        let (cmd, text) = (self.cmd(), self.found.text);
+        let redirected = cmd.tokens.iter().any(|t| !cmd.words.contains(t) && text[*t].contains('>'));
+        if !redirected || self.region.depth >= MAX_DEPTH {
+            return;
+        }
+        let words: Vec<TextRange> = cmd.words[k + 1..].to_vec();
+        for w in words {
+            let spelled = &text[w];
+            if let [q @ (b'"' | b'\''), .., last] = spelled.as_bytes()
+                && last == q
+                && spelled.len() >= 2
+            {
+                let inner = TextRange::new(w.start() + super::offset(1), w.end() - super::offset(1));
+                scan(self.found, Region { range: inner, place: Place::Written, depth: self.region.depth + 1 });
+            }
         }
     }
 
@@ -544,6 +569,9 @@ impl Scan<'_, '_> {
 
     /// Delete some words of the command, or the whole command if nothing useful is left.
     fn remove_words(&self, remove: Range<usize>) -> Result<Edit, &'static str> {
+        if self.region.place == Place::Written {
+            return Err("it is written into a file by `echo`: delete that line if it only sets this variable");
+        }
         let cmd = self.cmd();
         let left: Vec<&str> = (0..cmd.words.len()).filter(|k| !remove.contains(k)).map(|k| self.word(k)).collect();
         let useful = match left.split_first() {

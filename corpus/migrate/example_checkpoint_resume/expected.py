@@ -1,0 +1,88 @@
+"""Train, checkpoint, then resume from the checkpoint in a fresh model.
+
+New-style torch_xla API (torch_xla.device / torch_xla.sync), one process per core.
+"""
+import os
+import torch
+import torch.nn as nn
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+CKPT = 'ckpt.pt'
+
+
+def build_model():
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+
+
+def get_batches(rank, world):
+    torch.manual_seed(11)
+    xs = torch.randn(5, 8, 8)  # 5 steps of 8 samples
+    ys = torch.randn(5, 8, 2)
+    return xs[:, rank::world], ys[:, rank::world]
+
+
+def run_steps(model, optimizer, xs, ys, device, first, last):
+    for step in range(first, last):
+        x, y = xs[step].to(device), ys[step].to(device)
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        if dist.is_initialized():
+            for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
+                dist.all_reduce(grad)
+                grad /= dist.get_world_size()
+        optimizer.step()
+        shown = (f"step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as xm.master_print's arguments were
+        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+            print(*shown)
+
+
+def _mp_fn(index):
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
+    device = torch.device("tpu:0")
+    rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    xs, ys = get_batches(rank, world)
+
+    torch.manual_seed(0)
+    model = build_model().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    run_steps(model, optimizer, xs, ys, device, 0, 3)
+
+    if dist.get_node_local_rank(fallback_rank=0) == 0:
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, {'model': model.state_dict(),
+                 'optimizer': optimizer.state_dict(),
+                 'step': 3}), CKPT)
+    if dist.is_initialized():
+        dist.barrier()
+    if dist.is_initialized():
+        dist.barrier()
+
+    # --- resume, as a restarted job would ---
+    state = torch.load(CKPT)
+    model = build_model()
+    model.load_state_dict(state['model'])
+    model = model.to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    optimizer.load_state_dict(state['optimizer'])
+    start = state['step']
+    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+        print(f"resumed at step {start}")
+    run_steps(model, optimizer, xs, ys, device, start, start + 2)
+
+    checksum = sum(p.norm().item() for p in model.parameters())
+    print(f"rank {rank} of {world} checksum={checksum:.6f}")
+
+
+if __name__ == '__main__':
+    torch.tpu.distributed.set_tpu_launch_env()
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(_mp_fn, args=(), nprocs=nprocs)

@@ -1,0 +1,74 @@
+"""Distributed evaluation: each core scores its shard, predictions are all_gathered.
+
+Launched on every core of the host; the master writes the summary file.
+"""
+import os
+import torch
+import torch.nn as nn
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+NUM_SAMPLES = 48
+NUM_CLASSES = 5
+FEATURES = 20
+
+
+def make_eval_set():
+    # a fixed "teacher" decides the labels; the model is a noisy copy of it
+    g = torch.Generator().manual_seed(2024)
+    teacher = torch.randn(NUM_CLASSES, FEATURES, generator=g)
+    x = torch.randn(NUM_SAMPLES, FEATURES, generator=g)
+    y = (x @ teacher.t()).argmax(dim=1)
+    noisy = teacher + 0.8 * torch.randn(NUM_CLASSES, FEATURES, generator=g)
+    return x, y, noisy
+
+
+def evaluate(index):
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
+    device = torch.device("tpu:0")
+    rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+    x, y, weight = make_eval_set()
+    model = nn.Linear(FEATURES, NUM_CLASSES, bias=False)
+    with torch.no_grad():
+        model.weight.copy_(weight)
+    model = model.to(device).eval()
+
+    # this rank's shard (contiguous block)
+    per_rank = NUM_SAMPLES // world
+    xs = x[rank * per_rank:(rank + 1) * per_rank].to(device)
+    ys = y[rank * per_rank:(rank + 1) * per_rank].to(device)
+
+    with torch.no_grad():
+        logits = model(xs)
+        local_preds = logits.argmax(dim=1)
+        local_hits = (local_preds == ys).long()
+
+    preds = torch.tpu.ops.all_gather_dim(local_preds, 0) if dist.is_initialized() else local_preds
+    hits = torch.tpu.ops.all_gather_dim(local_hits, 0) if dist.is_initialized() else local_hits
+    n = preds.shape[0]
+    accuracy = hits.sum().item() / n
+    print(f"rank {rank} of {world} gathered={n} accuracy={accuracy:.6f}")
+
+    if dist.is_initialized():
+        dist.barrier()
+    if dist.get_node_local_rank(fallback_rank=0) == 0:
+        with open("results.txt", "w") as f:
+            f.write(f"samples {n}\n")
+            f.write(f"accuracy {accuracy:.6f}\n")
+        print("wrote results.txt")
+
+
+if __name__ == "__main__":
+    torch.tpu.distributed.set_tpu_launch_env()
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(evaluate, args=(), nprocs=nprocs)

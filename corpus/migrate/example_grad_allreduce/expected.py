@@ -1,0 +1,83 @@
+"""Data parallel training with the gradients averaged by hand.
+
+Before xm.optimizer_step did it for them, people wrote the all_reduce themselves:
+sum every gradient over the replicas, scale by 1/world, then step.
+"""
+import os
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def get_args():
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--lr", type=float, default=0.1)
+    return p.parse_args()
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super(Net, self).__init__()
+        self.fc1 = nn.Linear(12, 24)
+        self.fc2 = nn.Linear(24, 3)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+def _mp_fn(index, flags):
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
+    if dist.is_initialized():
+        dist.barrier()
+    rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+    world = dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    device = torch.device("tpu:0")
+
+    # every replica builds the same full dataset on the CPU and keeps its own slice
+    torch.manual_seed(1234)
+    inputs = torch.randn(flags.batch * 4, 12)
+    targets = torch.randint(0, 3, (flags.batch * 4,))
+    inputs, targets = inputs[rank::world], targets[rank::world]
+
+    model = Net().to(device)  # same seed -> same initial weights everywhere
+    optimizer = torch.optim.SGD(model.parameters(), lr=flags.lr)
+
+    for step in range(flags.steps):
+        lo = (step * flags.batch // world) % inputs.shape[0]
+        x = inputs[lo:lo + flags.batch // world].to(device)
+        y = targets[lo:lo + flags.batch // world].to(device)
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        # average the gradients over all replicas (in place)
+        for tensor in [p.grad for p in model.parameters()]:  # xm.all_reduce reduced a list in place, then scaled it
+            dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+            tensor.mul_(1.0 / (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+        optimizer.step()
+        if dist.get_node_local_rank(fallback_rank=0) == 0:
+            print(f"step {step} loss={loss.item():.6f}")
+
+    checksum = sum(p.detach().norm().item() for p in model.parameters())
+    print(f"rank {rank} of {world} checksum={checksum:.6f}")
+
+
+if __name__ == '__main__':
+    flags = get_args()
+    torch.tpu.distributed.set_tpu_launch_env()
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(_mp_fn, args=(flags,), nprocs=nprocs)

@@ -1,0 +1,168 @@
+# Fake-data ResNet training, the shape of pytorch/xla's examples/train_resnet_base.py
+# (the newer API: torch_xla.device(), torch_xla.step(), torch_xla.launch).
+# A three-block toy ResNet and one synthetic batch keep it to a few seconds on a CPU.
+import os
+import itertools
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.optim as optim
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+class RateTracker:
+    """Samples per second: `rate()` since its last call (smoothed), `global_rate()` overall.
+
+    What torch_xla's `xm.RateTracker` measured; it only reads the clock.
+    """
+
+    def __init__(self, smooth_factor=None):
+        if smooth_factor is None:
+            smooth_factor = float(os.environ.get("RATE_TRACKER_SMOOTHING", 0.4))
+        self._smooth_factor = smooth_factor
+        self._start_time = self._partial_time = time.time()
+        self._partial_count = self._count = 0.0
+        self._partial_rate = None
+
+    def add(self, count):
+        self._count += count
+
+    def rate(self):
+        now = time.time()
+        elapsed = now - self._partial_time
+        if elapsed <= 0:
+            return 0.0
+        rate = self._count / elapsed
+        if self._partial_rate is not None:
+            rate = (1 - self._smooth_factor) * rate + self._smooth_factor * self._partial_rate
+        self._partial_count += self._count
+        self._count, self._partial_time, self._partial_rate = 0.0, now, rate
+        return rate
+
+    def global_rate(self):
+        elapsed = time.time() - self._start_time
+        return (self._partial_count + self._count) / elapsed if elapsed > 0 else 0.0
+
+
+class BasicBlock(nn.Module):
+
+  def __init__(self, channels):
+    super().__init__()
+    self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+    self.bn1 = nn.BatchNorm2d(channels)
+    self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+    self.bn2 = nn.BatchNorm2d(channels)
+
+  def forward(self, x):
+    out = F.relu(self.bn1(self.conv1(x)))
+    out = self.bn2(self.conv2(out))
+    return F.relu(out + x)  # residual
+
+
+class ToyResNet(nn.Module):
+
+  def __init__(self, num_classes=10, width=8):
+    super().__init__()
+    self.stem = nn.Sequential(
+        nn.Conv2d(3, width, 3, padding=1, bias=False),
+        nn.BatchNorm2d(width), nn.ReLU())
+    self.layers = nn.Sequential(*[BasicBlock(width) for _ in range(2)])
+    self.head = nn.Linear(width, num_classes)
+
+  def forward(self, x):
+    x = self.layers(self.stem(x))
+    x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+    return self.head(x)
+
+
+class TrainBase():
+
+  def __init__(self):
+    self.img_dim = 16
+    self.batch_size = 8
+    self.num_steps = 4
+    self.num_epochs = 1
+    self.log_steps = 1
+    self.train_dataset_len = 64
+
+    torch.manual_seed(0)
+    train_loader = [(torch.randn(self.batch_size, 3, self.img_dim, self.img_dim),
+              torch.randint(0, 10, (self.batch_size,), dtype=torch.int64))] * (self.train_dataset_len // self.batch_size)
+
+    self.device = torch.device("tpu:0")
+    self.train_device_loader = train_loader
+    self.model = ToyResNet().to(self.device)
+    self.optimizer = optim.SGD(
+        self.model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
+    self.loss_fn = nn.CrossEntropyLoss()
+
+  def _train_update(self, step, loss, tracker, epoch):
+    print(f'epoch: {epoch}, step: {step}, loss: {loss.item():.6f}, '
+          f'rate: {tracker.rate()}')
+
+  def run_optimizer(self):
+    if dist.is_initialized():
+        for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
+            dist.all_reduce(grad)
+            grad /= dist.get_world_size()
+    self.optimizer.step()
+
+  def train_loop_fn(self, loader, epoch):
+    tracker = RateTracker()
+    self.model.train()
+    loader = itertools.islice(loader, self.num_steps)
+    for step, (data, target) in enumerate(loader):
+      (data, target) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(self.device), (data, target))
+      self.optimizer.zero_grad()
+      output = self.model(data)
+      loss = self.loss_fn(output, target)
+      loss.backward()
+      self.run_optimizer()
+      tracker.add(self.batch_size)
+      if step % self.log_steps == 0:
+        # runs when this step's graph has executed, at the end of the `with`
+        self._train_update(step, loss, tracker, epoch)
+
+  def start_training(self):
+    for epoch in range(1, self.num_epochs + 1):
+      shown = ('Epoch {} train begin {}'.format(
+                epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')),)  # evaluated on every rank, as xm.master_print's arguments were
+      if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+          print(*shown)
+      self.train_loop_fn(self.train_device_loader, epoch)
+      shown = ('Epoch {} train end {}'.format(
+                epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')),)  # evaluated on every rank, as xm.master_print's arguments were
+      if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+          print(*shown)
+    torch.accelerator.synchronize()
+    checksum = sum(p.norm().item() for p in self.model.parameters())
+    print(f'rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))} checksum={checksum:.6f}')
+
+
+def _mp_fn(index):
+  os.environ["LOCAL_RANK"] = str(index)
+  os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+  dist.init_process_group("tpu_dist")
+  base = TrainBase()
+  base.start_training()
+
+
+if __name__ == '__main__':
+  if dist.is_torchelastic_launched():
+      # torchrun started this process: run the worker in it, as torch_xla.launch did
+      os.environ.setdefault("NODE_RANK", os.environ.get("GROUP_RANK", "0"))
+      _mp_fn(int(os.environ["LOCAL_RANK"]))
+  else:
+      torch.tpu.distributed.set_tpu_launch_env()
+      # one process per chip the launcher set up on this host (every attached chip)
+      nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+      # torchrun's rendezvous variables, which torch.multiprocessing does not set
+      os.environ.setdefault("MASTER_ADDR", "localhost")
+      os.environ.setdefault("MASTER_PORT", "29500")
+      os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+      os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+      mp.spawn(_mp_fn, args=(), nprocs=nprocs)
