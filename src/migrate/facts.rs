@@ -9,7 +9,8 @@ use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
-/// Calls that create the process group (a converted launcher's workers create it too).
+/// Calls that create the process group (a converted launcher's workers create it too, when the
+/// worker is the file's own: see `Inventory::creates_group`).
 pub const GROUP_CREATORS: &[&str] =
     &["torch_xla.distributed.xla_multiprocessing.spawn", "torch_xla.launch", "torch.distributed.init_process_group"];
 
@@ -58,7 +59,13 @@ mod tests {
     #[test]
     fn group_creators_are_resolved_through_imports() {
         assert!(text_creates_group("import torch.distributed as d\nd.init_process_group('gloo')\n"));
-        assert!(text_creates_group("import torch_xla.distributed.xla_multiprocessing as xmp\nxmp.spawn(f)\n"));
+        let spawn = "import torch_xla.distributed.xla_multiprocessing as xmp\n";
+        assert!(text_creates_group(&format!("{spawn}def f(i):\n    pass\nxmp.spawn(f)\n")));
+        // A launcher of a worker from elsewhere (a framework's) is not converted: it creates nothing.
+        assert!(!text_creates_group(&format!("{spawn}def launch(f):\n    xmp.spawn(f)\n")));
+        assert!(!text_creates_group(&format!(
+            "{spawn}class L:\n    def w(self, i):\n        pass\n    def go(self):\n        xmp.spawn(self.w)\n"
+        )));
         assert!(!text_creates_group("def spawn():\n    pass\nspawn()\n"));
         assert!(!text_creates_group("x = 1\n"));
     }
@@ -69,7 +76,7 @@ mod tests {
         let lib = dir.path().join("engine.py");
         let main = dir.path().join("train.py");
         std::fs::write(&lib, "import torch_xla.core.xla_model as xm\n").unwrap();
-        std::fs::write(&main, "import torch_xla\ntorch_xla.launch(print)\n").unwrap();
+        std::fs::write(&main, "import torch_xla\ndef worker():\n    pass\ntorch_xla.launch(worker)\n").unwrap();
         let only_lib = RunFacts::new({
             let lib = lib.clone();
             move || vec![lib.clone()]

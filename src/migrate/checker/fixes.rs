@@ -19,6 +19,14 @@ const NO_PROCESS_GROUP: &str = "no process group exists on this path: the file c
      program, and no other file of this run creates one; convert it where the job's group is created \
      (`dist.init_process_group(\"tpu_dist\")`): behind a guard that skipped it, the job would train unsynchronised";
 
+/// How a variant whose argument conditions fail says so (a weaker reason than another's).
+const UNMET_PREFIX: &str = "only converted when ";
+
+/// Why an unguarded collective is not converted in a file that does not create the group.
+const NO_GROUP_IN_FILE: &str = "this file does not create the process group (`init_process_group`, or an \
+     `xmp.spawn`/`torch_xla.launch` of a worker defined in it): without one `dist` collectives raise, where \
+     torch_xla reduced over every device; convert it where the job's group is created";
+
 impl<'a> Checker<'a> {
     /// Report a match and build its fix from the first applicable variant.
     pub(super) fn report(&mut self, site: Site<'a>) {
@@ -39,7 +47,13 @@ impl<'a> Checker<'a> {
                 }
                 Err(reason) => {
                     // That no group exists says more than another variant's unmet condition.
-                    if reason == NO_PROCESS_GROUP {
+                    // So does what stopped a variant whose argument conditions held (the worker
+                    // is a method) over a variant the arguments do not fit.
+                    let unfit = |r: &str| r.starts_with(UNMET_PREFIX);
+                    let stronger = reason == NO_PROCESS_GROUP
+                        || reason == NO_GROUP_IN_FILE
+                        || first_reason.as_deref().is_some_and(unfit) && !unfit(&reason);
+                    if stronger {
                         first_reason = Some(reason);
                     } else {
                         first_reason.get_or_insert(reason);
@@ -82,6 +96,9 @@ impl<'a> Checker<'a> {
         }
         if spec.requires_process_group && !self.process_group_on_path() {
             return Err(NO_PROCESS_GROUP.into());
+        }
+        if spec.requires_group_in_file && !self.inventory.creates_group(self.sem) {
+            return Err(NO_GROUP_IN_FILE.into());
         }
         if !spec.requires_call_in_file.is_empty()
             && !spec.requires_call_in_file.iter().any(|n| self.inventory.file_calls(self.sem, n))
@@ -158,7 +175,7 @@ impl<'a> Checker<'a> {
     /// collective guarded by `dist.is_initialized()` is exact), or another file of the run
     /// creates one (a project's `train.py` that spawns the workers calling `engine.py`).
     fn process_group_on_path(&self) -> bool {
-        crate::migrate::facts::GROUP_CREATORS.iter().any(|c| self.inventory.file_calls(self.sem, c))
+        self.inventory.creates_group(self.sem)
             || self.inventory.is_program
             || self.run.is_some_and(|r| r.creates_process_group())
     }
@@ -194,7 +211,7 @@ impl<'a> Checker<'a> {
                 format!("`{p}` is {}{actual}", values.join(" or "))
             })
             .collect();
-        format!("only converted when {}", parts.join(" and "))
+        format!("{UNMET_PREFIX}{}", parts.join(" and "))
     }
 
     /// The statements a launcher fix puts at the top of the worker function it

@@ -17,7 +17,7 @@ pub(super) struct Inventory<'a> {
     pub defs: FxHashMap<TextSize, &'a ast::StmtFunctionDef>,
     /// The callee of every call, with its scope; resolved to qualified names only when a fix
     /// asks (most files never do).
-    call_sites: Vec<(ScopeId, &'a Expr)>,
+    call_sites: Vec<(ScopeId, &'a ast::ExprCall)>,
     calls: std::cell::OnceCell<FxHashMap<ScopeId, Vec<String>>>,
     /// The value a name was assigned (`x = torch.randn(3)`), by the start of the name.
     pub values: FxHashMap<TextSize, &'a Expr>,
@@ -40,8 +40,8 @@ impl<'a> Inventory<'a> {
     fn calls(&self, sem: &Semantic) -> &FxHashMap<ScopeId, Vec<String>> {
         self.calls.get_or_init(|| {
             let mut calls: FxHashMap<ScopeId, Vec<String>> = FxHashMap::default();
-            for &(scope, func) in &self.call_sites {
-                if let Some(q) = sem.qualified_name(func, scope) {
+            for &(scope, call) in &self.call_sites {
+                if let Some(q) = sem.qualified_name(&call.func, scope) {
                     calls.entry(scope).or_default().push(q.name);
                 }
             }
@@ -55,6 +55,28 @@ impl<'a> Inventory<'a> {
 
     pub fn file_calls(&self, sem: &Semantic, name: &str) -> bool {
         self.calls(sem).values().flatten().any(|c| c == name)
+    }
+
+    /// Whether the file creates the process group: it calls `init_process_group`, or starts
+    /// a worker of its own (a function defined in it) with `xmp.spawn`/`torch_xla.launch`,
+    /// whose converted workers create the group first thing. A launcher of a method or of a
+    /// function passed in (a framework's launcher) is not converted, so on TorchTPU it
+    /// creates nothing, and the collectives beside it would have no group.
+    pub fn creates_group(&self, sem: &Semantic) -> bool {
+        self.call_sites.iter().any(|&(scope, call)| {
+            let Some(q) = sem.qualified_name(&call.func, scope) else { return false };
+            match q.name.as_str() {
+                "torch.distributed.init_process_group" => true,
+                "torch_xla.distributed.xla_multiprocessing.spawn" | "torch_xla.launch" => {
+                    let worker =
+                        call.arguments.args.first().or_else(|| call.arguments.find_keyword("fn").map(|k| &k.value));
+                    matches!(worker, Some(Expr::Name(name))
+                        if sem.unique_binding(&name.id, scope, name.start())
+                            .is_some_and(|b| self.defs.contains_key(&sem.bindings[b].range.start())))
+                }
+                _ => false,
+            }
+        })
     }
 }
 
@@ -132,7 +154,7 @@ impl<'a> Visitor<'a> for Walker<'_, 'a> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
             Expr::Call(call) => {
-                self.inventory.call_sites.push((self.scope, &call.func));
+                self.inventory.call_sites.push((self.scope, call));
                 visitor::walk_expr(self, expr);
             }
             Expr::Lambda(_) | Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_) => {

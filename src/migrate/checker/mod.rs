@@ -98,8 +98,7 @@ pub fn check(
 /// Whether the module calls one of [`crate::migrate::facts::GROUP_CREATORS`].
 pub fn creates_process_group(module: &ast::ModModule) -> bool {
     let sem = Semantic::build(module);
-    let inventory = inventory::Inventory::build(module, &sem);
-    crate::migrate::facts::GROUP_CREATORS.iter().any(|c| inventory.file_calls(&sem, c))
+    inventory::Inventory::build(module, &sem).creates_group(&sem)
 }
 
 struct Checker<'a> {

@@ -215,6 +215,8 @@ struct RawFix {
     #[serde(default)]
     requires_process_group: bool,
     #[serde(default)]
+    requires_group_in_file: bool,
+    #[serde(default)]
     compare: BTreeMap<String, String>,
     #[serde(default)]
     worker_prelude: Option<RawPrelude>,
@@ -294,6 +296,9 @@ pub struct FixSpec {
     /// Only offer the fix (a collective) where a process group can exist on the match's
     /// path: see [`crate::migrate::facts`].
     pub requires_process_group: bool,
+    /// Only offer the fix (an unguarded collective) in a file that creates the process group
+    /// itself: `init_process_group`, or a launcher of a worker defined in it.
+    pub requires_group_in_file: bool,
     /// When the match is compared with string literals (`hw == "TPU"`), each
     /// literal's new value; a literal not listed blocks the fix.
     pub compare: BTreeMap<String, String>,
@@ -752,6 +757,7 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
         requires_call_in_function: f.requires_call_in_function,
         requires_call_in_file: f.requires_call_in_file,
         requires_process_group: f.requires_process_group,
+        requires_group_in_file: f.requires_group_in_file,
         compare: f.compare,
         worker_prelude,
         define,

@@ -1,0 +1,28 @@
+"""A script grown cell by cell (issue 19, defect 7): the helpers at the top use xm, and
+`torch.distributed` is imported only further down, where a later cell needed it. Code a fix
+inserts into the helpers must not rely on that later import: they run before it does.
+"""
+import os
+import torch
+import torch.distributed as dist
+
+
+def log(message):
+    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+        print(message)
+
+
+def wait_for_everyone():
+    if dist.is_initialized():
+        dist.barrier()
+
+
+device = torch.device("tpu:0")
+weights = torch.arange(6, dtype=torch.float32).reshape(2, 3).to(device)
+log(f"sum={weights.sum().item():.6f}")
+wait_for_everyone()
+
+# --- a later cell ---
+import torch.distributed as dist  # noqa: E402
+
+log(f"distributed available={dist.is_available()}")

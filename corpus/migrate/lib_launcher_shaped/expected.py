@@ -1,0 +1,43 @@
+"""A framework's torch_xla launcher (the shape of ignite's and Lightning's XLA launchers)."""
+import os
+import torch
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.xla_multiprocessing as xmp
+import torch.distributed as dist
+
+
+class XlaLauncher:
+    """Starts `function` on every device; the library's users never see torch_xla."""
+
+    def __init__(self, nprocs=None):
+        self.nprocs = nprocs
+
+    @property
+    def is_interactive_compatible(self):
+        return False
+
+    def launch(self, function, *args, **kwargs):
+        xmp.spawn(self._wrapping_function, args=(function, args, kwargs), nprocs=self.nprocs)
+
+    def _wrapping_function(self, process_idx, function, args, kwargs):
+        results = function(*args, **kwargs)
+        xm.rendezvous("end-process")
+        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+            return results
+        return None
+
+
+class XlaCollectives:
+    """What the library's training loop calls; it never creates a process group itself."""
+
+    def world_size(self):
+        return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+    def all_gather(self, tensor):
+        return xm.all_gather(tensor, dim=0)
+
+    def reduce_mean(self, tensor):
+        return xm.all_reduce(xm.REDUCE_SUM, tensor, scale=1.0 / (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+
+    def barrier(self, name):
+        xm.rendezvous(name)
