@@ -27,6 +27,10 @@ const TORCH_XLA: &[&str] = &["torch-xla"];
 const TPU_RUNTIME: &[&str] = &["libtpu", "libtpu-nightly", "cloud-tpu-client"];
 /// Built against one torch release each: their pins follow torch's.
 const TORCH_COMPANIONS: &[&str] = &["torchvision", "torchaudio"];
+/// The first accelerate that finds the `tpu` device: 1.16.0 asks `torch.accelerator` for the
+/// current accelerator (`accelerate.utils.imports.get_torch_accelerator_backend`); 1.15.0 knows
+/// a fixed list without `tpu`, so `Accelerator()` and the Trainer put the model on the CPU.
+const ACCELERATE_FINDS_TPU: &str = ">=1.16.0";
 /// Where libtpu and torch_xla wheels were published before PyPI (find-links pages, buckets).
 const TPU_WHEEL_URLS: &[&str] = &[
     "storage.googleapis.com/libtpu-releases",
@@ -236,6 +240,14 @@ fn companion_outside(d: &Dep, torch: Option<&VersionSpecifiers>) -> bool {
     release_specifiers_to_ranges(mapped).intersection(&release_specifiers_to_ranges(torch.clone())).is_empty()
 }
 
+/// Whether an accelerate requirement admits no release that finds the `tpu` device.
+fn accelerate_too_old(d: &Dep) -> bool {
+    let (Some(specifiers), Ok(finds)) = (&d.specifiers, VersionSpecifiers::from_str(ACCELERATE_FINDS_TPU)) else {
+        return false;
+    };
+    release_specifiers_to_ranges(specifiers.clone()).intersection(&release_specifiers_to_ranges(finds)).is_empty()
+}
+
 fn named(name: &PackageName, names: &[&str]) -> bool {
     names.contains(&name.as_ref())
 }
@@ -352,6 +364,8 @@ fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool) -> Vec<Diag
                 }
                 f
             })
+        } else if d.name.as_ref() == "accelerate" && (has_xla || targets_torchtpu) && accelerate_too_old(d) {
+            finding(rules, Builtin::DepAcceleratePin, d.range, &d.shown, rewrite(d, "accelerate", ACCELERATE_FINDS_TPU))
         } else if named(&d.name, TORCH_COMPANIONS)
             && pinned(d)
             && (torch_moves || targets_torchtpu && companion_outside(d, torch_spec.as_ref()))
@@ -1101,6 +1115,22 @@ mod tests {
         // Releases built for a torch the target supports are left alone.
         let fine = "torch>=2.11.0,<=2.15.0\ntorchvision==0.26.0\ntorchaudio~=2.12.0\ntorchvision<0.31\n";
         assert!(check(Kind::Requirements, fine, rules()).is_empty());
+    }
+
+    #[test]
+    fn accelerate_pinned_below_the_release_that_finds_the_tpu_is_raised() {
+        let text = "torch_xla[tpu]==2.5.0\naccelerate==1.15.0\ntransformers>=4.40\n";
+        let found = check(Kind::Requirements, text, rules());
+        assert!(codes(&found).contains(&"TPU910"), "{:?}", codes(&found));
+        assert_eq!(migrated(Kind::Requirements, text), "torch-tpu==0.2.0\naccelerate>=1.16.0\ntransformers>=4.40\n");
+        // Unpinned, or already new enough, or a plain PyTorch project: nothing to say.
+        for text in [
+            "torch_xla==2.5.0\naccelerate\n",
+            "torch-tpu==0.2.0\naccelerate>=1.16\n",
+            "torch>=2.4\naccelerate==1.10.0\n",
+        ] {
+            assert!(!codes(&check(Kind::Requirements, text, rules())).contains(&"TPU910"), "{text}");
+        }
     }
 
     #[test]

@@ -168,6 +168,8 @@ pub enum Builtin {
     DepJaxTpu,
     /// A Python requirement below the target's (TPU908).
     DepPython,
+    /// accelerate pinned below the release that finds the `tpu` device (TPU910).
+    DepAcceleratePin,
     /// A Dockerfile based on a PyTorch/XLA image, torch_xla preinstalled (TPU909).
     XlaBaseImage,
     // launch (TPU92x–TPU93x):

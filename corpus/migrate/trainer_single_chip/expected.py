@@ -1,8 +1,9 @@
 # Fine-tune a small sentence classifier with the Hugging Face Trainer on a Cloud TPU.
 # The Trainer finds the XLA device by itself; we only use xm for logging.
+import os
 import torch
-import torch_xla.core.xla_model as xm
 from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+import torch.distributed as dist
 
 
 def toy_dataset(n=16, seq_len=8, vocab=64):
@@ -33,7 +34,12 @@ def main():
     )
     trainer = Trainer(model=model, args=args, train_dataset=toy_dataset())
     result = trainer.train()
-    xm.master_print(f"device={args.device.type} steps={result.global_step} train_loss={result.training_loss:.6f}")
+    # where the Trainer kept the model: on a TPU run it must be the chip, never the CPU
+    params_on = {p.device.type for p in trainer.model.parameters()}
+    assert "cpu" not in params_on, f"the Trainer trained on the CPU: {params_on}"
+    shown = (f"device={args.device.type} params_on={sorted(params_on)} steps={result.global_step} train_loss={result.training_loss:.6f}",)  # evaluated on every rank, as xm.master_print's arguments were
+    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+        print(*shown)
 
 
 if __name__ == "__main__":
