@@ -389,6 +389,17 @@ impl<'a> Checker<'a> {
                 return;
             }
         }
+        // `pipe.enable_xla_flash_attention()`: a method of a library object, matched by its name.
+        if q.is_none()
+            && let Expr::Attribute(method) = &*call.func
+            && let Some(rule) = self.rules.method_rule(method.attr.id.as_str())
+        {
+            let spelled = self.src(call.func.range()).to_string();
+            self.report(Site { rule, target: None, expr, call: Some(call), spelled });
+            self.visit_expr(&method.value);
+            self.visit_owned_arguments(call);
+            return;
+        }
         self.check_device_arguments(call, q.as_ref());
         match &q {
             Some(q) => self.check_api_call(call, &q.name, false),

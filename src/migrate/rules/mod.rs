@@ -92,6 +92,10 @@ struct RawMatcher {
     string: Option<StringMatch>,
     #[serde(default)]
     dict_key: Vec<String>,
+    /// Method names distinctive enough to match on any receiver (`pipe.enable_xla_flash_attention()`:
+    /// a library's torch_xla switch on an object whose type the file does not name).
+    #[serde(default)]
+    method: Vec<String>,
     #[serde(default)]
     builtin: Option<Builtin>,
     #[serde(default)]
@@ -339,6 +343,7 @@ pub struct Rule {
     pub device_string: Option<DeviceString>,
     pub string: Option<StringMatch>,
     pub dict_keys: Vec<String>,
+    pub methods: Vec<String>,
     pub builtin: Option<Builtin>,
     pub modules: Vec<String>,
     /// (import rules) module imported for a side effect → the code of the rule relying on it.
@@ -378,7 +383,8 @@ impl Prefilter {
         let mut words: BTreeSet<String> = ["xla", "tpu_available", "noqa"].map(String::from).into();
         words.extend(sources.iter().cloned());
         for r in &rules.rules {
-            let strings = r.env.iter().chain(&r.dict_keys).chain(r.string.iter().flat_map(|m| &m.values));
+            let strings =
+                r.env.iter().chain(&r.dict_keys).chain(&r.methods).chain(r.string.iter().flat_map(|m| &m.values));
             words.extend(strings.chain(r.device_string.iter().map(|d| &d.from)).filter(|w| !w.is_empty()).cloned());
         }
         // Not identifiers of ours: also UPPER and Title case (`_XLA_AVAILABLE`, `# NOQA`, `Xla…`).
@@ -611,6 +617,7 @@ impl RuleSet {
             device_string: m.device_string,
             string: m.string,
             dict_keys: m.dict_key,
+            methods: m.method,
             builtin: m.builtin,
             modules: m.modules,
             side_effects: m.side_effects,
@@ -668,6 +675,11 @@ impl RuleSet {
 
     pub fn string_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
         self.rules.iter().enumerate().filter(|(_, r)| r.string.is_some())
+    }
+
+    /// The rule matching a call of the method `name` on any receiver.
+    pub fn method_rule(&self, name: &str) -> Option<RuleId> {
+        self.rules.iter().position(|r| r.methods.iter().any(|m| m == name))
     }
 
     pub fn dict_key_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
