@@ -14,5 +14,7 @@ mean = reduced * (1.0 / dist.get_world_size())
 reduced = t.clone()  # xm.all_reduce returned a new tensor
 dist.all_reduce(reduced, op=dist.ReduceOp.MAX)
 peak = reduced
-xm.all_reduce("sum", [t, t])  # a list, reduced in place, and a string reduce type: reported
+for tensor in [t, t]:  # xm.all_reduce reduced a list in place
+    dist.all_reduce(tensor, op=dist.ReduceOp.SUM)  # a list reduced in place; torch_xla's string becomes dist.ReduceOp.SUM
+xm.all_reduce("avg", [t])  # not a torch_xla reduce type: reported
 grouped = xm.all_reduce(xm.REDUCE_SUM, t, groups=[[0, 1]])  # replica groups: reported

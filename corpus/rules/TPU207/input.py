@@ -8,5 +8,6 @@ t = torch.ones(2)
 t = xm.all_reduce(xm.REDUCE_SUM, t, scale=0.5)
 mean = xm.all_reduce(xm.REDUCE_SUM, t, scale=1.0 / dist.get_world_size())
 peak = xm.all_reduce(xm.REDUCE_MAX, t)
-xm.all_reduce("sum", [t, t])  # a list, reduced in place, and a string reduce type: reported
+xm.all_reduce("sum", [t, t])  # a list reduced in place; torch_xla's string becomes dist.ReduceOp.SUM
+xm.all_reduce("avg", [t])  # not a torch_xla reduce type: reported
 grouped = xm.all_reduce(xm.REDUCE_SUM, t, groups=[[0, 1]])  # replica groups: reported

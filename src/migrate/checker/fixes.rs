@@ -201,6 +201,7 @@ impl<'a> Checker<'a> {
                         Some("$name") => "a name or attribute".to_string(),
                         Some("$pure") => "free of calls".to_string(),
                         Some("$list") => "a list display or comprehension".to_string(),
+                        Some("$str") => "a string literal".to_string(),
                         Some(v) => format!("`{v}`"),
                     })
                     .collect();
@@ -287,6 +288,7 @@ impl<'a> Checker<'a> {
         bound: &Bound<'a>,
     ) -> Result<Fix, String> {
         let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
+        cx.mapped = self.mapped_arguments(spec, &mut cx)?;
         let fix = |edits, deletes, imports| Fix { safety: spec.safety, edits, deletes, imports, helpers: vec![] };
         match &spec.action {
             FixAction::Replace(t) => {
@@ -392,6 +394,26 @@ impl<'a> Checker<'a> {
                 Ok(fix(edits, vec![], cx.imports))
             }
         }
+    }
+
+    /// The text each string literal passed to a parameter of `spec.map` becomes; a string the
+    /// map does not list makes the fix unavailable (any other argument is carried as written).
+    fn mapped_arguments(
+        &self,
+        spec: &crate::migrate::rules::FixSpec,
+        cx: &mut ExpandCx<'_, 'a>,
+    ) -> Result<FxHashMap<String, String>, String> {
+        let mut mapped = FxHashMap::default();
+        for (param, values) in &spec.map {
+            let Some(Expr::StringLiteral(lit)) = cx.bound.values.get(param) else { continue };
+            let literal = lit.value.to_str();
+            let to = values.get(literal).ok_or_else(|| {
+                let known = values.keys().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", ");
+                format!("`{param}` is \"{literal}\", which is none of {known}")
+            })?;
+            mapped.insert(param.clone(), to.expand(cx)?);
+        }
+        Ok(mapped)
     }
 
     /// The tokens lying entirely inside `range` (binary search: tokens are sorted).
@@ -608,6 +630,8 @@ struct ExpandCx<'c, 'a> {
     rank: Option<String>,
     assign: Option<String>,
     fresh: FxHashMap<String, String>,
+    /// Arguments a fix's `map` rewrites (`"sum"` → `dist.ReduceOp.SUM`), by parameter.
+    mapped: FxHashMap<String, String>,
 }
 
 impl<'c, 'a> ExpandCx<'c, 'a> {
@@ -627,6 +651,7 @@ impl<'c, 'a> ExpandCx<'c, 'a> {
             rank: None,
             assign: None,
             fresh: FxHashMap::default(),
+            mapped: FxHashMap::default(),
         }
     }
 
@@ -663,6 +688,9 @@ impl ExpandCx<'_, '_> {
 impl ExpandContext for ExpandCx<'_, '_> {
     fn arg(&mut self, name: &str) -> Option<String> {
         self.used_params.insert(name.to_string());
+        if let Some(text) = self.mapped.get(name) {
+            return Some(text.clone());
+        }
         self.bound.values.get(name).map(|e| self.argument_text(e))
     }
 

@@ -230,6 +230,8 @@ struct RawFix {
     define: BTreeMap<String, String>,
     #[serde(default)]
     requires_argument_of: Vec<String>,
+    #[serde(default)]
+    map: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// Statements to put at the top of the worker function a launcher call names.
@@ -316,6 +318,9 @@ pub struct FixSpec {
     /// Only offer the fix where the match is passed straight to a call of one of these
     /// modules (`torch.distributed`): a value whose type changes must not flow elsewhere.
     pub requires_argument_of: Vec<String>,
+    /// Per parameter, what a string literal passed there becomes (`"sum"` →
+    /// `dist.ReduceOp.SUM`); a literal not listed makes the fix unavailable.
+    pub map: BTreeMap<String, BTreeMap<String, Template>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -751,6 +756,20 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
             })
         })
         .transpose()?;
+    let map = f
+        .map
+        .into_iter()
+        .map(|(param, values)| {
+            if signature.is_none_or(|s| !s.has(&param)) {
+                bail!("map: `{param}` is not in the rule's signature");
+            }
+            let values = values
+                .into_iter()
+                .map(|(literal, to)| Ok((literal, Template::parse(&to)?)))
+                .collect::<anyhow::Result<BTreeMap<_, _>>>()?;
+            Ok((param, values))
+        })
+        .collect::<anyhow::Result<BTreeMap<_, _>>>()?;
     let define = f
         .define
         .into_iter()
@@ -776,6 +795,7 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
         worker_prelude,
         define,
         requires_argument_of: f.requires_argument_of,
+        map,
     })
 }
 

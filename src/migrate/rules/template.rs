@@ -462,6 +462,7 @@ pub fn arg_matches(actual: Option<&str>, accepted: &[Option<String>]) -> bool {
         (Some(actual), Some(expected)) if expected == "$name" => is_name(actual),
         (Some(actual), Some(expected)) if expected == "$pure" => is_call_free(actual),
         (Some(actual), Some(expected)) if expected == "$list" => is_list(actual),
+        (Some(actual), Some(expected)) if expected == "$str" => string_value(actual).is_some(),
         (Some(actual), Some(expected)) => {
             actual == expected
                 || string_value(actual).is_some_and(|v| Some(v) == string_value(expected).or(Some(expected)))
