@@ -130,9 +130,9 @@ class TrainDecoderOnlyBase():
 
   def run_optimizer(self):
     if dist.is_initialized():
-        for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
-            dist.all_reduce(grad)
-            grad /= dist.get_world_size()
+      for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
+        dist.all_reduce(grad)
+        grad /= dist.get_world_size()
     self.optimizer.step()
 
   def step_fn(self, data, target):
@@ -156,10 +156,10 @@ class TrainDecoderOnlyBase():
   def start_training(self):
     for epoch in range(1, self.num_epochs + 1):
       if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-          print(f'Epoch {epoch} train begin')
+        print(f'Epoch {epoch} train begin')
       self.train_loop_fn(self.train_device_loader, epoch)
       if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-          print(f'Epoch {epoch} train end')
+        print(f'Epoch {epoch} train end')
     torch.accelerator.synchronize()
     checksum = sum(p.detach().float().norm().item() for p in self.model.parameters())
     print(f'rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))} checksum={checksum:.6f}')
@@ -175,16 +175,16 @@ def _mp_fn(index):
 
 if __name__ == '__main__':
   if dist.is_torchelastic_launched():
-      # torchrun started this process: run the worker in it, as torch_xla.launch did
-      os.environ.setdefault("NODE_RANK", os.environ.get("GROUP_RANK", "0"))
-      _mp_fn(int(os.environ["LOCAL_RANK"]))
+    # torchrun started this process: run the worker in it, as torch_xla.launch did
+    os.environ.setdefault("NODE_RANK", os.environ.get("GROUP_RANK", "0"))
+    _mp_fn(int(os.environ["LOCAL_RANK"]))
   else:
-      torch.tpu.distributed.set_tpu_launch_env()
-      # one process per chip the launcher set up on this host (every attached chip)
-      nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
-      # torchrun's rendezvous variables, which torch.multiprocessing does not set
-      os.environ.setdefault("MASTER_ADDR", "localhost")
-      os.environ.setdefault("MASTER_PORT", "29500")
-      os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
-      os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
-      mp.spawn(_mp_fn, args=(), nprocs=nprocs)
+    torch.tpu.distributed.set_tpu_launch_env()
+    # one process per chip the launcher set up on this host (every attached chip)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(_mp_fn, args=(), nprocs=nprocs)

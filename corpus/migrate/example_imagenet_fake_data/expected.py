@@ -172,9 +172,9 @@ def train_imagenet(flags):
       loss = loss_fn(output, target)
       loss.backward()
       if dist.is_initialized():
-          for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-              dist.all_reduce(grad)
-              grad /= dist.get_world_size()
+        for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
+          dist.all_reduce(grad)
+          grad /= dist.get_world_size()
       optimizer.step()
       tracker.add(flags.batch_size)
       if step % flags.log_steps == 0:
@@ -193,7 +193,7 @@ def train_imagenet(flags):
     accuracy = 100.0 * correct.item() / total_samples
     gathered = [accuracy] * (dist.get_world_size() if dist.is_initialized() else 1)
     if dist.is_initialized():
-        dist.all_gather_object(gathered, gathered[0])
+      dist.all_gather_object(gathered, gathered[0])
     accuracy = np.mean(gathered)
     print_test_update(device, accuracy, epoch, step)
     return accuracy
@@ -203,23 +203,23 @@ def train_imagenet(flags):
   accuracy, max_accuracy = 0.0, 0.0
   for epoch in range(1, flags.num_epochs + 1):
     shown = ('Epoch {} train begin, lr={:.6f}'.format(
-            epoch, lr_scheduler.get_last_lr()[0]),)  # evaluated on every rank, as xm.master_print's arguments were
+        epoch, lr_scheduler.get_last_lr()[0]),)  # evaluated on every rank, as xm.master_print's arguments were
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(*shown)
+      print(*shown)
     train_loop_fn(train_device_loader, epoch)
     shown = ('Epoch {} train end'.format(epoch),)  # evaluated on every rank, as xm.master_print's arguments were
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(*shown)
+      print(*shown)
     accuracy = test_loop_fn(test_device_loader, epoch)
     shown = ('Epoch {} test end, Accuracy={:.2f}'.format(epoch, accuracy),)  # evaluated on every rank, as xm.master_print's arguments were
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(*shown)
+      print(*shown)
     max_accuracy = max(accuracy, max_accuracy)
     lr_scheduler.step()
 
   shown = ('Max Accuracy: {:.2f}%'.format(max_accuracy),)  # evaluated on every rank, as xm.master_print's arguments were
   if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-      print(*shown)
+    print(*shown)
   checksum = sum(p.detach().norm().item() for p in model.parameters())
   print('rank {} of {} checksum={:.6f}'.format(
       dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), checksum))

@@ -267,9 +267,9 @@ impl<'a> Checker<'a> {
     }
 
     /// Lay a template's lines out at `indent`: templates indent nested lines
-    /// with four spaces; follow the file where it uses tabs.
+    /// with four spaces; follow the file's own unit (tabs, two spaces).
     fn indent_block(&self, text: &str, indent: &str) -> String {
-        let unit = if indent.starts_with('\t') { "\t" } else { "    " };
+        let unit = if indent.starts_with('\t') { "\t" } else { self.indent_unit() };
         text.trim_end_matches('\n')
             .split('\n')
             .map(|line| {
@@ -278,6 +278,16 @@ impl<'a> Checker<'a> {
             })
             .collect::<Vec<_>>()
             .join(newline_of(self.text))
+    }
+
+    /// The file's indentation step: its first indented block's (four spaces if it has none).
+    fn indent_unit(&self) -> &'a str {
+        let tokens: &[ruff_python_ast::token::Token] = self.parsed_tokens.tokens();
+        let first = tokens.iter().find(|t| t.kind() == TokenKind::Indent).map(|t| self.src(t.range()));
+        match first {
+            Some(unit) if !unit.is_empty() && unit.bytes().all(|b| b == b' ') => unit,
+            _ => "    ",
+        }
     }
 
     pub(super) fn try_action(
