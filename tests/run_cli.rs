@@ -179,3 +179,37 @@ fn guidance_code_in_rule_explanations_runs_on_the_emulator() {
         );
     }
 }
+
+/// What TPU910's explanation claims about several processes, shown on the emulator: under
+/// TorchTPU's torchrun launch, accelerate 1.16 (the tracer venv's pin) sees no distributed
+/// setup for `tpu`, so every rank of a Trainer or `Accelerator` job trains alone. When a later
+/// accelerate learns it, this test fails and the rule's text must change with it.
+#[test]
+fn accelerate_under_torchrun_on_tpu_runs_each_rank_alone() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let probe = "import os\nfrom accelerate import PartialState\n\nstate = PartialState()\n\
+                 print(f\"rank {os.environ['RANK']} {state.distributed_type} processes={state.num_processes} device={state.device}\", flush=True)\n";
+    std::fs::write(dir.path().join("probe.py"), probe).unwrap();
+    let py = python.display();
+    let launch = format!(
+        "eval \"$({py} -m torch.tpu.distributed | sed 's/^/export /')\" && exec {py} -m torch.distributed.run --standalone --nproc_per_node=2 probe.py"
+    );
+    let port = 29000 + (std::process::id() % 900) as u16;
+    let out = Command::cargo_bin("xla2tpu")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("XLA2TPU_CACHE_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("target/xla2tpu-test-cache"))
+        .env("MASTER_PORT", port.to_string())
+        .args(["run", "--nproc=2", "--python"])
+        .arg(&python)
+        .args(["--", "bash", "-c", &launch])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    for rank in 0..2 {
+        let line = format!("rank {rank} DistributedType.NO processes=1 device=tpu");
+        assert!(stdout.contains(&line), "expected `{line}`:\n{stdout}");
+    }
+}
