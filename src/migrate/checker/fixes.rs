@@ -231,16 +231,13 @@ impl<'a> Checker<'a> {
             || format!("the worker `{}` is not a function defined in this file", shown(self.src(worker.range())));
         let Expr::Name(name) = worker else { return Err(unreachable()) };
         let def = self.local_def(name).ok_or_else(unreachable)?;
-        let rank = def
-            .parameters
-            .posonlyargs
-            .iter()
-            .chain(def.parameters.args.iter())
-            .next()
-            .ok_or_else(|| format!("the worker `{}` takes no index parameter", name.id))?
-            .name()
-            .id
-            .to_string();
+        // The worker's first parameter receives the index; `def main(*args)` has it in `args[0]`.
+        let first = def.parameters.posonlyargs.iter().chain(def.parameters.args.iter()).next();
+        let rank = match (first, &def.parameters.vararg) {
+            (Some(p), _) => p.name().id.to_string(),
+            (None, Some(rest)) => format!("{}[0]", rest.name.id),
+            (None, None) => return Err(format!("the worker `{}` takes no index parameter", name.id)),
+        };
         let first = match def.body.as_slice() {
             [Stmt::Expr(doc), next, ..] if doc.value.is_string_literal_expr() => next,
             [first, ..] => first,
@@ -732,22 +729,35 @@ impl ExpandContext for ExpandCx<'_, '_> {
             "torch.multiprocessing" => Some("mp"),
             _ => None,
         };
-        let name = alias.unwrap_or(module);
         if module.contains('.') && alias.is_none() {
             return Err(format!("no import of `{module}` to refer to"));
         }
         // A name that is used but never bound (`torch.x` relying on a star import) may be imported.
         // A name bound only by imports of this very module (written below the insertion, or
         // in a later notebook cell) may be imported again up top.
-        let bound_somewhere = sem.is_bound_anywhere(name);
-        let only_this_module = bound_somewhere && sem.binds_only_module(name, module);
-        if !only_this_module && self.checker.all_names().contains(name) && (bound_somewhere || name != module) {
-            return Err(format!(
-                "cannot add `import {module}`: the name `{name}` already means something else in this file"
-            ));
-        }
-        self.imports.push(ImportRequest { module: module.to_string(), alias: alias.map(str::to_string) });
-        Ok(name.to_string())
+        let free = |name: &str| {
+            let bound_somewhere = sem.is_bound_anywhere(name);
+            let only_this_module = bound_somewhere && sem.binds_only_module(name, module);
+            only_this_module || !self.checker.all_names().contains(name) || (!bound_somewhere && name == module)
+        };
+        let name = match alias {
+            None if free(module) => module.to_string(),
+            None => {
+                return Err(format!(
+                    "cannot add `import {module}`: the name `{module}` already means something else in this file"
+                ));
+            }
+            // `mp` taken by the standard library's multiprocessing: `torch_mp`, `torch_mp_2`…
+            // (the same choice in every fix of the file, so they share one import).
+            Some(alias) => std::iter::once(alias.to_string())
+                .chain(std::iter::once(format!("torch_{alias}")))
+                .chain((2..).map(|i| format!("torch_{alias}_{i}")))
+                .find(|n| free(n))
+                .expect("an unused name exists"),
+        };
+        let alias = alias.map(|_| name.clone());
+        self.imports.push(ImportRequest { module: module.to_string(), alias });
+        Ok(name)
     }
 
     fn target(&self) -> Option<&str> {
