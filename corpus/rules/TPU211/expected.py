@@ -35,3 +35,23 @@ def make(loader, device):
 def sharded(loader, device, sharding):
     for batch in pl.MpDeviceLoader(loader, device, input_sharding=sharding):  # SPMD input sharding: reported
         print(batch)
+
+
+class Trainer:
+    def __init__(self, loader):
+        self.device = torch.device("tpu:0")
+        self.train_loader = loader  # iterated by another method: converted
+
+    def epoch(self):
+        for step, (x, y) in enumerate(self.train_loader):
+            (x, y) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(self.device), (x, y))
+            print(step, x.sum(), y.sum())
+
+
+class Evaluator:
+    def __init__(self, loader):
+        self.device = torch.device("tpu:0")
+        self.eval_loader = pl.MpDeviceLoader(loader, self.device)  # handed out below: reported
+
+    def loader(self):
+        return self.eval_loader

@@ -32,3 +32,22 @@ def make(loader, device):
 def sharded(loader, device, sharding):
     for batch in pl.MpDeviceLoader(loader, device, input_sharding=sharding):  # SPMD input sharding: reported
         print(batch)
+
+
+class Trainer:
+    def __init__(self, loader):
+        self.device = xm.xla_device()
+        self.train_loader = pl.MpDeviceLoader(loader, self.device)  # iterated by another method: converted
+
+    def epoch(self):
+        for step, (x, y) in enumerate(self.train_loader):
+            print(step, x.sum(), y.sum())
+
+
+class Evaluator:
+    def __init__(self, loader):
+        self.device = xm.xla_device()
+        self.eval_loader = pl.MpDeviceLoader(loader, self.device)  # handed out below: reported
+
+    def loader(self):
+        return self.eval_loader

@@ -63,13 +63,14 @@ impl<'a> Checker<'a> {
                 edits.push(Edit::replace(call.range(), loader));
                 let Expr::Attribute(holder) = &a.targets[0] else { unreachable!("an attribute") };
                 let device = device.ok_or_else(unnamed)?;
-                for (l, base) in self.attribute_loops(holder, device)? {
+                // `self.device` means the same in every method that iterates the loader (they
+                // name `self` alike: `attribute_loops` checks), a module global everywhere.
+                for l in self.attribute_loops(holder, device)? {
                     let device = match per_device_loader(l.batches) {
-                        Some((_, d)) => self.src(d.range()).to_string(),
-                        // `self.device` is the same attribute in every method whose `self` is named alike.
-                        None => device.replacen(self.holder_base(holder)?, base, 1),
+                        Some((_, d)) => self.src(d.range()),
+                        None => device,
                     };
-                    edits.push(self.move_batch(&l, &device, torch)?);
+                    edits.push(self.move_batch(&l, device, torch)?);
                 }
             }
             Stmt::Assign(a) if a.value.range() == call.range() && a.targets.len() == 1 => {
@@ -154,14 +155,10 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Every loop over `self.<attr>` in the methods of the class whose method builds it, with
-    /// that method's name for `self`. The device must be something every method can name
-    /// (`self.device`, a module global), and nothing else in the file may touch the attribute.
-    fn attribute_loops(
-        &self,
-        holder: &'a ast::ExprAttribute,
-        device: &str,
-    ) -> Result<Vec<(Loop<'a>, &'a str)>, String> {
+    /// Every loop over `self.<attr>` in the methods of the class whose method builds it. The
+    /// device must be something every such method can name (`self.device` where they call
+    /// `self` alike, a module global), and nothing else in the file may touch the attribute.
+    fn attribute_loops(&self, holder: &'a ast::ExprAttribute, device: &str) -> Result<Vec<Loop<'a>>, String> {
         let base = self.holder_base(holder)?;
         let attr = holder.attr.id.as_str();
         let class = enclosing_class(&self.module.body, holder.start())
@@ -191,7 +188,7 @@ impl<'a> Checker<'a> {
                 ));
             }
             accounted.extend(uses.accounted);
-            loops.extend(uses.loops.into_iter().map(|l| (l, this)));
+            loops.extend(uses.loops);
             // `self.train_loop_fn(self.train_device_loader, epoch)`: followed into that method.
             for (call, index) in uses.passed {
                 let Expr::Attribute(m) = &*call.func else { continue };
@@ -224,7 +221,7 @@ impl<'a> Checker<'a> {
                         self.src(other)
                     ));
                 }
-                loops.extend(inner.loops.into_iter().map(|l| (l, own)));
+                loops.extend(inner.loops);
             }
         }
         let mut everywhere = AttributeLoads { attr, found: Vec::new() };
