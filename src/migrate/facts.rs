@@ -11,8 +11,12 @@ use rayon::prelude::*;
 
 /// Calls that create the process group (a converted launcher's workers create it too, when the
 /// worker is the file's own: see `Inventory::creates_group`).
-pub const GROUP_CREATORS: &[&str] =
-    &["torch_xla.distributed.xla_multiprocessing.spawn", "torch_xla.launch", "torch.distributed.init_process_group"];
+pub const GROUP_CREATORS: &[&str] = &[LAUNCHERS[0], LAUNCHERS[1], INIT_PROCESS_GROUP];
+
+/// torch_xla's launchers: their converted workers create the group.
+pub const LAUNCHERS: [&str; 2] = ["torch_xla.distributed.xla_multiprocessing.spawn", "torch_xla.launch"];
+
+pub const INIT_PROCESS_GROUP: &str = "torch.distributed.init_process_group";
 
 pub struct RunFacts {
     /// The run's files, listed when first needed.

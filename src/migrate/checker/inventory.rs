@@ -19,6 +19,7 @@ pub(super) struct Inventory<'a> {
     /// asks (most files never do).
     call_sites: Vec<(ScopeId, &'a ast::ExprCall)>,
     calls: std::cell::OnceCell<FxHashMap<ScopeId, Vec<String>>>,
+    creates_group: std::cell::OnceCell<bool>,
     /// The value a name was assigned (`x = torch.randn(3)`), by the start of the name.
     pub values: FxHashMap<TextSize, &'a Expr>,
     /// The annotation of a parameter or annotated name, by the start of the name.
@@ -63,20 +64,25 @@ impl<'a> Inventory<'a> {
     /// function passed in (a framework's launcher) is not converted, so on TorchTPU it
     /// creates nothing, and the collectives beside it would have no group.
     pub fn creates_group(&self, sem: &Semantic) -> bool {
-        self.call_sites.iter().any(|&(scope, call)| {
-            let Some(q) = sem.qualified_name(&call.func, scope) else { return false };
-            match q.name.as_str() {
-                "torch.distributed.init_process_group" => true,
-                "torch_xla.distributed.xla_multiprocessing.spawn" | "torch_xla.launch" => {
-                    let worker =
-                        call.arguments.args.first().or_else(|| call.arguments.find_keyword("fn").map(|k| &k.value));
-                    matches!(worker, Some(Expr::Name(name))
-                        if sem.unique_binding(&name.id, scope, name.start())
-                            .is_some_and(|b| self.defs.contains_key(&sem.bindings[b].range.start())))
+        use crate::migrate::facts::{INIT_PROCESS_GROUP, LAUNCHERS};
+        *self.creates_group.get_or_init(|| {
+            self.call_sites.iter().any(|&(scope, call)| {
+                let Some(q) = sem.qualified_name(&call.func, scope) else { return false };
+                if q.name == INIT_PROCESS_GROUP {
+                    return true;
                 }
-                _ => false,
-            }
+                let worker =
+                    call.arguments.args.first().or_else(|| call.arguments.find_keyword("fn").map(|k| &k.value));
+                LAUNCHERS.contains(&q.name.as_str())
+                    && matches!(worker, Some(Expr::Name(name)) if self.local_def(sem, name, scope).is_some())
+            })
         })
+    }
+
+    /// The function of this file that `name` (used in `scope`) refers to.
+    pub fn local_def(&self, sem: &Semantic, name: &ast::ExprName, scope: ScopeId) -> Option<&'a ast::StmtFunctionDef> {
+        let binding = sem.unique_binding(&name.id, scope, name.start())?;
+        self.defs.get(&sem.bindings[binding].range.start()).copied()
     }
 }
 

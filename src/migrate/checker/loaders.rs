@@ -119,32 +119,43 @@ impl<'a> Checker<'a> {
                     self.src(call.func.range())
                 )
             })?;
-            let param = def
-                .parameters
-                .posonlyargs
-                .iter()
-                .chain(def.parameters.args.iter())
-                .nth(index)
-                .ok_or_else(|| format!("`{}` takes no parameter for `{}`", def.name.id, holder.id))?
-                .name()
-                .id
-                .as_str();
-            let mut inner = Uses::new(param);
-            inner.visit_body(&def.body);
-            if let Some(other) = inner.other.or(inner.passed.first().map(|(c, _)| c.range())) {
-                return Err(format!(
-                    "`{param}` (the loader `{}` passed to `{}`) is used outside a `for` loop over it (`{}`)",
-                    holder.id,
-                    def.name.id,
-                    self.src(other)
-                ));
-            }
-            loops.extend(inner.loops.into_iter().map(|l| (l, param, Some(scope))));
+            let (param, inner) = self.parameter_loops(def, index, &holder.id)?;
+            loops.extend(inner.into_iter().map(|l| (l, param, Some(scope))));
         }
         if loops.is_empty() {
             return Err(format!("no `for` loop over `{}` in this function", holder.id));
         }
         Ok(loops)
+    }
+
+    /// The loops over the parameter at `position` of `def`, which receives the loader `holder`:
+    /// the parameter only iterated (or measured with `len`), never used otherwise or passed on.
+    fn parameter_loops(
+        &self,
+        def: &'a ast::StmtFunctionDef,
+        position: usize,
+        holder: &str,
+    ) -> Result<(&'a str, Vec<Loop<'a>>), String> {
+        let param = def
+            .parameters
+            .posonlyargs
+            .iter()
+            .chain(def.parameters.args.iter())
+            .nth(position)
+            .ok_or_else(|| format!("`{}` takes no parameter for `{holder}`", def.name.id))?
+            .name()
+            .id
+            .as_str();
+        let mut inner = Uses::new(param);
+        inner.visit_body(&def.body);
+        if let Some(other) = inner.other.or(inner.passed.first().map(|(c, _)| c.range())) {
+            return Err(format!(
+                "`{param}` (the loader `{holder}` passed to `{}`) is used outside a `for` loop over it (`{}`)",
+                def.name.id,
+                self.src(other)
+            ));
+        }
+        Ok((param, inner.loops))
     }
 
     /// The `self` of `self.loader`.
@@ -198,30 +209,16 @@ impl<'a> Checker<'a> {
                 });
                 let method =
                     method.ok_or_else(|| format!("`{}` is not a method of this class", self.src(m.range())))?;
-                let mut params = method.parameters.posonlyargs.iter().chain(method.parameters.args.iter());
-                let own = params.next().map(|p| p.name().id.as_str()).unwrap_or_default();
-                let param = params
-                    .nth(index)
-                    .ok_or_else(|| format!("`{}` takes no parameter for `{this}.{attr}`", method.name.id))?
-                    .name()
-                    .id
-                    .as_str();
-                if device_is_self && own != base {
+                let own = method.parameters.posonlyargs.iter().chain(method.parameters.args.iter()).next();
+                if device_is_self && own.is_none_or(|p| p.name().id.as_str() != base) {
                     return Err(format!(
                         "`{}` names `self` differently from the method that builds the loader",
                         method.name.id
                     ));
                 }
-                let mut inner = Uses::new(param);
-                inner.visit_body(&method.body);
-                if let Some(other) = inner.other.or(inner.passed.first().map(|(c, _)| c.range())) {
-                    return Err(format!(
-                        "`{param}` (the loader passed to `{}`) is used outside a `for` loop over it (`{}`)",
-                        method.name.id,
-                        self.src(other)
-                    ));
-                }
-                loops.extend(inner.loops);
+                // The call's arguments start after `self`.
+                let (_, inner) = self.parameter_loops(method, index + 1, &format!("{this}.{attr}"))?;
+                loops.extend(inner);
             }
         }
         let mut everywhere = AttributeLoads { attr, found: Vec::new() };

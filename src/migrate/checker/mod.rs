@@ -186,8 +186,7 @@ impl<'a> Checker<'a> {
 
     /// The function of this file that `name` (used in the current scope) refers to.
     fn local_def(&self, name: &ast::ExprName) -> Option<&'a ast::StmtFunctionDef> {
-        let binding = self.sem.unique_binding(&name.id, self.scope, name.start())?;
-        self.inventory.defs.get(&self.sem.bindings[binding].range.start()).copied()
+        self.inventory.local_def(self.sem, name, self.scope)
     }
 
     /// Whether the function (or module) being checked calls one of `names`.
@@ -208,7 +207,7 @@ impl<'a> Checker<'a> {
                 _ => return false,
             };
             matches!(&**value, Expr::Call(call)
-                if self.sem.qualified_name(&call.func, scope).is_some_and(|q| q.name == "torch.distributed.init_process_group"))
+                if self.sem.qualified_name(&call.func, scope).is_some_and(|q| q.name == crate::migrate::facts::INIT_PROCESS_GROUP))
         })
     }
 

@@ -111,9 +111,13 @@ pub fn pip_install(text: &str, command: TextRange, rules: &RuleSet) -> Vec<Diagn
             }
         }
     }
-    // A script installs in several commands: `jax[tpu]` on one line, torch_xla on another.
-    let lower = text.to_ascii_lowercase();
-    let installs_xla_elsewhere = ["torch_xla", "torch-xla", "torch_tpu", "torch-tpu"].iter().any(|n| lower.contains(n));
+    // A script installs in several commands: `jax[tpu]` on one line, torch_xla on another
+    // (the whole text is searched only for a command that installs `jax[tpu]`).
+    let jax_tpu = entries.iter().any(|e| matches!(e, Entry::Dep(d) if is_jax_tpu(d)));
+    let installs_xla_elsewhere = jax_tpu && {
+        let lower = text.to_ascii_lowercase();
+        ["torch_xla", "torch-xla", "torch_tpu", "torch-tpu"].iter().any(|n| lower.contains(n))
+    };
     findings(&entries, rules, installs_xla_elsewhere)
 }
 
@@ -248,6 +252,11 @@ fn accelerate_too_old(d: &Dep) -> bool {
     release_specifiers_to_ranges(specifiers.clone()).intersection(&release_specifiers_to_ranges(finds)).is_empty()
 }
 
+/// `jax[tpu]`: jax with the libtpu it pins.
+fn is_jax_tpu(d: &Dep) -> bool {
+    d.name.as_ref() == "jax" && d.extras.iter().any(|e| e.as_ref() == "tpu")
+}
+
 fn named(name: &PackageName, names: &[&str]) -> bool {
     names.contains(&name.as_ref())
 }
@@ -297,7 +306,7 @@ fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool) -> Vec<Diag
                 })
         });
     let has_transformers = has(&["transformers"]);
-    let has_jax_tpu = deps.iter().any(|d| d.name.as_ref() == "jax" && d.extras.iter().any(|e| e.as_ref() == "tpu"));
+    let has_jax_tpu = deps.iter().any(|d| is_jax_tpu(d));
     let python_ranges = VersionSpecifiers::from_str(&target.requires_python).ok().map(release_specifiers_to_ranges);
 
     let mut out = Vec::new();
@@ -348,8 +357,7 @@ fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool) -> Vec<Diag
                 f.note = Some("drop the `tpu` extra if the project still uses optimum, else the requirement".into());
                 f
             })
-        } else if d.name.as_ref() == "jax"
-            && d.extras.iter().any(|e| e.as_ref() == "tpu")
+        } else if is_jax_tpu(d)
             && (has_xla
                 || xla_elsewhere
                 || distribution.as_ref().is_some_and(|n| deps.iter().any(|other| other.name == *n)))

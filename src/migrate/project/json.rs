@@ -74,14 +74,12 @@ fn is_set(value: &Value) -> bool {
 }
 
 /// Where `"key"` is written as a key (followed by `:`).
-fn key_positions<'t>(text: &'t str, key: &'t str) -> impl Iterator<Item = usize> + 't {
+fn key_positions(text: &str, key: &str) -> Vec<usize> {
     let quoted = format!("\"{key}\"");
-    let len = quoted.len();
     text.match_indices(&quoted)
         .map(|(at, _)| at)
-        .filter(move |&at| text[at + len..].trim_start().starts_with(':'))
-        .collect::<Vec<_>>()
-        .into_iter()
+        .filter(|&at| text[at + quoted.len()..].trim_start().starts_with(':'))
+        .collect()
 }
 
 #[cfg(test)]

@@ -506,6 +506,9 @@ pub struct RuleSet {
     /// Module → the rules matching every name under it (`torch_xla._XLAC.*` in a rule), for
     /// modules whose members share one disposition (private bindings, removed modules).
     members: FxHashMap<String, Vec<NameEntry>>,
+    /// Method name → the rule matching its calls on any receiver (looked up on every
+    /// unresolved method call, so indexed rather than searched).
+    methods: FxHashMap<String, RuleId>,
     /// What each PyTorch API call needs from the backend (TPU8xx rules); the
     /// backend is TorchTPU 0.2.0 unless `set_backend` picks another.
     pub api_ops: Option<std::sync::Arc<crate::ops::api::ApiOps>>,
@@ -593,6 +596,11 @@ impl RuleSet {
         let m = raw.matcher;
         let env_pairs = m.env.into_pairs();
         let env_renames = env_pairs.iter().filter_map(|(n, t)| Some((n.clone(), t.clone()?))).collect();
+        for method in &m.method {
+            if let Some(other) = self.methods.insert(method.clone(), id) {
+                bail!("method `{method}` is already matched by {}", self.rules[other].code);
+            }
+        }
         for (kind, names) in [(MatchKind::Call, m.call), (MatchKind::With, m.with), (MatchKind::Reference, m.reference)]
         {
             for (name, target) in names.into_pairs() {
@@ -684,7 +692,7 @@ impl RuleSet {
 
     /// The rule matching a call of the method `name` on any receiver.
     pub fn method_rule(&self, name: &str) -> Option<RuleId> {
-        self.rules.iter().position(|r| r.methods.iter().any(|m| m == name))
+        self.methods.get(name).copied()
     }
 
     pub fn dict_key_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
