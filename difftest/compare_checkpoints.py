@@ -49,10 +49,18 @@ def differences(a, b, rel, abs_, path="checkpoint"):
   return None if a == b else f"{path}: {a!r} vs {b!r}"
 
 
+def load(path):
+  # Hugging Face's save_model writes safetensors: tensors only, always on the CPU.
+  if path.endswith(".safetensors"):
+    from safetensors.torch import load_file
+
+    return load_file(path)
+  return torch.load(path, map_location="cpu", weights_only=False)
+
+
 def main():
   original, migrated, rel, abs_ = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-  a = torch.load(original, map_location="cpu", weights_only=False)
-  b = torch.load(migrated, map_location="cpu", weights_only=False)
+  a, b = load(original), load(migrated)
   d = differences(a, b, rel, abs_)
   if d:
     print(d)

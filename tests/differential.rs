@@ -129,6 +129,9 @@ enum Launch {
     #[default]
     Python,
     Torchrun,
+    /// `accelerate launch --config_file CONFIG` (the migrated side of an invariant run only:
+    /// torch_xla's accelerate launcher cannot run on a CPU).
+    Accelerate,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]
@@ -156,6 +159,12 @@ struct Invariants {
     hosts: u32,
     #[serde(default)]
     args: Vec<String>,
+    /// How the job starts, when not as the compared run does.
+    #[serde(default)]
+    launch: Option<Launch>,
+    /// The accelerate config file (relative to the tree) for `launch: accelerate`.
+    #[serde(default)]
+    config: Option<String>,
     /// A regex whose two groups are a rank and the world size: every rank
     /// 0..nproc must print it exactly once, with world size `nproc`.
     ranks: String,
@@ -304,6 +313,7 @@ fn torch_xla_command(python: &Path, spec: &RunSpec, script: &str, args: &[String
             c.arg(script);
             c
         }
+        Launch::Accelerate => unreachable!("compared_run rejects it"),
         Launch::Torchrun => {
             let mut c = Command::new(python);
             c.args(["-m", "torch.distributed.run", "--standalone", &format!("--nproc_per_node={}", spec.nproc)]);
@@ -316,7 +326,14 @@ fn torch_xla_command(python: &Path, spec: &RunSpec, script: &str, args: &[String
     c
 }
 
-fn emulator_command(env: &Env, python: &Path, launch: Launch, nproc: u32, script: &str, args: &[String]) -> Command {
+fn emulator_command(
+    env: &Env,
+    python: &Path,
+    (launch, config): (Launch, Option<&str>),
+    nproc: u32,
+    script: &str,
+    args: &[String],
+) -> Command {
     let mut c = Command::new(&env.xla2tpu);
     c.arg("run").arg(format!("--nproc={nproc}")).arg("--python").arg(python).arg("--report").arg("report.json");
     c.arg("--");
@@ -331,6 +348,15 @@ fn emulator_command(env: &Env, python: &Path, launch: Launch, nproc: u32, script
                 py = python.display()
             );
             c.args(["bash", "-c", &script, "torchrun"]);
+        }
+        Launch::Accelerate => {
+            // The same environment, then accelerate's launcher (torchrun for a MULTI_GPU config).
+            let script = format!(
+                "eval \"$({py} -m torch.tpu.distributed | sed 's/^/export /')\" && exec {py} -m accelerate.commands.launch --config_file {config} --num_processes {nproc} {script} \"$@\"",
+                py = python.display(),
+                config = config.unwrap_or("accelerate_config.yaml"),
+            );
+            c.args(["bash", "-c", &script, "accelerate"]);
         }
     }
     c.args(args)
@@ -447,7 +473,7 @@ fn files_agree(env: &Env, original: &Path, migrated: &Path, files: &[String], to
         if !b.is_file() {
             return Err(format!("the migrated program did not write {name}"));
         }
-        let is_checkpoint = [".pt", ".pth", ".bin", ".ckpt"].iter().any(|e| name.ends_with(e));
+        let is_checkpoint = [".pt", ".pth", ".bin", ".ckpt", ".safetensors"].iter().any(|e| name.ends_with(e));
         if is_checkpoint {
             let python = env.emulator.as_ref().ok_or("no emulator venv")?;
             let out = Command::new(&env.xla2tpu)
@@ -482,9 +508,12 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
     let (Some(emulator), Some(torch_xla)) = (&env.emulator, &env.torch_xla) else {
         return Err("skipped: difftest/.venv or tracer/.venv missing".into());
     };
+    if spec.launch == Launch::Accelerate {
+        return Err("`launch: accelerate` is for invariant runs (with their `config`)".into());
+    }
     let input = Program::load(dir, spec, "input")?;
     let migrated = Program::load(dir, spec, "expected")?;
-    let command = &mut emulator_command(env, emulator, spec.launch, spec.nproc, &migrated.script, &spec.args);
+    let command = &mut emulator_command(env, emulator, (spec.launch, None), spec.nproc, &migrated.script, &spec.args);
     let ran = run_in_temp(&migrated, command)?;
     if let Some(kind) = &spec.expect_incompatibility {
         let report = read(&ran.dir.path().join("report.json"))?;
@@ -533,7 +562,8 @@ fn invariant_run(env: &Env, dir: &Path, spec: &RunSpec, inv: &Invariants) -> Res
     let hostnames = vec!["localhost"; inv.hosts as usize].join(",");
     let hosts: Vec<std::thread::JoinHandle<Result<Ran, Failed>>> = (0..inv.hosts)
         .map(|host| {
-            let mut command = emulator_command(env, emulator, spec.launch, inv.nproc, &migrated.script, &inv.args);
+            let launch = (inv.launch.unwrap_or(spec.launch), inv.config.as_deref());
+            let mut command = emulator_command(env, emulator, launch, inv.nproc, &migrated.script, &inv.args);
             command.env("MASTER_PORT", &port);
             if inv.hosts > 1 {
                 command.env("TPU_WORKER_HOSTNAMES", &hostnames).env("JOB_COMPLETION_INDEX", host.to_string());

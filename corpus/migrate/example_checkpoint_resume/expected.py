@@ -33,7 +33,7 @@ def run_steps(model, optimizer, xs, ys, device, first, last):
                 dist.all_reduce(grad)
                 grad /= dist.get_world_size()
         optimizer.step()
-        shown = (f"step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as xm.master_print's arguments were
+        shown = (f"step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
         if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
             print(*shown)
 

@@ -203,21 +203,21 @@ def train_imagenet(flags):
   accuracy, max_accuracy = 0.0, 0.0
   for epoch in range(1, flags.num_epochs + 1):
     shown = ('Epoch {} train begin, lr={:.6f}'.format(
-        epoch, lr_scheduler.get_last_lr()[0]),)  # evaluated on every rank, as xm.master_print's arguments were
+        epoch, lr_scheduler.get_last_lr()[0]),)  # evaluated on every rank, as master_print's arguments were
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
       print(*shown)
     train_loop_fn(train_device_loader, epoch)
-    shown = ('Epoch {} train end'.format(epoch),)  # evaluated on every rank, as xm.master_print's arguments were
+    shown = ('Epoch {} train end'.format(epoch),)  # evaluated on every rank, as master_print's arguments were
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
       print(*shown)
     accuracy = test_loop_fn(test_device_loader, epoch)
-    shown = ('Epoch {} test end, Accuracy={:.2f}'.format(epoch, accuracy),)  # evaluated on every rank, as xm.master_print's arguments were
+    shown = ('Epoch {} test end, Accuracy={:.2f}'.format(epoch, accuracy),)  # evaluated on every rank, as master_print's arguments were
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
       print(*shown)
     max_accuracy = max(accuracy, max_accuracy)
     lr_scheduler.step()
 
-  shown = ('Max Accuracy: {:.2f}%'.format(max_accuracy),)  # evaluated on every rank, as xm.master_print's arguments were
+  shown = ('Max Accuracy: {:.2f}%'.format(max_accuracy),)  # evaluated on every rank, as master_print's arguments were
   if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
     print(*shown)
   checksum = sum(p.detach().norm().item() for p in model.parameters())

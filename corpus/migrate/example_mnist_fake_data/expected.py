@@ -72,7 +72,7 @@ def train_mnist(flags):
                     grad /= dist.get_world_size()
             optimizer.step()
             if step % 4 == 0:
-                shown = (f"epoch {epoch} step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as xm.master_print's arguments were
+                shown = (f"epoch {epoch} step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
                 if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
                     print(*shown)
 

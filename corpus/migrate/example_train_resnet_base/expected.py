@@ -130,12 +130,12 @@ class TrainBase():
   def start_training(self):
     for epoch in range(1, self.num_epochs + 1):
       shown = ('Epoch {} train begin {}'.format(
-            epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')),)  # evaluated on every rank, as xm.master_print's arguments were
+            epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')),)  # evaluated on every rank, as master_print's arguments were
       if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         print(*shown)
       self.train_loop_fn(self.train_device_loader, epoch)
       shown = ('Epoch {} train end {}'.format(
-            epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')),)  # evaluated on every rank, as xm.master_print's arguments were
+            epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')),)  # evaluated on every rank, as master_print's arguments were
       if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         print(*shown)
     torch.accelerator.synchronize()

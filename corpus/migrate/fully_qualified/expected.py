@@ -14,7 +14,7 @@ def _run(index):
     torch.manual_seed(0)
     x = torch.randn(3, 3).to(device)
     y = x @ x.T
-    shown = (y.cpu(),)  # evaluated on every rank, as xm.master_print's arguments were
+    shown = (y.cpu(),)  # evaluated on every rank, as master_print's arguments were
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         print(*shown)
     print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={y.sum().item():.6f}")

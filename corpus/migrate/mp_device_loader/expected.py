@@ -34,7 +34,7 @@ def train_fn(rank):
                     dist.all_reduce(grad)
                     grad /= dist.get_world_size()
             optimizer.step()
-        shown = ("epoch", epoch, "loss", f"{loss.item():.6f}",)  # evaluated on every rank, as xm.master_print's arguments were
+        shown = ("epoch", epoch, "loss", f"{loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
         if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
             print(*shown)
     print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} done")

@@ -21,7 +21,7 @@ def worker(
     dist.all_reduce(reduced, op=dist.ReduceOp.SUM)
     loss = reduced * (1.0 / (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
     torch.accelerator.synchronize()
-    shown = ("loss:", loss.item(), "config:", config,)  # evaluated on every rank, as xm.master_print's arguments were
+    shown = ("loss:", loss.item(), "config:", config,)  # evaluated on every rank, as master_print's arguments were
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         print(*shown)
     if dist.is_initialized():

@@ -24,7 +24,7 @@ class Trainer:
 		for b in batches:
 			loss = self.step(b)
 			if dist.get_node_local_rank(fallback_rank=0) == 0:
-				shown = (loss.item(),)  # evaluated on every rank, as xm.master_print's arguments were
+				shown = (loss.item(),)  # evaluated on every rank, as master_print's arguments were
 				if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
 					print(*shown)
 

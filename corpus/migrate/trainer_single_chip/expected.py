@@ -6,6 +6,24 @@ from transformers import BertConfig, BertForSequenceClassification, Trainer, Tra
 import torch.distributed as dist
 
 
+def accelerate_tpu_processes():
+    """True in one of several TorchTPU processes (torchrun, `accelerate launch`).
+
+    accelerate has no multi-process type for the "tpu" device: each rank would train
+    alone. Its multi-process CPU mode (`cpu=True`) shards the data and wraps DDP without
+    device ids; ACCELERATE_TORCH_DEVICE keeps the device "tpu", and the process group it
+    finds is TorchTPU's (gloo for the CPU tensors accelerate gathers).
+    """
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or not torch.accelerator.is_available():
+        return False
+    if torch.accelerator.current_accelerator().type != "tpu":
+        return False
+    os.environ.setdefault("ACCELERATE_TORCH_DEVICE", "tpu")
+    if not dist.is_initialized():
+        dist.init_process_group("tpu:tpu_dist,cpu:gloo")
+    return True
+
+
 def toy_dataset(n=16, seq_len=8, vocab=64):
     g = torch.Generator().manual_seed(1234)
     rows = []
@@ -18,7 +36,8 @@ def toy_dataset(n=16, seq_len=8, vocab=64):
 def main():
     torch.manual_seed(0)
     config = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=16, num_labels=2)
+                        intermediate_size=64, max_position_embeddings=16, num_labels=2,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     model = BertForSequenceClassification(config)
 
     args = TrainingArguments(
@@ -30,16 +49,23 @@ def main():
         save_strategy="no",
         report_to=[],
         seed=0,
+        optim="adamw_torch",
         dataloader_drop_last=True,
+        ddp_find_unused_parameters=False,
+        use_cpu=accelerate_tpu_processes(),
     )
     trainer = Trainer(model=model, args=args, train_dataset=toy_dataset())
     result = trainer.train()
     # where the Trainer kept the model: on a TPU run it must be the chip, never the CPU
     params_on = {p.device.type for p in trainer.model.parameters()}
     assert "cpu" not in params_on, f"the Trainer trained on the CPU: {params_on}"
-    shown = (f"device={args.device.type} params_on={sorted(params_on)} steps={result.global_step} train_loss={result.training_loss:.6f}",)  # evaluated on every rank, as xm.master_print's arguments were
+    shown = (f"device={args.device.type} params_on={sorted(params_on)} steps={result.global_step} train_loss={result.training_loss:.6f}",)  # evaluated on every rank, as master_print's arguments were
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         print(*shown)
+    checksum = sum(p.detach().double().sum().item() for p in trainer.model.parameters())
+    # the Trainer's own view of the job: one process of one unless it is really distributed
+    print(f"rank {args.process_index} of {args.world_size} checksum={checksum:.8f}")
+    trainer.save_model("final")  # written once, by the main process
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ def toy_dataset(n=16, seq_len=8, vocab=64):
 def main():
     torch.manual_seed(0)
     config = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=16, num_labels=2)
+                        intermediate_size=64, max_position_embeddings=16, num_labels=2,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     model = BertForSequenceClassification(config)
 
     args = TrainingArguments(
@@ -29,7 +30,9 @@ def main():
         save_strategy="no",
         report_to=[],
         seed=0,
+        optim="adamw_torch",
         dataloader_drop_last=True,
+        ddp_find_unused_parameters=False,
     )
     trainer = Trainer(model=model, args=args, train_dataset=toy_dataset())
     result = trainer.train()
@@ -37,6 +40,10 @@ def main():
     params_on = {p.device.type for p in trainer.model.parameters()}
     assert "cpu" not in params_on, f"the Trainer trained on the CPU: {params_on}"
     xm.master_print(f"device={args.device.type} params_on={sorted(params_on)} steps={result.global_step} train_loss={result.training_loss:.6f}")
+    checksum = sum(p.detach().double().sum().item() for p in trainer.model.parameters())
+    # the Trainer's own view of the job: one process of one unless it is really distributed
+    print(f"rank {args.process_index} of {args.world_size} checksum={checksum:.8f}")
+    trainer.save_model("final")  # written once, by the main process
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ def _mp_fn(index, flags):
                     grad /= dist.get_world_size()
             optimizer.step()
             if step % 2 == 0:
-                shown = (f"[{epoch}] step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as xm.master_print's arguments were
+                shown = (f"[{epoch}] step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
                 if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
                     print(*shown)
         if dist.is_initialized():

@@ -15,6 +15,6 @@ xm.master_print("loss", 0.5, sep=": ")  # not in master_print's signature: repor
 
 def log(meter, x, loss):
     # arguments that call something run on every rank first, as torch_xla evaluated them
-    shown = (f"avg={meter.update(x):.3f}", loss.item(),)  # evaluated on every rank, as xm.master_print's arguments were
+    shown = (f"avg={meter.update(x):.3f}", loss.item(),)  # evaluated on every rank, as master_print's arguments were
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         print(*shown)

@@ -1,6 +1,34 @@
 # TPU712 trainer-tpu-arguments
+import os
 from transformers import Seq2SeqTrainingArguments, TrainingArguments
+from trl import SFTConfig
+import torch
+import torch.distributed as dist
 
-args = TrainingArguments(output_dir="out", per_device_train_batch_size=8)
-seq = Seq2SeqTrainingArguments("out")
-plain = TrainingArguments(output_dir="out")  # untouched
+
+def accelerate_tpu_processes():
+    """True in one of several TorchTPU processes (torchrun, `accelerate launch`).
+
+    accelerate has no multi-process type for the "tpu" device: each rank would train
+    alone. Its multi-process CPU mode (`cpu=True`) shards the data and wraps DDP without
+    device ids; ACCELERATE_TORCH_DEVICE keeps the device "tpu", and the process group it
+    finds is TorchTPU's (gloo for the CPU tensors accelerate gathers).
+    """
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or not torch.accelerator.is_available():
+        return False
+    if torch.accelerator.current_accelerator().type != "tpu":
+        return False
+    os.environ.setdefault("ACCELERATE_TORCH_DEVICE", "tpu")
+    if not dist.is_initialized():
+        dist.init_process_group("tpu:tpu_dist,cpu:gloo")
+    return True
+
+
+args = TrainingArguments(output_dir="out", per_device_train_batch_size=8, use_cpu=accelerate_tpu_processes())
+seq = Seq2SeqTrainingArguments("out", use_cpu=accelerate_tpu_processes())
+plain = TrainingArguments(
+    output_dir="out",
+    use_cpu=accelerate_tpu_processes(),
+)
+sft = SFTConfig(output_dir="out", max_length=512, use_cpu=accelerate_tpu_processes())
+on_cpu = TrainingArguments(output_dir="out", use_cpu=True)  # keeps the CPU, loses the core count

@@ -498,7 +498,18 @@ impl<'a> Checker<'a> {
             .chain(call.arguments.keywords.iter().map(Ranged::range))
             .max_by_key(|r| r.end());
         match last {
-            Some(r) => Edit::insert(r.end(), format!(", {param}={value}")),
+            // One argument per line (black's exploded call): the new one gets its own line.
+            Some(r) => {
+                let start = usize::from(r.start());
+                let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+                let indent = &self.text[line_start..start];
+                let separator = if line_start > usize::from(call.start()) && indent.trim().is_empty() {
+                    format!(",\n{indent}")
+                } else {
+                    ", ".to_string()
+                };
+                Edit::insert(r.end(), format!("{separator}{param}={value}"))
+            }
             None => Edit::insert(call.arguments.range.start() + TextSize::from(1), format!("{param}={value}")),
         }
     }

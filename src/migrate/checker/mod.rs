@@ -377,7 +377,17 @@ impl<'a> Checker<'a> {
                 if self.match_condition_holds(rule, call) {
                     let spelled = self.src(call.func.range()).to_string();
                     self.report(Site { rule, target, expr, call: Some(call), spelled });
-                    self.visit_owned_arguments(call);
+                    match self.edited_arguments(rule, call) {
+                        // `TrainingArguments(..., torch_compile_backend="openxla")`: the rule
+                        // sets or drops some keywords; the others are anyone's.
+                        Some(edited) => {
+                            self.owned.extend(edited);
+                            self.operand.push(false);
+                            self.visit_arguments(&call.arguments);
+                            self.operand.pop();
+                        }
+                        None => self.visit_owned_arguments(call),
+                    }
                 } else {
                     // e.g. `torch.compile(backend="inductor")`: not ours, and not a bare reference either.
                     self.check_device_arguments(call, Some(q));
@@ -432,6 +442,20 @@ impl<'a> Checker<'a> {
         self.operand.push(false);
         self.visit_arguments(&call.arguments);
         self.operand.pop();
+    }
+
+    /// Where every fix of the rule edits keywords in place (`args:`): the arguments those
+    /// fixes set or drop (the rule's), by their start. `None` for any other fix.
+    fn edited_arguments(&self, rule: RuleId, call: &ExprCall) -> Option<Vec<TextSize>> {
+        use crate::migrate::rules::FixAction;
+        let rule = self.rule(rule);
+        let mut params: Vec<&str> = Vec::new();
+        for fix in &rule.fixes {
+            let FixAction::Args { set, remove } = &fix.action else { return None };
+            params.extend(set.iter().map(|(p, _)| p.as_str()).chain(remove.iter().map(String::as_str)));
+        }
+        let bound = rule.signature.as_ref()?.bind(call).ok()?;
+        (!rule.fixes.is_empty()).then(|| params.iter().filter_map(|p| Some(bound.values.get(*p)?.start())).collect())
     }
 
     fn match_condition_holds(&self, rule: RuleId, call: &ExprCall) -> bool {

@@ -111,10 +111,11 @@ pub fn pip_install(text: &str, command: TextRange, rules: &RuleSet) -> Vec<Diagn
             }
         }
     }
-    // A script installs in several commands: `jax[tpu]` on one line, torch_xla on another
-    // (the whole text is searched only for a command that installs `jax[tpu]`).
-    let jax_tpu = entries.iter().any(|e| matches!(e, Entry::Dep(d) if is_jax_tpu(d)));
-    let installs_xla_elsewhere = jax_tpu && {
+    // A script installs in several commands: `jax[tpu]` or accelerate on one line, torch_xla on
+    // another (the whole text is searched only for a command that installs one of them).
+    let context = |d: &Dep| is_jax_tpu(d) || d.name.as_ref() == "accelerate";
+    let needs_context = entries.iter().any(|e| matches!(e, Entry::Dep(d) if context(d)));
+    let installs_xla_elsewhere = needs_context && {
         let lower = text.to_ascii_lowercase();
         ["torch_xla", "torch-xla", "torch_tpu", "torch-tpu"].iter().any(|n| lower.contains(n))
     };
@@ -263,7 +264,8 @@ fn named(name: &PackageName, names: &[&str]) -> bool {
 
 /// Decide the findings of a file's entries: what each requirement means next to the others.
 /// `xla_elsewhere`: the file installs torch_xla or TorchTPU in another command (a script's
-/// other `pip install` line), which `jax[tpu]` conflicts with as it does in one list.
+/// other `pip install` line), which `jax[tpu]` conflicts with and an old accelerate fails on, as
+/// in one list.
 fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool) -> Vec<Diagnostic> {
     let target = &rules.target;
     let deps: Vec<&Dep> = entries.iter().filter_map(|e| if let Entry::Dep(d) = e { Some(d) } else { None }).collect();
@@ -372,7 +374,10 @@ fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool) -> Vec<Diag
                 }
                 f
             })
-        } else if d.name.as_ref() == "accelerate" && (has_xla || targets_torchtpu) && accelerate_too_old(d) {
+        } else if d.name.as_ref() == "accelerate"
+            && (has_xla || xla_elsewhere || targets_torchtpu)
+            && accelerate_too_old(d)
+        {
             finding(rules, Builtin::DepAcceleratePin, d.range, &d.shown, rewrite(d, "accelerate", ACCELERATE_FINDS_TPU))
         } else if named(&d.name, TORCH_COMPANIONS)
             && pinned(d)

@@ -1,13 +1,15 @@
 //! JSON configs: a Trainer's `fsdp_config.json` (`"xla": true`, `"xla_fsdp_v2": true`) and
 //! accelerate configs written as JSON (`"distributed_type": "XLA"`) select torch_xla as the
-//! YAML ones do. Keys are reported where they are written, never rewritten: what replaces them
-//! (FSDP2 settings, a TorchTPU launch) needs the rest of the file read by a person.
+//! YAML ones do. Keys are reported where they are written; only accelerate's `distributed_type`
+//! is rewritten (its launcher, as in YAML): what replaces the FSDP keys (FSDP2 settings) needs
+//! the rest of the file read by a person.
 
 use ruff_text_size::{TextRange, TextSize};
 use serde_json::Value;
 
 use crate::migrate::checker::Diagnostic;
-use crate::migrate::rules::{Builtin, RuleSet};
+use crate::migrate::fix::{Edit, Fix};
+use crate::migrate::rules::{Builtin, FixAction, RuleId, RuleSet};
 
 /// Larger JSON files are data (datasets, tokenizers), not configs.
 const MAX_CONFIG_BYTES: usize = 1 << 20;
@@ -37,7 +39,9 @@ pub fn check(text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
         for at in key_positions(text, key) {
             let range = TextRange::new(offset(at), offset(at + key.len() + 2));
             let message = rules.rules[rule].message.replace("{name}", &format!("`\"{key}\"`"));
-            out.push(Diagnostic { rule, range, message, note: None, fix: None });
+            let (fix, note) =
+                if accelerate { accelerate_fix(text, at + key.len() + 2, rules, rule) } else { (None, None) };
+            out.push(Diagnostic { rule, range, message, note, fix });
         }
     });
     out.sort_by_key(|d| d.range.start());
@@ -60,6 +64,21 @@ fn walk(value: &Value, visit: &mut impl FnMut(&str, &Value)) {
         Value::Array(items) => items.iter().for_each(|v| walk(v, visit)),
         _ => {}
     }
+}
+
+/// The accelerate rule's replacement for the string value after the key ending at `after_key`
+/// (`"XLA"` becomes `"MULTI_GPU"`), as in YAML configs.
+fn accelerate_fix(text: &str, after_key: usize, rules: &RuleSet, rule: RuleId) -> (Option<Fix>, Option<String>) {
+    let Some(spec) = rules.rules[rule].fixes.first() else { return (None, None) };
+    let FixAction::Replace(template) = &spec.action else { return (None, None) };
+    let Some(to) = template.as_literal() else { return (None, None) };
+    // `: "XLA"`: the value is the string after the colon (its escapes cannot matter: it is XLA or TPU).
+    let colon = after_key + text[after_key..].find(':').expect("key_positions found a colon");
+    let start = colon + 1 + (text[colon + 1..].len() - text[colon + 1..].trim_start().len());
+    let Some(len) = text[start + 1..].find('"') else { return (None, None) };
+    let edit = Edit::replace(TextRange::new(offset(start), offset(start + len + 2)), format!("\"{to}\""));
+    let fix = Fix { safety: spec.safety, edits: vec![edit], deletes: vec![], imports: vec![], helpers: vec![] };
+    (Some(fix), spec.note.clone())
 }
 
 /// A setting that turns something on: `true`, a non-empty object or string (`false` does not).
@@ -100,6 +119,18 @@ mod tests {
         assert_eq!(&fsdp[found[0].range], "\"xla\"");
         assert_eq!(&fsdp[found[1].range], "\"xla_fsdp_v2\"");
         assert_eq!(codes("{\"compute_environment\": \"LOCAL_MACHINE\", \"distributed_type\": \"XLA\"}"), ["TPU922"]);
+        assert!(found.iter().all(|d| d.fix.is_none()), "FSDP keys are reported, not rewritten");
+    }
+
+    #[test]
+    fn accelerate_json_configs_get_the_torchrun_launcher() {
+        let text =
+            "{\"compute_environment\": \"LOCAL_MACHINE\",\n \"distributed_type\" :  \"TPU\", \"num_processes\": 8}";
+        let rules = RuleSet::load(&[]).unwrap();
+        let found = check(text, &rules);
+        let mut edits = found[0].fix.as_ref().expect("a fix").edits.clone();
+        let out = crate::migrate::fix::apply(text, &mut edits).expect("one edit");
+        assert_eq!(out, text.replace("\"TPU\"", "\"MULTI_GPU\""));
     }
 
     #[test]

@@ -308,6 +308,35 @@ mod tests {
     }
 
     #[test]
+    fn accelerate_tpu_launches_become_its_torchrun_launcher_after_the_topology() {
+        let eval = r#"eval "$(python -m torch.tpu.distributed | sed 's/^/export /')""#;
+        let cases = [
+            (
+                "accelerate launch --tpu --num_processes 8 --config_file c.yaml train.py --tpu\n",
+                format!(
+                    "{eval}\naccelerate launch --multi_gpu --num_processes=\"$WORLD_SIZE\" --config_file c.yaml train.py --tpu\n"
+                ),
+            ),
+            (
+                "cd x && accelerate launch --num-processes=4 --downcast_bf16 --tpu train.py\n",
+                format!("cd x && {eval} && accelerate launch --multi_gpu --num_processes=\"$WORLD_SIZE\" train.py\n"),
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(migrated(Kind::Shell, text), want, "{text:?}");
+        }
+        // A pod, sudo (drops the exported topology), a quoted command: reported, unchanged.
+        for text in [
+            "accelerate launch --tpu --tpu_cluster train.py\n",
+            "sudo accelerate launch --tpu train.py\n",
+            "bash -c \"accelerate launch --tpu train.py\"\n",
+        ] {
+            assert_eq!(migrated(Kind::Shell, text), text);
+            assert_eq!(codes(Kind::Shell, text), ["TPU923"], "{text:?}");
+        }
+    }
+
+    #[test]
     fn dockerfile_env_forms_and_run_chains() {
         let cases = [
             ("FROM x\nENV PJRT_DEVICE=TPU\nRUN a\n", "FROM x\nRUN a\n"),
@@ -362,6 +391,12 @@ mod tests {
         let accelerate =
             "compute_environment: LOCAL_MACHINE\ndistributed_type: XLA\ndowncast_bf16: 'no'\ntpu_name: v4\n";
         assert_eq!(codes(Kind::Yaml, accelerate), ["TPU922"]);
+        assert_eq!(
+            migrated(Kind::Yaml, accelerate),
+            "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\ndowncast_bf16: 'no'\ntpu_name: v4\n"
+        );
+        let quoted = "distributed_type: 'TPU'  # XLA\nnum_processes: 8\n";
+        assert_eq!(migrated(Kind::Yaml, quoted), "distributed_type: MULTI_GPU  # XLA\nnum_processes: 8\n");
         let lightning = "trainer:\n  accelerator: tpu\n  strategy: xla\n  devices: 8\nmodel:\n  accelerator: tpu\n";
         assert_eq!(codes(Kind::Yaml, lightning), ["TPU924", "TPU924"]);
     }

@@ -8,7 +8,7 @@ use ruff_text_size::TextRange;
 
 use super::{EnvSite, Findings, fix, range};
 use crate::migrate::fix::{Edit, Fix};
-use crate::migrate::rules::{Builtin, FixAction};
+use crate::migrate::rules::{Builtin, FixAction, Safety};
 use crate::source::{line_end_inclusive, line_start, newline_of};
 
 /// Quoted commands inside quoted commands are not followed deeper than this.
@@ -380,7 +380,7 @@ impl Scan<'_, '_> {
             "docker" | "podman" => self.container_env(k),
             "gcloud" => self.quoted_command(k, "--command"),
             "bash" | "sh" | "zsh" | "dash" => self.quoted_command(k, "-c"),
-            "accelerate" if self.word(k + 1) == "launch" => self.accelerate(k),
+            "accelerate" if self.word(k + 1) == "launch" => self.accelerate(k, blocker),
             "uv" if self.word(k + 1) == "pip" && self.word(k + 2) == "install" => self.pip(k),
             p if is_pip(p) && self.word(k + 1) == "install" => self.pip(k),
             p if is_python(p) => self.python(k, blocker),
@@ -450,15 +450,75 @@ impl Scan<'_, '_> {
         scan(self.found, Region { range: inner, place: Place::Quoted, depth: self.region.depth + 1 });
     }
 
-    fn accelerate(&mut self, k: usize) {
-        const TPU_FLAGS: &[&str] = &["--tpu", "--tpu_cluster", "--tpu_use_sudo", "--downcast_bf16"];
-        let flag = (k + 2..self.cmd().words.len()).find(|&j| {
-            let w = self.word(j).split('=').next().unwrap_or_default().replace('-', "_");
-            TPU_FLAGS.iter().any(|f| f.replace('-', "_") == w)
-        });
-        if let Some(j) = flag {
-            self.found.launcher(Builtin::AccelerateLaunch, self.cmd().words[j], None);
+    /// `accelerate launch --tpu …`: its options up to the training script; the TPU ones select
+    /// the torch_xla launcher and become accelerate's torchrun launcher, one process per chip.
+    fn accelerate(&mut self, k: usize, blocker: Option<&str>) {
+        // accelerate's options that take no value: the script is the first other word.
+        const SWITCHES: &[&str] = &[
+            "cpu",
+            "multi_gpu",
+            "tpu",
+            "tpu_cluster",
+            "tpu_use_cluster",
+            "tpu_use_sudo",
+            "downcast_bf16",
+            "ipex",
+            "mps",
+            "use_deepspeed",
+            "use_fsdp",
+            "use_megatron_lm",
+            "debug",
+            "no_python",
+            "module",
+            "quiet",
+            "dynamo_use_fullgraph",
+            "dynamo_use_dynamic",
+            "same_network",
+            "enable_cpu_affinity",
+            "m",
+            "q",
+        ];
+        const TPU_FLAGS: &[&str] = &["tpu", "tpu_cluster", "tpu_use_cluster", "tpu_use_sudo", "downcast_bf16"];
+        let name = |w: &str| w.trim_start_matches('-').split('=').next().unwrap_or_default().replace('-', "_");
+        let (mut j, mut tpu, mut processes) = (k + 2, Vec::new(), Vec::new());
+        while j < self.cmd().words.len() && self.word(j).starts_with('-') {
+            let option = name(self.word(j));
+            let takes_value = !SWITCHES.contains(&option.as_str()) && !self.word(j).contains('=');
+            if TPU_FLAGS.contains(&option.as_str()) {
+                tpu.push(j);
+            } else if option == "num_processes" {
+                processes.extend(if takes_value { j..j + 2 } else { j..j + 1 });
+            }
+            j += if takes_value { 2 } else { 1 };
         }
+        let Some(&first) = tpu.first() else { return };
+        let blocked = if tpu.iter().any(|&t| name(self.word(t)).ends_with("cluster")) {
+            Some("a pod launch (`--tpu_cluster`) runs on every host: start the command there".to_string())
+        } else if self.region.place == Place::Quoted {
+            Some("it is inside a quoted command".to_string())
+        } else {
+            blocker.map(|wrapper| format!("`{wrapper}` would not pass on the variables `eval` exports"))
+        };
+        let fix = match blocked {
+            Some(why) => Err(why),
+            None => self.accelerate_fix(k, tpu.into_iter().chain(processes)),
+        };
+        self.found.launcher(Builtin::AccelerateLaunch, self.cmd().words[first], Some(fix));
+    }
+
+    /// The rule's fix for `accelerate launch` at word `k`: the `removed` words go, the options
+    /// of the template's last line follow `launch`, and the lines before it precede the command.
+    fn accelerate_fix(&self, k: usize, removed: impl Iterator<Item = usize>) -> Result<Fix, String> {
+        let (safety, prelude, launcher) = self.template(Builtin::AccelerateLaunch)?;
+        let options =
+            launcher.strip_prefix("accelerate launch").ok_or("the rule's fix is not an `accelerate launch`")?;
+        let words = &self.cmd().words;
+        // Each word goes with the blanks before it.
+        let mut edits: Vec<Edit> =
+            removed.map(|j| Edit::delete(TextRange::new(words[j - 1].end(), words[j].end()))).collect();
+        edits.push(Edit::insert(words[k + 1].end(), options));
+        edits.push(self.prelude(&prelude));
+        Ok(fix(safety, edits))
     }
 
     fn pip(&mut self, k: usize) {
@@ -531,16 +591,29 @@ impl Scan<'_, '_> {
     }
 
     /// The rule's fix: the launcher words `at` become its template's last line, and the lines
-    /// before it go before the command (on their own lines in a script, else joined by `&&`).
+    /// before it go before the command.
     fn torchrun(&self, at: TextRange) -> Result<Fix, String> {
+        let (safety, prelude, launcher) = self.template(Builtin::XlaSpawn)?;
+        Ok(fix(safety, vec![self.prelude(&prelude), Edit::replace(at, launcher)]))
+    }
+
+    /// A launcher rule's statement template, split into the lines that go before the command
+    /// and its last line.
+    fn template(&self, builtin: Builtin) -> Result<(Safety, String, String), String> {
         let rules = self.found.rules;
-        let spec = rules.builtin(Builtin::XlaSpawn).and_then(|id| rules.rules[id].fixes.first());
+        let spec = rules.builtin(builtin).and_then(|id| rules.rules[id].fixes.first());
         let Some(spec) = spec else { return Err("the rule declares no fix".to_string()) };
         let FixAction::Statement(template) = &spec.action else {
             return Err("the rule's fix is not a statement".into());
         };
         let Some(lines) = template.as_literal() else { return Err("the rule's fix has placeholders".into()) };
         let (prelude, launcher) = lines.rsplit_once('\n').unwrap_or(("", lines));
+        Ok((spec.safety, prelude.to_string(), launcher.to_string()))
+    }
+
+    /// `prelude`'s lines before the current command: on their own lines in a script, else
+    /// joined to it by `&&`.
+    fn prelude(&self, prelude: &str) -> Edit {
         let text = self.found.text;
         let start: usize = self.cmd().extent().start().into();
         let line = line_start(text, start);
@@ -552,7 +625,7 @@ impl Scan<'_, '_> {
                     if own_line { format!("{l}{}{}", newline_of(text), &text[line..start]) } else { format!("{l} && ") }
                 })
                 .collect();
-        Ok(fix(spec.safety, vec![Edit::insert(super::offset(start), before), Edit::replace(at, launcher)]))
+        Edit::insert(super::offset(start), before)
     }
 
     /// `len` bytes of word `k`, `skip` bytes into it: a variable's name.

@@ -14,7 +14,7 @@ use serde_yaml::Value;
 
 use super::{EnvSite, Findings, range};
 use crate::migrate::fix::Edit;
-use crate::migrate::rules::Builtin;
+use crate::migrate::rules::{Builtin, FixAction};
 use crate::source::line_end_inclusive;
 
 /// Keys whose value sets environment variables.
@@ -81,9 +81,7 @@ pub(super) fn check(found: &mut Findings) {
     env_entries(found, &lines);
     shell_scripts(found, &lines);
     if documents.iter().any(is_accelerate_xla) {
-        let xla =
-            |l: &Line| unquoted(l.value).eq_ignore_ascii_case("xla") || unquoted(l.value).eq_ignore_ascii_case("tpu");
-        report_keys(found, &lines, &[], "distributed_type", xla, Builtin::AccelerateConfig);
+        accelerate_config(found, &lines);
     }
     if documents.iter().any(is_lightning_tpu) {
         let tpu = |l: &Line| unquoted(l.value).eq_ignore_ascii_case("tpu");
@@ -284,6 +282,40 @@ fn find_word(text: &str, word: &str, after: &str) -> Option<usize> {
     let whole = |at: usize, len: usize| !ident(at.checked_sub(1)) && !ident(Some(at + len));
     let from = if after.is_empty() { 0 } else { text.match_indices(after).find(|&(at, _)| whole(at, after.len()))?.0 };
     text[from..].match_indices(word).map(|(at, _)| from + at).find(|&at| whole(at, word.len()))
+}
+
+/// `distributed_type: XLA` (`TPU` before accelerate 0.16) at the top of an accelerate config:
+/// the value becomes the rule's replacement, accelerate's torchrun launcher (`MULTI_GPU`), which
+/// starts the processes TorchTPU runs one per chip. The `tpu_*` keys and `downcast_bf16` stay:
+/// accelerate reads them only for XLA.
+fn accelerate_config(found: &mut Findings, lines: &[Line]) {
+    let rules = found.rules;
+    let spec = rules.builtin(Builtin::AccelerateConfig).and_then(|id| rules.rules[id].fixes.first());
+    for (i, line) in lines.iter().enumerate() {
+        let value = unquoted(line.value);
+        let xla = value.eq_ignore_ascii_case("xla") || value.eq_ignore_ascii_case("tpu");
+        if line.kind != Kind::Node || line.key != Some("distributed_type") || !xla || line.dash {
+            continue;
+        }
+        if parent(lines, i).is_some() {
+            continue;
+        }
+        // `distributed_type: 'XLA'  # …`: the value follows the key's colon.
+        let key_end = line.start + line.col + found.text[line.start + line.col..].find(':').expect("a key line") + 1;
+        let value_start = key_end + found.text[key_end..].find(line.value).expect("the value follows its key");
+        let at = range(line.start + line.col, value_start + line.value.len());
+        let fix = match spec.map(|s| (s, &s.action)) {
+            Some((s, FixAction::Replace(template))) => match template.as_literal() {
+                Some(to) => Ok(super::fix(
+                    s.safety,
+                    vec![Edit::replace(range(value_start, value_start + line.value.len()), to)],
+                )),
+                None => Err("the rule's fix has placeholders".to_string()),
+            },
+            _ => Err("the rule declares no replacement".to_string()),
+        };
+        found.launcher(Builtin::AccelerateConfig, at, Some(fix));
+    }
 }
 
 /// Report the lines `key: value` whose value passes `matches`, under the key path `path` from

@@ -1,0 +1,58 @@
+"""Fine-tune a small sentence classifier with the Hugging Face Trainer on a Cloud TPU VM.
+
+Launched with `scripts/launch.sh` (accelerate launch, configs/accelerate_tpu.yaml); the Trainer
+finds the XLA device by itself, xm only logs.
+"""
+import argparse
+
+import torch
+import torch_xla.core.xla_model as xm
+from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+
+
+def toy_dataset(n=32, seq_len=8, vocab=64):
+    g = torch.Generator().manual_seed(1234)
+    rows = []
+    for i in range(n):
+        ids = torch.randint(1, vocab, (seq_len,), generator=g)
+        rows.append({"input_ids": ids, "attention_mask": torch.ones(seq_len, dtype=torch.long), "labels": torch.tensor(i % 2)})
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max-steps", type=int, default=4)
+    parser.add_argument("--output-dir", default="out")
+    opts = parser.parse_args()
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=16, num_labels=2,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    model = BertForSequenceClassification(config)
+    args = TrainingArguments(
+        output_dir=opts.output_dir,
+        per_device_train_batch_size=4,
+        max_steps=opts.max_steps,
+        learning_rate=1e-3,
+        logging_steps=1,
+        save_strategy="no",
+        report_to=[],
+        seed=0,
+        optim="adamw_torch",
+        dataloader_drop_last=True,  # static shapes: a smaller last batch recompiles on XLA
+        ddp_find_unused_parameters=False,
+    )
+    trainer = Trainer(model=model, args=args, train_dataset=toy_dataset())
+    result = trainer.train()
+    params_on = {p.device.type for p in trainer.model.parameters()}
+    assert "cpu" not in params_on, f"the Trainer trained on the CPU: {params_on}"
+    xm.master_print(f"steps={result.global_step} train_loss={result.training_loss:.6f} params_on={sorted(params_on)}")
+    checksum = sum(p.detach().double().sum().item() for p in trainer.model.parameters())
+    # the Trainer's own view of the job: one process of one unless it is really distributed
+    print(f"rank {args.process_index} of {args.world_size} checksum={checksum:.8f}")
+    trainer.save_model(f"{opts.output_dir}/final")
+
+
+if __name__ == "__main__":
+    main()
