@@ -34,6 +34,11 @@ struct RunSpec {
     /// `compare` (default), or why the original cannot run on torch_xla on a CPU.
     #[serde(default)]
     torch_xla: Option<String>,
+    /// Where the original cannot run on torch_xla's CPU device (`torch_xla:` says why): text
+    /// substitutions that make it a plain PyTorch CPU program (`accelerator="tpu"` →
+    /// `accelerator="cpu"`), run in the emulator's venv without the emulator and compared instead.
+    #[serde(default)]
+    cpu_reference: BTreeMap<String, String>,
     /// Environment for the original's run (`CPU_NUM_DEVICES: "4"` for SPMD on a CPU).
     #[serde(default)]
     torch_xla_env: BTreeMap<String, String>,
@@ -535,13 +540,24 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
     if !ran.output.status.success() {
         return Err(ran.describe("the migrated program on the emulator").into());
     }
-    if spec.torch_xla.as_deref().is_some_and(|t| t != "compare") {
+    let original = if spec.torch_xla.as_deref().is_none_or(|t| t == "compare") {
+        let original = run_in_temp(&input, &mut torch_xla_command(torch_xla, spec, &input.script, &spec.args))?;
+        if !original.output.status.success() {
+            return Err(original.describe("the original on torch_xla").into());
+        }
+        original
+    } else if !spec.cpu_reference.is_empty() {
+        let reference = cpu_reference(&input, &spec.cpu_reference)?;
+        let mut command = Command::new(emulator);
+        command.arg(&reference.script).args(&spec.args).env("HF_HUB_OFFLINE", "1");
+        let original = run_in_temp(&reference, &mut command)?;
+        if !original.output.status.success() {
+            return Err(original.describe("the original as a plain CPU program").into());
+        }
+        original
+    } else {
         return Ok(()); // it ran; the original cannot run on a CPU (run.yaml says why)
-    }
-    let original = run_in_temp(&input, &mut torch_xla_command(torch_xla, spec, &input.script, &spec.args))?;
-    if !original.output.status.success() {
-        return Err(original.describe("the original on torch_xla").into());
-    }
+    };
     let (expected, actual) = (masked(&original.stdout(), &spec.mask)?, masked(&ran.stdout(), &spec.mask)?);
     lines_agree(&renamed(&expected, &spec.rename), &actual, spec.tolerance).map_err(|e| {
         format!(
@@ -615,6 +631,25 @@ fn invariant_run(env: &Env, dir: &Path, spec: &RunSpec, inv: &Invariants) -> Res
         }
     }
     Ok(())
+}
+
+/// The original with `substitutions` made in its script: each must occur there.
+fn cpu_reference(input: &Program, substitutions: &BTreeMap<String, String>) -> Result<Program, Failed> {
+    let mut program = input.clone();
+    let (_, bytes) = program
+        .files
+        .iter_mut()
+        .find(|(path, _)| *path == Path::new(&program.script))
+        .ok_or("the script is not in the program")?;
+    let mut text = String::from_utf8(std::mem::take(bytes)).map_err(|e| e.to_string())?;
+    for (from, to) in substitutions {
+        if !text.contains(from.as_str()) {
+            return Err(format!("cpu_reference: `{from}` is not in {}", program.script).into());
+        }
+        text = text.replace(from.as_str(), to);
+    }
+    *bytes = text.into_bytes();
+    Ok(program)
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

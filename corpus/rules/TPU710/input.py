@@ -1,10 +1,15 @@
-# TPU710 lightning-tpu: reported only
+# TPU710 lightning-tpu
 import lightning as L
-from pytorch_lightning import Trainer
+from lightning.fabric import Fabric
 
 trainer = L.Trainer(accelerator="tpu", devices=8)
-fsdp = L.pytorch.Trainer(strategy="xla_fsdp", devices=8)
-old = Trainer(tpu_cores=8)
-fabric = L.Fabric(accelerator="tpu")
+bf16 = L.pytorch.Trainer(
+    accelerator="tpu",
+    devices=8,
+    precision="bf16-mixed",
+    max_epochs=3,
+)
+fsdp = L.pytorch.Trainer(strategy="xla_fsdp", devices=8)  # FSDP: reported
+fabric = Fabric(accelerator="tpu", devices=8)
 gpu = L.Trainer(accelerator="gpu", devices=8)  # not TPU: untouched
 device = "tpu"  # TorchTPU's device name: untouched

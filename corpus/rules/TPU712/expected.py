@@ -32,3 +32,6 @@ plain = TrainingArguments(
 )
 sft = SFTConfig(output_dir="out", max_length=512, use_cpu=accelerate_tpu_processes())
 on_cpu = TrainingArguments(output_dir="out", use_cpu=True)  # keeps the CPU, loses the core count
+launcher_only = TrainingArguments(
+    use_cpu=accelerate_tpu_processes(),
+)

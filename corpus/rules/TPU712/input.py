@@ -10,3 +10,6 @@ plain = TrainingArguments(
 )
 sft = SFTConfig(output_dir="out", max_length=512)
 on_cpu = TrainingArguments(output_dir="out", use_cpu=True, tpu_num_cores=8)  # keeps the CPU, loses the core count
+launcher_only = TrainingArguments(
+    tpu_num_cores=8,
+)

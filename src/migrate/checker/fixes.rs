@@ -380,16 +380,8 @@ impl<'a> Checker<'a> {
                 let edits = self.device_loader_edits(call, loader, device, &torch)?;
                 Ok(fix(edits, vec![], cx.imports))
             }
-            FixAction::Args { set, remove } => {
+            FixAction::Args { set, remove, splat } => {
                 let call = site.call.ok_or("not a call")?;
-                let mut edits = Vec::new();
-                for (param, template) in set {
-                    let value = template.expand(&mut cx)?;
-                    match bound.values.get(param) {
-                        Some(arg) => edits.push(Edit::replace(arg.range(), same_quotes(self.src(arg.range()), value))),
-                        None => edits.push(self.append_keyword(call, param, &value)),
-                    }
-                }
                 let removed: Vec<TextRange> = remove
                     .iter()
                     .filter_map(|param| {
@@ -397,6 +389,21 @@ impl<'a> Checker<'a> {
                         Some(bound.keyword_ranges.get(param).copied().unwrap_or(arg.range()))
                     })
                     .collect();
+                let mut added = Vec::new();
+                let mut edits = Vec::new();
+                for (param, template) in set {
+                    let value = template.expand(&mut cx)?;
+                    match bound.values.get(param) {
+                        Some(arg) => edits.push(Edit::replace(arg.range(), same_quotes(self.src(arg.range()), value))),
+                        None => added.push(format!("{param}={value}")),
+                    }
+                }
+                if let Some(template) = splat {
+                    added.push(format!("**{}", template.expand(&mut cx)?));
+                }
+                if !added.is_empty() {
+                    edits.push(self.append_arguments(call, &added.join(", "), &removed));
+                }
                 edits.extend(self.remove_arguments(call, &removed));
                 Ok(fix(edits, vec![], cx.imports))
             }
@@ -489,28 +496,33 @@ impl<'a> Checker<'a> {
         }
     }
 
-    pub(super) fn append_keyword(&self, call: &ExprCall, param: &str, value: &str) -> Edit {
+    /// Appends `arguments` (`name=value`, `**mapping`) after the call's last argument that is
+    /// not `removed`.
+    pub(super) fn append_arguments(&self, call: &ExprCall, arguments: &str, removed: &[TextRange]) -> Edit {
         let last = call
             .arguments
             .args
             .iter()
             .map(Ranged::range)
             .chain(call.arguments.keywords.iter().map(Ranged::range))
+            .filter(|r| !removed.contains(r))
             .max_by_key(|r| r.end());
-        match last {
-            // One argument per line (black's exploded call): the new one gets its own line.
-            Some(r) => {
-                let start = usize::from(r.start());
-                let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
-                let indent = &self.text[line_start..start];
-                let separator = if line_start > usize::from(call.start()) && indent.trim().is_empty() {
-                    format!(",\n{indent}")
-                } else {
-                    ", ".to_string()
-                };
-                Edit::insert(r.end(), format!("{separator}{param}={value}"))
-            }
-            None => Edit::insert(call.arguments.range.start() + TextSize::from(1), format!("{param}={value}")),
+        // One argument per line (black's exploded call): the new one gets its own line.
+        let own_line = |r: TextRange| {
+            let start = usize::from(r.start());
+            let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+            let indent = &self.text[line_start..start];
+            (line_start > usize::from(call.start()) && indent.trim().is_empty()).then_some(indent)
+        };
+        match (last, removed.iter().max_by_key(|r| r.end())) {
+            (Some(r), _) => match own_line(r) {
+                Some(indent) => Edit::insert(r.end(), format!(",\n{indent}{arguments}")),
+                None => Edit::insert(r.end(), format!(", {arguments}")),
+            },
+            // Every argument goes: the new ones take the place of the last (its deletion keeps
+            // the blanks and the comma around it).
+            (None, Some(&r)) => Edit::insert(r.end(), arguments.to_string()),
+            (None, None) => Edit::insert(call.arguments.range.start() + TextSize::from(1), arguments.to_string()),
         }
     }
 
@@ -740,8 +752,17 @@ impl ExpandContext for ExpandCx<'_, '_> {
             "torch.multiprocessing" => Some("mp"),
             _ => None,
         };
-        if module.contains('.') && alias.is_none() {
-            return Err(format!("no import of `{module}` to refer to"));
+        if let Some((root, _)) = module.split_once('.')
+            && alias.is_none()
+        {
+            // `import lightning.pytorch.strategies` binds `lightning`: usable when that name means
+            // nothing else here (`import lightning as L` leaves it free).
+            let free = !self.checker.all_names().contains(root) || sem.binds_only_module(root, root);
+            if !free {
+                return Err(format!("no import of `{module}` to refer to (`{root}` means something else here)"));
+            }
+            self.imports.push(ImportRequest { module: module.to_string(), alias: None });
+            return Ok(module.to_string());
         }
         // A name that is used but never bound (`torch.x` relying on a star import) may be imported.
         // A name bound only by imports of this very module (written below the insertion, or

@@ -451,7 +451,7 @@ impl<'a> Checker<'a> {
         let rule = self.rule(rule);
         let mut params: Vec<&str> = Vec::new();
         for fix in &rule.fixes {
-            let FixAction::Args { set, remove } = &fix.action else { return None };
+            let FixAction::Args { set, remove, .. } = &fix.action else { return None };
             params.extend(set.iter().map(|(p, _)| p.as_str()).chain(remove.iter().map(String::as_str)));
         }
         let bound = rule.signature.as_ref()?.bind(call).ok()?;

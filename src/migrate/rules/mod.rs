@@ -269,6 +269,9 @@ struct RawArgsFix {
     set: BTreeMap<String, String>,
     #[serde(default)]
     remove: Vec<String>,
+    /// An expression whose mapping is appended as keywords: `**TEXT`.
+    #[serde(default)]
+    splat: Option<String>,
 }
 
 /// What a fix does with the matched code.
@@ -282,8 +285,9 @@ pub enum FixAction {
     Delete,
     /// Replace a `with` statement by its body.
     Unwrap,
-    /// Edit arguments in place: set values (adding keywords) and remove arguments.
-    Args { set: Vec<(String, Template)>, remove: Vec<String> },
+    /// Edit arguments in place: set values (adding keywords), remove arguments, and append
+    /// `**splat` (keywords computed at run time).
+    Args { set: Vec<(String, Template)>, remove: Vec<String>, splat: Option<Template> },
     /// A device loader becomes its plain loader, and every loop over it moves
     /// each batch to the device (code-driven: see `checker/loaders.rs`).
     IterateLoader { loader: String, device: String },
@@ -730,7 +734,8 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
     if let Some(args) = f.args {
         let set =
             args.set.into_iter().map(|(k, v)| Ok((k, Template::parse(&v)?))).collect::<anyhow::Result<Vec<_>>>()?;
-        actions.push(FixAction::Args { set, remove: args.remove });
+        let splat = args.splat.as_deref().map(Template::parse).transpose()?;
+        actions.push(FixAction::Args { set, remove: args.remove, splat });
     }
     if actions.len() != 1 {
         bail!("a fix needs exactly one of replace, statement, delete, unwrap, args, iterate_loader");
@@ -738,9 +743,10 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
     let action = actions.pop().expect("one action");
     // Every parameter a fix names must exist in the signature.
     let mut named: Vec<&str> = f.when.keys().map(String::as_str).chain(f.drop.iter().map(String::as_str)).collect();
-    if let FixAction::Args { set, remove } = &action {
+    if let FixAction::Args { set, remove, splat } = &action {
         named.extend(set.iter().map(|(k, _)| k.as_str()));
         named.extend(remove.iter().map(String::as_str));
+        named.extend(splat.iter().flat_map(Template::params));
     }
     if let FixAction::Replace(t) | FixAction::Statement(t) = &action {
         named.extend(t.params());

@@ -9,6 +9,7 @@
 //! | `{p}`              | the argument's source text, else the declared default         |
 //! | `{p:kw}`           | `, p=<text>` when the argument was passed, else nothing       |
 //! | `{p:kw=name}`      | `, name=<text>` when passed, else nothing                     |
+//! | `{p:opt}`          | the argument's source text when it was passed, else nothing   |
 //! | `{p:splat}`        | a tuple/list literal's items, else `*<text>`; nothing if omitted |
 //! | `{p:rest}`         | `, ` and `{p:splat}` when that is not empty (more positional arguments) |
 //! | `{p:callee}`       | the argument as something to call: `(<text>)` unless it is a name, attribute, call or subscript |
@@ -175,6 +176,7 @@ enum Piece {
     Text(String),
     Param(String),
     Keyword { param: String, rename: String },
+    Optional(String),
     Splat(String),
     Rest(String),
     Callee(String),
@@ -256,6 +258,7 @@ impl Template {
         self.pieces.iter().filter_map(|p| match p {
             Piece::Param(n) | Piece::VarArgs(n) | Piece::VarKeywords(n) => Some(n.as_str()),
             Piece::Keyword { param, .. }
+            | Piece::Optional(param)
             | Piece::Splat(param)
             | Piece::Rest(param)
             | Piece::Callee(param)
@@ -280,6 +283,11 @@ impl Template {
                 Piece::Keyword { param, rename } => {
                     if let Some(text) = cx.arg(param) {
                         out.push_str(&format!(", {rename}={text}"));
+                    }
+                }
+                Piece::Optional(param) => {
+                    if let Some(text) = cx.arg(param) {
+                        out.push_str(&text);
                     }
                 }
                 Piece::Splat(param) => {
@@ -366,6 +374,9 @@ fn parse_placeholder(inner: &str) -> Option<Piece> {
         return ident(hint).then(|| Piece::Fresh(hint.to_string()));
     }
     if let Some((param, spec)) = inner.split_once(':') {
+        if spec == "opt" {
+            return ident(param).then(|| Piece::Optional(param.to_string()));
+        }
         if spec == "splat" {
             return ident(param).then(|| Piece::Splat(param.to_string()));
         }
