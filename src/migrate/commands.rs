@@ -1066,6 +1066,9 @@ pub fn rule(args: RuleArgs) -> anyhow::Result<ExitCode> {
                 writeln!(out, "Applies to TorchTPU {range}\n")?;
             }
             writeln!(out, "{fix}\n\n{}", rule.explanation.trim_end())?;
+            if let Some(changes) = &rule.changes {
+                writeln!(out, "\nWhat behaves differently after the fix: {}", changes.trim_end())?;
+            }
         }
         None => {
             let mut sorted: Vec<_> = rules.rules.iter().collect();

@@ -98,6 +98,7 @@ struct Report<'a> {
     /// Imports that go once the items using them are done.
     kept_imports: Vec<&'a Item>,
     errors: Vec<FileError<'a>>,
+    behaviour: Vec<Behaviour<'a>>,
     changed: Vec<Changed<'a>>,
     per_rule: Vec<RuleTotal>,
     per_file_type: Vec<TypeTotal>,
@@ -134,6 +135,14 @@ struct ItemWithHelp<'a> {
 struct FileError<'a> {
     path: &'a str,
     error: &'a str,
+}
+
+/// An applied rule after which the program works differently on purpose, and where it applied.
+#[derive(Debug, Serialize)]
+struct Behaviour<'a> {
+    code: &'a str,
+    files: Vec<&'a str>,
+    changes: &'a str,
 }
 
 #[derive(Debug, Serialize)]
@@ -228,6 +237,16 @@ fn build<'a>(files: &'a [FileOutcome], rules: &'a RuleSet) -> Report<'a> {
         errors: files
             .iter()
             .filter_map(|f| f.error.as_deref().map(|error| FileError { path: &f.path, error }))
+            .collect(),
+        behaviour: rules
+            .rules
+            .iter()
+            .filter_map(|rule| {
+                let changes = rule.changes.as_deref()?;
+                let files: Vec<&str> =
+                    files.iter().filter(|f| f.applied.contains_key(&rule.code)).map(|f| f.path.as_str()).collect();
+                (!files.is_empty()).then_some(Behaviour { code: &rule.code, files, changes })
+            })
             .collect(),
         changed: files
             .iter()
@@ -347,6 +366,18 @@ fn markdown(r: &Report) -> String {
         }
         let _ = writeln!(out);
     }
+    if !r.behaviour.is_empty() {
+        let _ = writeln!(
+            out,
+            "## What behaves differently ({})\n\nFixes that were applied and change how the program runs, on purpose.\n\n| Rule | Files | What changes |\n|---|---|---|",
+            r.behaviour.len()
+        );
+        for b in &r.behaviour {
+            let files: Vec<String> = b.files.iter().map(|f| format!("`{f}`")).collect();
+            let _ = writeln!(out, "| {} | {} | {} |", b.code, files.join(", "), cell(b.changes.trim()));
+        }
+        out.push('\n');
+    }
     let _ = writeln!(out, "## What was changed ({} files)\n", r.changed.len());
     if !r.changed.is_empty() {
         let _ = writeln!(out, "| File | Type | Fixes |\n|---|---|---|");
@@ -390,6 +421,28 @@ mod tests {
             let i = kind_of_work(&kinds, &r.code);
             assert!(i < kinds.len() - 1 || r.code.starts_with("TPU0"), "{} has no kind of work", r.code);
         }
+    }
+
+    #[test]
+    fn applied_fixes_that_change_behaviour_are_explained_with_their_files() {
+        let rules = RuleSet::load(&[]).unwrap();
+        let applied = |path: &str, code: &str| FileOutcome {
+            path: path.into(),
+            kind: Some(Kind::Python),
+            changed: true,
+            applied: BTreeMap::from([(code.to_string(), 1)]),
+            ..FileOutcome::default()
+        };
+        let files = vec![applied("train.py", "TPU712"), applied("eval.py", "TPU712"), applied("util.py", "TPU110")];
+        let md = render(Path::new("r.md"), &files, &rules);
+        let row = md.lines().find(|l| l.starts_with("| TPU712 | `train.py`, `eval.py` |")).expect(&md);
+        assert!(row.contains("dataloader_drop_last=True") && row.contains("tpu_metrics_debug"), "{row}");
+        assert!(!md.contains("| TPU110 | `util.py`"), "a rule without `changes` is not listed: {md}");
+        let json: serde_json::Value = serde_json::from_str(&render(Path::new("r.json"), &files, &rules)).unwrap();
+        assert_eq!(json["behaviour"][0]["files"], serde_json::json!(["train.py", "eval.py"]));
+        // Nothing applied that changes behaviour: no section.
+        let md = render(Path::new("r.md"), &files[2..], &rules);
+        assert!(!md.contains("What behaves differently"), "{md}");
     }
 
     #[test]

@@ -45,6 +45,9 @@ struct RawRule {
     #[serde(default)]
     fix: Vec<RawFix>,
     explanation: String,
+    /// What works differently once the fix is applied, on purpose (the migration report says it).
+    #[serde(default)]
+    changes: Option<String>,
     /// The TorchTPU releases the rule applies to (a PEP 440 specifier); all when absent.
     #[serde(default)]
     torchtpu: Option<String>,
@@ -342,6 +345,8 @@ pub struct Rule {
     pub message: String,
     pub help: String,
     pub explanation: String,
+    /// What works differently once the fix is applied (the report's "What behaves differently").
+    pub changes: Option<String>,
     pub fixes: Vec<FixSpec>,
     pub when: When,
     pub when_any: Vec<When>,
@@ -625,6 +630,7 @@ impl RuleSet {
             message: raw.message,
             help: raw.help,
             explanation: raw.explanation,
+            changes: raw.changes,
             fixes,
             when: m.when,
             when_any: m.when_any,
