@@ -80,6 +80,34 @@ def test_ddp_two_processes(run_emulated):
   assert len(r.all("start")) == 3
 
 
+DEVICE_ID_SCRIPT = """
+import torch, torch.distributed as dist, torch.multiprocessing as mp
+
+def worker(rank, world):
+    # Lightning, accelerate and torchtitan bind the group to the device up front.
+    dist.init_process_group("tpu_dist", rank=rank, world_size=world, device_id=torch.device("tpu", 0))
+    t = torch.full((2,), float(rank + 1), device="tpu")
+    dist.all_reduce(t)
+    print(f"RANK {rank} SUM {t.cpu().tolist()}", flush=True)
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=2)
+    mp.spawn(worker, args=(2,), nprocs=2)
+"""
+
+
+def test_process_group_bound_to_the_device(run_emulated):
+  r = run_emulated(
+      DEVICE_ID_SCRIPT,
+      env={"XLA2TPU_EMULATOR_CHIPS": "2", "MASTER_ADDR": "localhost",
+           "MASTER_PORT": _free_port()},
+  )
+  assert r.returncode == 0, r.stderr[-3000:]
+  lines = sorted(l for l in r.stdout.splitlines() if l.startswith("RANK"))
+  assert lines == ["RANK 0 SUM [3.0, 3.0]", "RANK 1 SUM [3.0, 3.0]"]
+
+
 NO_MASTER_SCRIPT = """
 import torch, torch.distributed as dist, torch.multiprocessing as mp
 

@@ -7,11 +7,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 import lightning.fabric.plugins.precision
 import lightning.fabric.strategies
-import lightning.fabric.utilities.distributed
-import lightning.fabric.utilities.seed
 import lightning.pytorch.accelerators
-import lightning.pytorch.plugins.precision
-import lightning.pytorch.strategies
 
 
 class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):
@@ -21,7 +17,7 @@ class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):
     def setup_device(self, device):
         # Lightning's automatic strategy would put a custom accelerator on the CPU.
         if device.type != "tpu":
-            raise ValueError(f"TorchTPUAccelerator got device {device}: use torchtpu_trainer_kwargs()")
+            raise ValueError(f"TorchTPUAccelerator got device {device}: pass the strategy torchtpu_*_kwargs give")
         torch.accelerator.set_device_index(0)
 
     def teardown(self):
@@ -58,25 +54,6 @@ class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):
         return {}
 
 
-class TorchTPUDDPStrategy(lightning.pytorch.strategies.DDPStrategy):
-    """The Trainer's DDP over TorchTPU's `tpu_dist` process group. Lightning would give DDP
-    `device_ids=[0]` (inside a CUDA stream) and the process group a `device_id`; TorchTPU
-    takes neither."""
-
-    def __init__(self, **kwargs):
-        super().__init__(process_group_backend="tpu_dist", **kwargs)
-
-    def determine_ddp_device_ids(self):
-        return None
-
-    def setup_distributed(self):
-        lightning.fabric.utilities.seed.reset_seed()
-        self.set_world_ranks()
-        lightning.fabric.utilities.distributed._init_dist_connection(
-            self.cluster_environment, self._process_group_backend, timeout=self._timeout
-        )
-
-
 class TorchTPUFabricDDPStrategy(lightning.fabric.strategies.DDPStrategy):
     """Fabric's DDP over `tpu_dist` (see TorchTPUDDPStrategy), which also points optimizers
     built before `fabric.setup` at the parameters on the chip."""
@@ -86,12 +63,6 @@ class TorchTPUFabricDDPStrategy(lightning.fabric.strategies.DDPStrategy):
 
     def _determine_ddp_device_ids(self):
         return None
-
-    def _setup_distributed(self):
-        self._set_world_ranks()
-        lightning.fabric.utilities.distributed._init_dist_connection(
-            self.cluster_environment, self._process_group_backend, timeout=self._timeout
-        )
 
     def module_to_device(self, module):
         self._moved = torchtpu_moved_parameters(module, super().module_to_device)
@@ -146,24 +117,6 @@ def torchtpu_rebind_optimizer(optimizer, moved):
     for group in optimizer.param_groups:
         group["params"] = [moved.get(p, p) for p in group["params"]]
     return optimizer
-
-
-def torchtpu_trainer_kwargs(precision=None):
-    """Lightning Trainer arguments for TorchTPU: one chip under `python`, DDP over every
-    process under torchrun (one per chip)."""
-    processes = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
-    world = int(os.environ.get("WORLD_SIZE", processes))
-    if world > 1:
-        strategy = TorchTPUDDPStrategy()
-    else:
-        strategy = lightning.pytorch.strategies.SingleDeviceStrategy(device=torch.device("tpu", 0))
-    kwargs = dict(accelerator=TorchTPUAccelerator(), strategy=strategy, devices=processes, num_nodes=world // processes)
-    if precision in ("bf16", "bf16-mixed"):
-        # The plugin, not the string: Lightning would autocast on "cuda" (off here) and train in fp32.
-        kwargs["plugins"] = [lightning.pytorch.plugins.precision.MixedPrecision("bf16-mixed", "tpu")]
-    elif precision is not None:
-        kwargs["precision"] = precision
-    return kwargs
 
 
 def make_loader():

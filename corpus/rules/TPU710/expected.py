@@ -4,8 +4,6 @@ import lightning as L
 from lightning.fabric import Fabric
 import lightning.fabric.plugins.precision
 import lightning.fabric.strategies
-import lightning.fabric.utilities.distributed
-import lightning.fabric.utilities.seed
 import lightning.pytorch.accelerators
 import lightning.pytorch.plugins.precision
 import lightning.pytorch.strategies
@@ -19,7 +17,7 @@ class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):
     def setup_device(self, device):
         # Lightning's automatic strategy would put a custom accelerator on the CPU.
         if device.type != "tpu":
-            raise ValueError(f"TorchTPUAccelerator got device {device}: use torchtpu_trainer_kwargs()")
+            raise ValueError(f"TorchTPUAccelerator got device {device}: pass the strategy torchtpu_*_kwargs give")
         torch.accelerator.set_device_index(0)
 
     def teardown(self):
@@ -58,21 +56,13 @@ class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):
 
 class TorchTPUDDPStrategy(lightning.pytorch.strategies.DDPStrategy):
     """The Trainer's DDP over TorchTPU's `tpu_dist` process group. Lightning would give DDP
-    `device_ids=[0]` (inside a CUDA stream) and the process group a `device_id`; TorchTPU
-    takes neither."""
+    `device_ids=[0]` and build it inside a CUDA stream; TorchTPU's DDP takes no device ids."""
 
     def __init__(self, **kwargs):
         super().__init__(process_group_backend="tpu_dist", **kwargs)
 
     def determine_ddp_device_ids(self):
         return None
-
-    def setup_distributed(self):
-        lightning.fabric.utilities.seed.reset_seed()
-        self.set_world_ranks()
-        lightning.fabric.utilities.distributed._init_dist_connection(
-            self.cluster_environment, self._process_group_backend, timeout=self._timeout
-        )
 
 
 class TorchTPUFabricDDPStrategy(lightning.fabric.strategies.DDPStrategy):
@@ -84,12 +74,6 @@ class TorchTPUFabricDDPStrategy(lightning.fabric.strategies.DDPStrategy):
 
     def _determine_ddp_device_ids(self):
         return None
-
-    def _setup_distributed(self):
-        self._set_world_ranks()
-        lightning.fabric.utilities.distributed._init_dist_connection(
-            self.cluster_environment, self._process_group_backend, timeout=self._timeout
-        )
 
     def module_to_device(self, module):
         self._moved = torchtpu_moved_parameters(module, super().module_to_device)

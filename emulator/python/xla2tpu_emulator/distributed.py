@@ -252,6 +252,12 @@ class TpuBackend(_Backend):
         dist.PrefixStore("xla2tpu_emulator_gloo/", store), rank, size, timeout
     )
 
+  @property
+  def supports_splitting(self):
+    # c10d asks when init_process_group gets a device_id; the Python subclass must answer,
+    # or the binding's lookup recurses. No communicator splitting (new_group makes its own).
+    return False
+
   # -- helpers
   def _check_reduce(self, opts):
     kind = _op_kind(opts)
