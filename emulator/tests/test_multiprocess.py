@@ -108,6 +108,35 @@ def test_process_group_bound_to_the_device(run_emulated):
   assert lines == ["RANK 0 SUM [3.0, 3.0]", "RANK 1 SUM [3.0, 3.0]"]
 
 
+UNUSED_PARAMETERS_SCRIPT = """
+import torch, torch.distributed as dist, torch.multiprocessing as mp
+
+def worker(rank, world):
+    dist.init_process_group("tpu_dist", rank=rank, world_size=world)
+    model = torch.nn.Linear(2, 2).to("tpu")
+    ddp = torch.nn.parallel.DistributedDataParallel(model, find_unused_parameters=True)
+    ddp(torch.ones(1, 2, device="tpu")).sum().backward()  # backward-line
+
+if __name__ == "__main__":
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=2)
+    mp.spawn(worker, args=(2,), nprocs=2)
+"""
+
+
+def test_unused_parameter_search_is_reported_as_not_emulated(run_emulated):
+  r = run_emulated(
+      UNUSED_PARAMETERS_SCRIPT,
+      env={"XLA2TPU_EMULATOR_CHIPS": "2", "MASTER_ADDR": "localhost",
+           "MASTER_PORT": _free_port()},
+  )
+  assert r.returncode != 0
+  assert "find_unused_parameters=False" in r.stderr, r.stderr[-3000:]
+  assert "getPinnedMemoryAllocator" not in r.stderr, r.stderr[-3000:]
+  warnings = [w for w in r.all("warning") if w["kind"] == "not_emulated"]
+  assert warnings and warnings[0]["line"] == r.line_of("backward-line"), warnings
+  assert not r.all("incompatibility"), "not a TorchTPU incompatibility"
+
+
 NO_MASTER_SCRIPT = """
 import torch, torch.distributed as dist, torch.multiprocessing as mp
 

@@ -443,6 +443,37 @@ def _patch_module_apply():
   torch.nn.Module._apply = _apply  # pylint: disable=protected-access
 
 
+UNUSED_PARAMETERS_NOTE = (
+    "DDP(find_unused_parameters=True): torch's reducer keeps its map of used parameters in"
+    " pinned host memory, which it asks the backend's C++ hooks for; TorchTPU has a pinned"
+    " allocator, the emulator's Python backend cannot register one. Not emulated: pass"
+    " find_unused_parameters=False (the Trainer's ddp_find_unused_parameters=False) to run"
+    " this program here"
+)
+
+
+def _patch_ddp():
+  """DDP with find_unused_parameters=True fails in the backward pass on the emulator (see the
+  note): say so at the user's line, as something not emulated rather than a TorchTPU
+  incompatibility, instead of torch's NotImplementedError about PrivateUse1 hooks."""
+  orig = torch.autograd.backward
+  if getattr(orig, "_xla2tpu", False):
+    return
+
+  @functools.wraps(orig)
+  def backward(*args, **kwargs):
+    try:
+      return orig(*args, **kwargs)
+    except NotImplementedError as e:
+      if "getPinnedMemoryAllocator" not in str(e):
+        raise
+      report.warning("not_emulated", UNUSED_PARAMETERS_NOTE, frame=sys._getframe(1))  # pylint: disable=protected-access
+      raise RuntimeError(f"xla2tpu run: {UNUSED_PARAMETERS_NOTE}") from None
+
+  backward._xla2tpu = True  # pylint: disable=protected-access
+  torch.autograd.backward = backward
+
+
 def _record_and_call(fn, *args):
   try:
     return fn(*args)
@@ -493,3 +524,4 @@ def install():
   _patch_precision()
   _after_import("torch.distributed.tensor", _patch_from_local)
   _patch_spawn()
+  _patch_ddp()
