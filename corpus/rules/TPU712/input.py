@@ -13,3 +13,4 @@ on_cpu = TrainingArguments(output_dir="out", use_cpu=True, tpu_num_cores=8)  # k
 launcher_only = TrainingArguments(
     tpu_num_cores=8,
 )
+sharded = TrainingArguments(output_dir="out", fsdp="full_shard", fsdp_config={"fsdp_version": 2})  # FSDP: reported

@@ -9,3 +9,4 @@ exploded = accelerate.Accelerator(
     cpu=False,
 )
 on_cpu = Accelerator(cpu=True)  # untouched: the CPU was asked for
+sharded = Accelerator(fsdp_plugin=accelerate.FullyShardedDataParallelPlugin(fsdp_version=2))  # FSDP: reported
