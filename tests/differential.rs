@@ -559,9 +559,10 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
         return Ok(()); // it ran; the original cannot run on a CPU (run.yaml says why)
     };
     let (expected, actual) = (masked(&original.stdout(), &spec.mask)?, masked(&ran.stdout(), &spec.mask)?);
+    let reference = if spec.cpu_reference.is_empty() { "torch_xla" } else { "CPU reference" };
     lines_agree(&renamed(&expected, &spec.rename), &actual, spec.tolerance).map_err(|e| {
         format!(
-            "outputs differ: {e}\n--- torch_xla stdout\n{}\n--- migrated stdout\n{}",
+            "outputs differ: {e}\n--- {reference} stdout\n{}\n--- migrated stdout\n{}",
             original.stdout(),
             ran.stdout()
         )

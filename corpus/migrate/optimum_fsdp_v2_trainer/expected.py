@@ -1,7 +1,30 @@
 # Fine-tune Gemma with FSDPv2 on a TPU v5e using optimum-tpu and the HF Trainer.
+import os
 import torch
-from optimum.tpu import fsdp_v2
 from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments, DataCollatorForLanguageModeling
+import torch.distributed as dist
+
+
+def accelerate_tpu_processes():
+    """True in one of several TorchTPU processes (torchrun, `accelerate launch`).
+
+    accelerate has no multi-process type for the "tpu" device: each rank would train
+    alone. Its multi-process CPU mode (`cpu=True`) shards the data and wraps DDP without
+    device ids; ACCELERATE_TORCH_DEVICE keeps the device "tpu", and the process group it
+    finds is TorchTPU's (gloo for the CPU tensors accelerate gathers).
+    """
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or not torch.accelerator.is_available():
+        return False
+    if torch.accelerator.current_accelerator().type != "tpu":
+        return False
+    if os.environ.get("ACCELERATE_USE_FSDP", "false").lower() == "true":
+        # accelerate's multi-process CPU mode has no FSDP: it would silently use DDP.
+        raise RuntimeError("accelerate has no FSDP mode for TorchTPU: shard with torch.distributed.fsdp.fully_shard")
+    os.environ.setdefault("ACCELERATE_TORCH_DEVICE", "tpu")
+    if not dist.is_initialized():
+        dist.init_process_group("tpu:tpu_dist,cpu:gloo")
+    return True
+
 
 
 def make_tiny_checkpoint(path):
@@ -29,7 +52,7 @@ model = AutoModelForCausalLM.from_pretrained(model_id, torch_dtype=torch.bfloat1
 quotes = ["be yourself everyone else is already taken", "so it goes", "everyone else is taken", "it goes"]
 data = [tokenizer(q, truncation=True, max_length=128) for q in quotes]
 
-fsdp_training_args = fsdp_v2.get_fsdp_training_args(model)
+fsdp_training_args = {"use_cpu": accelerate_tpu_processes()}
 
 trainer = Trainer(
     model=model,
@@ -42,8 +65,14 @@ trainer = Trainer(
         optim="adafactor",
         logging_steps=1,
         dataloader_drop_last=True,  # Required for FSDPv2.
+        ddp_find_unused_parameters=False,
+        seed=0,
+        report_to=[],
         **fsdp_training_args,
     ),
     data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False),
 )
-trainer.train()
+result = trainer.train()
+params_on = sorted({p.device.type for p in trainer.model.parameters()})
+checksum = sum(p.detach().double().sum().item() for p in trainer.model.parameters())
+print(f"rank {trainer.args.process_index} of {trainer.args.world_size} params_on={params_on} checksum={checksum:.6f}")

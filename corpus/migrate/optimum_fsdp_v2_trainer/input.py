@@ -44,8 +44,14 @@ trainer = Trainer(
         optim="adafactor",
         logging_steps=1,
         dataloader_drop_last=True,  # Required for FSDPv2.
+        ddp_find_unused_parameters=False,
+        seed=0,
+        report_to=[],
         **fsdp_training_args,
     ),
     data_collator=DataCollatorForLanguageModeling(tokenizer, mlm=False),
 )
-trainer.train()
+result = trainer.train()
+params_on = sorted({p.device.type for p in trainer.model.parameters()})
+checksum = sum(p.detach().double().sum().item() for p in trainer.model.parameters())
+print(f"rank {trainer.args.process_index} of {trainer.args.world_size} params_on={params_on} checksum={checksum:.6f}")

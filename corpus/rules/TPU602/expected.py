@@ -1,6 +1,32 @@
-# TPU602 fsdp-training-args: reported only
+# TPU602 fsdp-training-args
+import os
 from optimum.tpu import fsdp_v2
 from transformers import AutoModelForCausalLM, TrainingArguments
+import torch
+import torch.distributed as dist
+
+
+def accelerate_tpu_processes():
+    """True in one of several TorchTPU processes (torchrun, `accelerate launch`).
+
+    accelerate has no multi-process type for the "tpu" device: each rank would train
+    alone. Its multi-process CPU mode (`cpu=True`) shards the data and wraps DDP without
+    device ids; ACCELERATE_TORCH_DEVICE keeps the device "tpu", and the process group it
+    finds is TorchTPU's (gloo for the CPU tensors accelerate gathers).
+    """
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or not torch.accelerator.is_available():
+        return False
+    if torch.accelerator.current_accelerator().type != "tpu":
+        return False
+    if os.environ.get("ACCELERATE_USE_FSDP", "false").lower() == "true":
+        # accelerate's multi-process CPU mode has no FSDP: it would silently use DDP.
+        raise RuntimeError("accelerate has no FSDP mode for TorchTPU: shard with torch.distributed.fsdp.fully_shard")
+    os.environ.setdefault("ACCELERATE_TORCH_DEVICE", "tpu")
+    if not dist.is_initialized():
+        dist.init_process_group("tpu:tpu_dist,cpu:gloo")
+    return True
+
 
 model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-3.2-1B")
-args = TrainingArguments(output_dir="out", **fsdp_v2.get_fsdp_training_args(model))
+args = TrainingArguments(output_dir="out", **{"use_cpu": accelerate_tpu_processes()})
+config = fsdp_v2.get_fsdp_config("LlamaDecoderLayer")  # a config only: reported

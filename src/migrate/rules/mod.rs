@@ -28,7 +28,19 @@ pub enum Safety {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RuleFile {
+    #[serde(default)]
     rules: Vec<RawRule>,
+    /// Module-level helpers any rule's fix may `define` by name (`define: {name: ~}`); read
+    /// first, by [`HelpersOnly`].
+    #[serde(default, rename = "helpers")]
+    _helpers: serde::de::IgnoredAny,
+}
+
+/// The helpers of a rule file, read before any rule: a fix may use one defined in a later file.
+#[derive(Debug, Deserialize)]
+struct HelpersOnly {
+    #[serde(default)]
+    helpers: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -229,8 +241,9 @@ struct RawFix {
     compare: BTreeMap<String, String>,
     #[serde(default)]
     worker_prelude: Option<RawPrelude>,
+    /// Name → definition, or `~` for a rule file's shared `helpers:` entry of that name.
     #[serde(default)]
-    define: BTreeMap<String, String>,
+    define: BTreeMap<String, Option<String>>,
     #[serde(default)]
     requires_argument_of: Vec<String>,
     #[serde(default)]
@@ -525,6 +538,8 @@ pub struct RuleSet {
     pub target: crate::migrate::project::Target,
     /// Built on first use, once every rule file is loaded: see [`RuleSet::may_match`].
     prefilter: std::sync::OnceLock<Prefilter>,
+    /// Shared helper definitions (rule files' `helpers:`), by name.
+    helpers: BTreeMap<String, String>,
 }
 
 impl RuleSet {
@@ -540,9 +555,10 @@ impl RuleSet {
         let mut files: Vec<_> =
             EMBEDDED.files().filter(|f| f.path().extension().is_some_and(|e| e == "yaml")).collect();
         files.sort_by_key(|f| f.path());
+        let mut sources = Vec::new();
         for file in files {
             let text = file.contents_utf8().context("rule file is not UTF-8")?;
-            set.add_file(&file.path().display().to_string(), text)?;
+            sources.push((file.path().display().to_string(), text.to_string()));
         }
         for dir in extra {
             let mut paths: Vec<_> = std::fs::read_dir(dir)
@@ -553,8 +569,14 @@ impl RuleSet {
             paths.sort();
             for path in paths {
                 let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-                set.add_file(&path.display().to_string(), &text)?;
+                sources.push((path.display().to_string(), text));
             }
+        }
+        for (origin, text) in &sources {
+            set.add_helpers(origin, text)?;
+        }
+        for (origin, text) in &sources {
+            set.add_file(origin, text)?;
         }
         set.set_backend(crate::ops::DEFAULT_BACKEND)?;
         Ok(set)
@@ -571,7 +593,22 @@ impl RuleSet {
         Ok(())
     }
 
+    /// The shared `helpers:` of a rule file; a name defined twice must mean the same text.
+    fn add_helpers(&mut self, origin: &str, text: &str) -> anyhow::Result<()> {
+        let file: HelpersOnly = serde_yaml::from_str(text).with_context(|| format!("invalid rule file {origin}"))?;
+        for (name, text) in file.helpers {
+            match self.helpers.get(&name) {
+                Some(other) if *other != text => bail!("{origin}: helper `{name}` is defined differently elsewhere"),
+                _ => {
+                    self.helpers.insert(name, text);
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub fn add_file(&mut self, origin: &str, text: &str) -> anyhow::Result<()> {
+        self.add_helpers(origin, text)?;
         let file: RuleFile = serde_yaml::from_str(text).with_context(|| format!("invalid rule file {origin}"))?;
         for raw in file.rules {
             let code = raw.code.clone();
@@ -599,7 +636,7 @@ impl RuleSet {
         let signature = raw.signature.as_deref().map(Signature::parse).transpose()?;
         let mut fixes = Vec::new();
         for f in raw.fix {
-            fixes.push(convert_fix(f, signature.as_ref())?);
+            fixes.push(convert_fix(f, signature.as_ref(), &self.helpers)?);
         }
         let id = self.rules.len();
         let m = raw.matcher;
@@ -720,7 +757,11 @@ fn is_rule_code(code: &str) -> bool {
         && code[3..].chars().all(|c| c.is_ascii_digit())
 }
 
-fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSpec> {
+fn convert_fix(
+    f: RawFix,
+    signature: Option<&Signature>,
+    helpers: &BTreeMap<String, String>,
+) -> anyhow::Result<FixSpec> {
     let mut actions = Vec::new();
     if let Some(t) = f.replace {
         actions.push(FixAction::Replace(Template::parse(&t)?));
@@ -794,6 +835,12 @@ fn convert_fix(f: RawFix, signature: Option<&Signature>) -> anyhow::Result<FixSp
         .define
         .into_iter()
         .map(|(name, text)| {
+            let text = match text {
+                Some(text) => text,
+                None => {
+                    helpers.get(&name).cloned().with_context(|| format!("define `{name}`: no helper of that name"))?
+                }
+            };
             let defines = |kw: &str| text.lines().any(|l| l.starts_with(&format!("{kw} {name}")));
             if !defines("def") && !defines("class") {
                 bail!("define `{name}`: the text must define `{name}` with a top-level `def` or `class`");
