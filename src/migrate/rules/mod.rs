@@ -870,6 +870,38 @@ fn convert_fix(
 mod tests {
     use super::*;
 
+    const RULE_USING_A_HELPER: &str = r#"
+rules:
+  - code: TST001
+    name: uses-helper
+    match: {call: [torch_xla.probe]}
+    message: "m"
+    help: "h"
+    fix:
+      - safety: safe
+        replace: "helper()"
+        define: {helper: ~}
+    explanation: "e"
+"#;
+
+    #[test]
+    fn a_shared_helper_is_found_in_any_rule_file_and_must_exist() {
+        let mut set = RuleSet::load(&[]).expect("embedded rules load");
+        // Helpers are read before rules, so a file may use one defined by a later file.
+        let helpers = "helpers:\n  helper: |\n    def helper():\n        return 1\n";
+        set.add_helpers("later.yaml", helpers).expect("helpers load");
+        set.add_file("rules.yaml", RULE_USING_A_HELPER).expect("the helper resolves");
+        let rule = set.by_code("TST001").expect("loaded");
+        assert_eq!(rule.fixes[0].define[0].0, "helper");
+
+        let mut set = RuleSet::load(&[]).expect("embedded rules load");
+        let err = set.add_file("rules.yaml", RULE_USING_A_HELPER).expect_err("no such helper");
+        assert!(format!("{err:#}").contains("no helper of that name"), "{err:#}");
+        let other = "helpers:\n  accelerate_tpu_processes: |\n    def accelerate_tpu_processes():\n        return 0\n";
+        let err = set.add_helpers("mine.yaml", other).expect_err("a second meaning");
+        assert!(format!("{err:#}").contains("defined differently"), "{err:#}");
+    }
+
     #[test]
     fn the_prefilter_passes_every_file_a_rule_can_match_and_skips_plain_python() {
         let rules = RuleSet::load(&[]).expect("embedded rules load");
