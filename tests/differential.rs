@@ -359,7 +359,7 @@ fn emulator_command(
             let script = format!(
                 "eval \"$({py} -m torch.tpu.distributed | sed 's/^/export /')\" && exec {py} -m accelerate.commands.launch --config_file {config} --num_processes {nproc} {script} \"$@\"",
                 py = python.display(),
-                config = config.unwrap_or("accelerate_config.yaml"),
+                config = config.expect("invariant_run requires a config for `launch: accelerate`"),
             );
             c.args(["bash", "-c", &script, "accelerate"]);
         }
@@ -573,6 +573,9 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
 
 fn invariant_run(env: &Env, dir: &Path, spec: &RunSpec, inv: &Invariants) -> Result<(), Failed> {
     let Some(emulator) = &env.emulator else { return Err("skipped: tracer/.venv missing".into()) };
+    if inv.launch == Some(Launch::Accelerate) && inv.config.is_none() {
+        return Err("`launch: accelerate` needs the `config:` file to launch with".into());
+    }
     let migrated = Program::load(dir, spec, "expected")?;
     // Every host runs the same launcher at once; the first host's address is the rendezvous.
     let port = free_port().to_string();

@@ -452,7 +452,7 @@ UNUSED_PARAMETERS_NOTE = (
 )
 
 
-def _patch_ddp():
+def _patch_unused_parameter_search():
   """DDP with find_unused_parameters=True fails in the backward pass on the emulator (see the
   note): say so at the user's line, as something not emulated rather than a TorchTPU
   incompatibility, instead of torch's NotImplementedError about PrivateUse1 hooks."""
@@ -524,4 +524,4 @@ def install():
   _patch_precision()
   _after_import("torch.distributed.tensor", _patch_from_local)
   _patch_spawn()
-  _patch_ddp()
+  _patch_unused_parameter_search()

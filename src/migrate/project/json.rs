@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::migrate::checker::Diagnostic;
 use crate::migrate::fix::{Edit, Fix};
-use crate::migrate::rules::{Builtin, FixAction, RuleId, RuleSet};
+use crate::migrate::rules::{Builtin, RuleSet};
 
 /// Larger JSON files are data (datasets, tokenizers), not configs.
 const MAX_CONFIG_BYTES: usize = 1 << 20;
@@ -39,8 +39,7 @@ pub fn check(text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
         for at in key_positions(text, key) {
             let range = TextRange::new(offset(at), offset(at + key.len() + 2));
             let message = rules.rules[rule].message.replace("{name}", &format!("`\"{key}\"`"));
-            let (fix, note) =
-                if accelerate { accelerate_fix(text, at + key.len() + 2, rules, rule) } else { (None, None) };
+            let (fix, note) = if accelerate { accelerate_fix(text, at + key.len() + 2, rules) } else { (None, None) };
             out.push(Diagnostic { rule, range, message, note, fix });
         }
     });
@@ -68,10 +67,8 @@ fn walk(value: &Value, visit: &mut impl FnMut(&str, &Value)) {
 
 /// The accelerate rule's replacement for the string value after the key ending at `after_key`
 /// (`"XLA"` becomes `"MULTI_GPU"`), as in YAML configs.
-fn accelerate_fix(text: &str, after_key: usize, rules: &RuleSet, rule: RuleId) -> (Option<Fix>, Option<String>) {
-    let Some(spec) = rules.rules[rule].fixes.first() else { return (None, None) };
-    let FixAction::Replace(template) = &spec.action else { return (None, None) };
-    let Some(to) = template.as_literal() else { return (None, None) };
+fn accelerate_fix(text: &str, after_key: usize, rules: &RuleSet) -> (Option<Fix>, Option<String>) {
+    let Ok((spec, to)) = rules.literal_fix(Builtin::AccelerateConfig) else { return (None, None) };
     // `: "XLA"`: the value is the string after the colon (its escapes cannot matter: it is XLA or TPU).
     let colon = after_key + text[after_key..].find(':').expect("key_positions found a colon");
     let start = colon + 1 + (text[colon + 1..].len() - text[colon + 1..].trim_start().len());

@@ -30,15 +30,8 @@ pub enum Safety {
 struct RuleFile {
     #[serde(default)]
     rules: Vec<RawRule>,
-    /// Module-level helpers any rule's fix may `define` by name (`define: {name: ~}`); read
-    /// first, by [`HelpersOnly`].
-    #[serde(default, rename = "helpers")]
-    _helpers: serde::de::IgnoredAny,
-}
-
-/// The helpers of a rule file, read before any rule: a fix may use one defined in a later file.
-#[derive(Debug, Deserialize)]
-struct HelpersOnly {
+    /// Module-level helpers any rule's fix may `define` by name (`define: {name: ~}`), whichever
+    /// file it is in: every file's helpers are known before any rule is read.
     #[serde(default)]
     helpers: BTreeMap<String, String>,
 }
@@ -542,6 +535,10 @@ pub struct RuleSet {
     helpers: BTreeMap<String, String>,
 }
 
+fn parse_rule_file(origin: &str, text: &str) -> anyhow::Result<RuleFile> {
+    serde_yaml::from_str(text).with_context(|| format!("invalid rule file {origin}"))
+}
+
 impl RuleSet {
     /// The embedded rules plus the `*.yaml` files of the given directories, in order.
     pub fn load(extra: &[PathBuf]) -> anyhow::Result<RuleSet> {
@@ -572,11 +569,13 @@ impl RuleSet {
                 sources.push((path.display().to_string(), text));
             }
         }
-        for (origin, text) in &sources {
-            set.add_helpers(origin, text)?;
+        let files = sources.iter().map(|(origin, text)| Ok((origin, parse_rule_file(origin, text)?)));
+        let files: Vec<(&String, RuleFile)> = files.collect::<anyhow::Result<_>>()?;
+        for (origin, file) in &files {
+            set.add_helpers(origin, &file.helpers)?;
         }
-        for (origin, text) in &sources {
-            set.add_file(origin, text)?;
+        for (origin, file) in files {
+            set.add_rules(origin, file.rules)?;
         }
         set.set_backend(crate::ops::DEFAULT_BACKEND)?;
         Ok(set)
@@ -594,23 +593,27 @@ impl RuleSet {
     }
 
     /// The shared `helpers:` of a rule file; a name defined twice must mean the same text.
-    fn add_helpers(&mut self, origin: &str, text: &str) -> anyhow::Result<()> {
-        let file: HelpersOnly = serde_yaml::from_str(text).with_context(|| format!("invalid rule file {origin}"))?;
-        for (name, text) in file.helpers {
-            match self.helpers.get(&name) {
-                Some(other) if *other != text => bail!("{origin}: helper `{name}` is defined differently elsewhere"),
+    fn add_helpers(&mut self, origin: &str, helpers: &BTreeMap<String, String>) -> anyhow::Result<()> {
+        for (name, text) in helpers {
+            match self.helpers.get(name) {
+                Some(other) if other != text => bail!("{origin}: helper `{name}` is defined differently elsewhere"),
                 _ => {
-                    self.helpers.insert(name, text);
+                    self.helpers.insert(name.clone(), text.clone());
                 }
             }
         }
         Ok(())
     }
 
+    /// One more rule file (its helpers, then its rules).
     pub fn add_file(&mut self, origin: &str, text: &str) -> anyhow::Result<()> {
-        self.add_helpers(origin, text)?;
-        let file: RuleFile = serde_yaml::from_str(text).with_context(|| format!("invalid rule file {origin}"))?;
-        for raw in file.rules {
+        let file = parse_rule_file(origin, text)?;
+        self.add_helpers(origin, &file.helpers)?;
+        self.add_rules(origin, file.rules)
+    }
+
+    fn add_rules(&mut self, origin: &str, rules: Vec<RawRule>) -> anyhow::Result<()> {
+        for raw in rules {
             let code = raw.code.clone();
             self.add(origin, raw).with_context(|| format!("{origin}: rule {code}"))?;
         }
@@ -723,6 +726,18 @@ impl RuleSet {
 
     pub fn builtin(&self, builtin: Builtin) -> Option<RuleId> {
         self.rules.iter().position(|r| r.builtin == Some(builtin))
+    }
+
+    /// A code-driven rule's fix text (launchers, configs: a `replace:` or `statement:` without
+    /// placeholders, which the handler places itself), with its fix variant.
+    pub fn literal_fix(&self, builtin: Builtin) -> Result<(&FixSpec, &str), String> {
+        let spec = self.builtin(builtin).and_then(|id| self.rules[id].fixes.first());
+        let spec = spec.ok_or("the rule declares no fix")?;
+        let (FixAction::Replace(template) | FixAction::Statement(template)) = &spec.action else {
+            return Err("the rule's fix is not a replacement".into());
+        };
+        let text = template.as_literal().ok_or("the rule's fix has placeholders")?;
+        Ok((spec, text))
     }
 
     pub fn env_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
@@ -887,9 +902,12 @@ rules:
     #[test]
     fn a_shared_helper_is_found_in_any_rule_file_and_must_exist() {
         let mut set = RuleSet::load(&[]).expect("embedded rules load");
-        // Helpers are read before rules, so a file may use one defined by a later file.
+        // hazards.yaml is read before helpers.yaml, yet TPU712 finds the helper it defines there.
+        let trainer = set.by_code("TPU712").expect("embedded");
+        assert!(trainer.fixes[0].define.iter().any(|(name, _)| name == "accelerate_tpu_processes"));
+        // A helpers-only file is a rule file too.
         let helpers = "helpers:\n  helper: |\n    def helper():\n        return 1\n";
-        set.add_helpers("later.yaml", helpers).expect("helpers load");
+        set.add_file("later.yaml", helpers).expect("helpers load");
         set.add_file("rules.yaml", RULE_USING_A_HELPER).expect("the helper resolves");
         let rule = set.by_code("TST001").expect("loaded");
         assert_eq!(rule.fixes[0].define[0].0, "helper");
@@ -898,7 +916,7 @@ rules:
         let err = set.add_file("rules.yaml", RULE_USING_A_HELPER).expect_err("no such helper");
         assert!(format!("{err:#}").contains("no helper of that name"), "{err:#}");
         let other = "helpers:\n  accelerate_tpu_processes: |\n    def accelerate_tpu_processes():\n        return 0\n";
-        let err = set.add_helpers("mine.yaml", other).expect_err("a second meaning");
+        let err = set.add_file("mine.yaml", other).expect_err("a second meaning");
         assert!(format!("{err:#}").contains("defined differently"), "{err:#}");
     }
 

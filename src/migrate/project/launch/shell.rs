@@ -8,7 +8,7 @@ use ruff_text_size::TextRange;
 
 use super::{EnvSite, Findings, fix, range};
 use crate::migrate::fix::{Edit, Fix};
-use crate::migrate::rules::{Builtin, FixAction, Safety};
+use crate::migrate::rules::{Builtin, Safety};
 use crate::source::{line_end_inclusive, line_start, newline_of};
 
 /// Quoted commands inside quoted commands are not followed deeper than this.
@@ -600,13 +600,7 @@ impl Scan<'_, '_> {
     /// A launcher rule's statement template, split into the lines that go before the command
     /// and its last line.
     fn template(&self, builtin: Builtin) -> Result<(Safety, String, String), String> {
-        let rules = self.found.rules;
-        let spec = rules.builtin(builtin).and_then(|id| rules.rules[id].fixes.first());
-        let Some(spec) = spec else { return Err("the rule declares no fix".to_string()) };
-        let FixAction::Statement(template) = &spec.action else {
-            return Err("the rule's fix is not a statement".into());
-        };
-        let Some(lines) = template.as_literal() else { return Err("the rule's fix has placeholders".into()) };
+        let (spec, lines) = self.found.rules.literal_fix(builtin)?;
         let (prelude, launcher) = lines.rsplit_once('\n').unwrap_or(("", lines));
         Ok((spec.safety, prelude.to_string(), launcher.to_string()))
     }

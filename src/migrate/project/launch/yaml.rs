@@ -14,7 +14,7 @@ use serde_yaml::Value;
 
 use super::{EnvSite, Findings, range};
 use crate::migrate::fix::Edit;
-use crate::migrate::rules::{Builtin, FixAction};
+use crate::migrate::rules::Builtin;
 use crate::source::line_end_inclusive;
 
 /// Keys whose value sets environment variables.
@@ -289,8 +289,6 @@ fn find_word(text: &str, word: &str, after: &str) -> Option<usize> {
 /// starts the processes TorchTPU runs one per chip. The `tpu_*` keys and `downcast_bf16` stay:
 /// accelerate reads them only for XLA.
 fn accelerate_config(found: &mut Findings, lines: &[Line]) {
-    let rules = found.rules;
-    let spec = rules.builtin(Builtin::AccelerateConfig).and_then(|id| rules.rules[id].fixes.first());
     for (i, line) in lines.iter().enumerate() {
         let value = unquoted(line.value);
         let xla = value.eq_ignore_ascii_case("xla") || value.eq_ignore_ascii_case("tpu");
@@ -304,16 +302,11 @@ fn accelerate_config(found: &mut Findings, lines: &[Line]) {
         let key_end = line.start + line.col + found.text[line.start + line.col..].find(':').expect("a key line") + 1;
         let value_start = key_end + found.text[key_end..].find(line.value).expect("the value follows its key");
         let at = range(line.start + line.col, value_start + line.value.len());
-        let fix = match spec.map(|s| (s, &s.action)) {
-            Some((s, FixAction::Replace(template))) => match template.as_literal() {
-                Some(to) => Ok(super::fix(
-                    s.safety,
-                    vec![Edit::replace(range(value_start, value_start + line.value.len()), to)],
-                )),
-                None => Err("the rule's fix has placeholders".to_string()),
-            },
-            _ => Err("the rule declares no replacement".to_string()),
-        };
+        let value = range(value_start, value_start + line.value.len());
+        let fix = found
+            .rules
+            .literal_fix(Builtin::AccelerateConfig)
+            .map(|(spec, to)| super::fix(spec.safety, vec![Edit::replace(value, to)]));
         found.launcher(Builtin::AccelerateConfig, at, Some(fix));
     }
 }
