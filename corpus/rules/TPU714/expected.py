@@ -35,3 +35,4 @@ exploded = accelerate.Accelerator(
 )
 on_cpu = Accelerator(cpu=True)  # untouched: the CPU was asked for
 sharded = Accelerator(fsdp_plugin=accelerate.FullyShardedDataParallelPlugin(fsdp_version=2))  # FSDP: reported
+from_config = Accelerator(**{"mixed_precision": "bf16"})  # unpacked: reported, `cpu` may be in it

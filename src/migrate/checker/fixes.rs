@@ -796,6 +796,10 @@ impl ExpandContext for ExpandCx<'_, '_> {
         self.site.target
     }
 
+    fn name(&self) -> Option<String> {
+        self.site.call.is_none().then(|| self.checker.src(self.site.expr.range()).to_string())
+    }
+
     fn rank(&self) -> Option<String> {
         self.rank.clone()
     }

@@ -77,6 +77,8 @@ pub fn check(
         literals_seen: FxHashSet::default(),
         keyword_of: FxHashMap::default(),
         argument_of: FxHashMap::default(),
+        plain_argument_of: FxHashMap::default(),
+        annotation: 0,
         xla_only: Vec::new(),
         probe_flags: FxHashSet::default(),
         fstring_quotes: Vec::new(),
@@ -132,6 +134,11 @@ struct Checker<'a> {
     keyword_of: FxHashMap<TextSize, &'a str>,
     /// The qualified callee of the call each argument (by its start) is passed to.
     argument_of: FxHashMap<TextSize, String>,
+    /// The callee of each argument (by its start) passed to a call of a plain name that is not
+    /// an import: a builtin (`isinstance`) or a function of the file.
+    plain_argument_of: FxHashMap<TextSize, &'a str>,
+    /// Depth of annotations being walked (a class named there creates no instance).
+    annotation: u32,
     /// Branches that only run with torch_xla.
     xla_only: Vec<guards::XlaBranch>,
     /// Flags set by a `try: import torch_xla…` that becomes a TorchTPU probe:
@@ -362,6 +369,13 @@ impl<'a> Checker<'a> {
             }
         }
         let q = self.sem.qualified_name(&call.func, self.scope);
+        if q.is_none()
+            && let Expr::Name(callee) = &*call.func
+        {
+            for arg in call.arguments.args.iter() {
+                self.plain_argument_of.insert(arg.start(), callee.id.as_str());
+            }
+        }
         if let Some(q) = &q {
             self.mark_used(q);
             let args = call.arguments.args.iter().chain(call.arguments.keywords.iter().map(|k| &k.value));
@@ -388,6 +402,16 @@ impl<'a> Checker<'a> {
                         }
                         None => self.visit_owned_arguments(call),
                     }
+                } else if self.unbindable_may_match(rule, call) {
+                    // `TrainingArguments(**config)`: the arguments may be the ones the rule is about.
+                    // A rule on the name itself converts it (`instances`); else a person must look.
+                    if self.rules.lookup(MatchKind::Reference, &q.name).is_none() {
+                        let spelled = self.src(call.func.range()).to_string();
+                        self.report(Site { rule, target, expr, call: Some(call), spelled });
+                    } else {
+                        self.visit_reference(&call.func);
+                    }
+                    self.visit_owned_arguments(call);
                 } else {
                     // e.g. `torch.compile(backend="inductor")`: not ours, and not a bare reference either.
                     self.check_device_arguments(call, Some(q));
@@ -458,6 +482,77 @@ impl<'a> Checker<'a> {
         (!rule.fixes.is_empty()).then(|| params.iter().filter_map(|p| Some(bound.values.get(*p)?.start())).collect())
     }
 
+    /// A call whose arguments cannot be bound (`**config`, `*args`) where the rule's condition
+    /// holds for a call passing none of them: what it unpacks may be what the rule is about.
+    fn unbindable_may_match(&self, rule: RuleId, call: &'a ExprCall) -> bool {
+        let rule = self.rule(rule);
+        let Some(signature) = &rule.signature else { return false };
+        if (rule.when.is_empty() && rule.when_any.is_empty()) || signature.bind(call).is_ok() {
+            return false;
+        }
+        // What is known: the keywords written out and the items of an unpacked dict literal (a
+        // positional argument after `*args` cannot be placed, and counts as omitted).
+        let mut known = Bound::default();
+        for kw in &call.arguments.keywords {
+            match (&kw.arg, self.unpacked_mapping(&kw.value)) {
+                (Some(name), _) => {
+                    known.values.insert(name.to_string(), &kw.value);
+                }
+                (None, Unpacked::Literal(dict)) => {
+                    for item in &dict.items {
+                        if let Some(Expr::StringLiteral(key)) = &item.key {
+                            known.values.insert(key.value.to_str().to_string(), &item.value);
+                        }
+                    }
+                }
+                // `**get_fsdp_training_args(model)`: the rule converting that call says what it holds.
+                (None, Unpacked::Converted) => return false,
+                (None, Unpacked::Unknown) => {}
+            }
+        }
+        self.when_holds(&rule.when, &known)
+            && (rule.when_any.is_empty() || rule.when_any.iter().any(|w| self.when_holds(w, &known)))
+    }
+
+    /// What a `**mapping` argument is: a dict literal, what a call some rule converts returns
+    /// (directly or through the one name bound to it), or unknown.
+    fn unpacked_mapping(&self, value: &'a Expr) -> Unpacked<'a> {
+        let value = match value {
+            Expr::Name(name) => {
+                let binding = self.sem.unique_binding(&name.id, self.scope, name.start());
+                let at = binding.map(|b| self.sem.bindings[b].range.start());
+                match at.and_then(|at| self.inventory.values.get(&at)) {
+                    Some(assigned) => *assigned,
+                    None => return Unpacked::Unknown,
+                }
+            }
+            other => other,
+        };
+        match value {
+            Expr::Dict(dict) => Unpacked::Literal(dict),
+            Expr::Call(c)
+                if self
+                    .sem
+                    .qualified_name(&c.func, self.scope)
+                    .is_some_and(|q| self.rules.lookup(MatchKind::Call, &q.name).is_some()) =>
+            {
+                Unpacked::Converted
+            }
+            _ => Unpacked::Unknown,
+        }
+    }
+
+    /// Whether a reference to a class creates no instance: a class test (`isinstance`), an
+    /// annotation, or the argument of a helper `rule`'s fix defines (already converted).
+    fn creates_no_instance(&self, rule: RuleId, expr: &Expr) -> bool {
+        if self.annotation > 0 {
+            return true;
+        }
+        let Some(callee) = self.plain_argument_of.get(&expr.start()) else { return false };
+        matches!(*callee, "isinstance" | "issubclass")
+            || self.rule(rule).fixes.iter().any(|f| f.define.iter().any(|(name, _)| name == callee))
+    }
+
     fn match_condition_holds(&self, rule: RuleId, call: &ExprCall) -> bool {
         let rule = self.rule(rule);
         if rule.when.is_empty() && rule.when_any.is_empty() {
@@ -483,6 +578,9 @@ impl<'a> Checker<'a> {
         self.mark_used(&q);
         let spelled = || self.src(expr.range()).to_string();
         if let Some((rule, target)) = self.rules.lookup(MatchKind::Reference, &q.name) {
+            if self.rule(rule).instances && self.creates_no_instance(rule, expr) {
+                return true;
+            }
             if !self.owned.contains(&expr.start()) {
                 let spelled = spelled();
                 self.report(Site { rule, target, expr, call: None, spelled });
@@ -586,7 +684,9 @@ impl<'a> Visitor<'a> for Checker<'a> {
             }
             return;
         }
+        self.annotation += 1;
         self.visit_expr(expr);
+        self.annotation -= 1;
     }
 
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
@@ -683,6 +783,14 @@ fn fstring_quote(raw: &str) -> Option<char> {
         return None;
     }
     body.chars().next()
+}
+
+/// What a `**mapping` argument holds, as far as the file says.
+enum Unpacked<'a> {
+    Literal(&'a ast::ExprDict),
+    /// What a call some rule converts returns: that rule's business.
+    Converted,
+    Unknown,
 }
 
 /// Names used in an expression parsed from a string annotation.

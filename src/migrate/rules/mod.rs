@@ -121,6 +121,10 @@ struct RawMatcher {
     /// flags whose branches the probe's fix retargets to TorchTPU.
     #[serde(default)]
     probe: bool,
+    /// (reference rules on a class) Match only the uses that may create an instance: not a
+    /// class test (`isinstance`), an annotation, or the argument of a helper the fix defines.
+    #[serde(default)]
+    instances: bool,
 }
 
 /// String literals with one of `values`: fixed to `to` where they are the
@@ -357,6 +361,8 @@ pub struct Rule {
     pub when: When,
     pub when_any: Vec<When>,
     pub probe: bool,
+    /// See `RawMatcher::instances`.
+    pub instances: bool,
     pub env: Vec<String>,
     /// Variables with a TorchTPU equivalent: name → the equivalent's name.
     pub env_renames: BTreeMap<String, String>,
@@ -675,6 +681,7 @@ impl RuleSet {
             when: m.when,
             when_any: m.when_any,
             probe: m.probe,
+            instances: m.instances,
             env: env_pairs.into_iter().map(|(n, _)| n).collect(),
             env_renames,
             device_string: m.device_string,

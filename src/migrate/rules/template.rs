@@ -19,6 +19,7 @@
 //! | `{@module.path}`   | a name bound to that module (an import is added if needed)    |
 //! | `{$target}`        | the rule's per-name target (`match.call` given as a map)      |
 //! | `{$args}`          | the call's original argument list, verbatim                   |
+//! | `{$name}`          | (reference rules) the matched name as written                 |
 //! | `{$rank}`          | (worker preludes) the worker function's first parameter       |
 //! | `{$assign}`        | (statements) `target = ` when the call is assigned, `return ` when returned, else empty |
 //! | `{$fresh:name}`    | `name`, or `name_2`… if the file already uses it              |
@@ -186,6 +187,7 @@ enum Piece {
     Module(String),
     Target,
     Args,
+    Name,
     Rank,
     Assign,
     Fresh(String),
@@ -321,6 +323,7 @@ impl Template {
                     out.push_str(cx.target().ok_or("this name has no automatic conversion (see the help)")?)
                 }
                 Piece::Args => out.push_str(&cx.all_args()),
+                Piece::Name => out.push_str(&cx.name().ok_or("`{$name}` is only available for a matched name")?),
                 Piece::Rank => out.push_str(&cx.rank().ok_or("`{$rank}` is only available in a worker prelude")?),
                 Piece::Assign => out.push_str(&cx.assign().ok_or("`{$assign}` is only available in statements")?),
                 Piece::Fresh(hint) => out.push_str(&cx.fresh(hint)),
@@ -339,6 +342,10 @@ pub trait ExpandContext {
     fn module(&mut self, module: &str) -> Result<String, String>;
     fn target(&self) -> Option<&str>;
     fn all_args(&self) -> String;
+    /// The matched name as written (`TrainingArguments`, `transformers.TrainingArguments`).
+    fn name(&self) -> Option<String> {
+        None
+    }
     /// The worker function's first parameter (for `worker_prelude`).
     fn rank(&self) -> Option<String> {
         None
@@ -366,6 +373,7 @@ fn parse_placeholder(inner: &str) -> Option<Piece> {
     match inner {
         "$target" => return Some(Piece::Target),
         "$args" => return Some(Piece::Args),
+        "$name" => return Some(Piece::Name),
         "$rank" => return Some(Piece::Rank),
         "$assign" => return Some(Piece::Assign),
         _ => {}

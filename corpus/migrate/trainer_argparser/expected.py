@@ -1,0 +1,110 @@
+# Fine-tune a small classifier the way the Hugging Face example scripts do (run_glue.py): the
+# arguments come from the command line through HfArgumentParser, written for torch_xla on a TPU VM.
+import os
+import sys
+from dataclasses import dataclass, field
+
+import torch
+from transformers import BertConfig, BertForSequenceClassification, HfArgumentParser, Trainer, TrainingArguments
+import dataclasses
+import functools
+import torch.distributed as dist
+
+
+def accelerate_tpu_processes():
+    """True in one of several TorchTPU processes (torchrun, `accelerate launch`).
+
+    accelerate has no multi-process type for the "tpu" device: each rank would train
+    alone. Its multi-process CPU mode (`cpu=True`) shards the data and wraps DDP without
+    device ids; ACCELERATE_TORCH_DEVICE keeps the device "tpu", and the process group it
+    finds is TorchTPU's (gloo for the CPU tensors accelerate gathers).
+    """
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or not torch.accelerator.is_available():
+        return False
+    if torch.accelerator.current_accelerator().type != "tpu":
+        return False
+    if os.environ.get("ACCELERATE_USE_FSDP", "false").lower() == "true":
+        # accelerate's multi-process CPU mode has no FSDP: it would silently use DDP.
+        raise RuntimeError("accelerate has no FSDP mode for TorchTPU: shard with torch.distributed.fsdp.fully_shard")
+    os.environ.setdefault("ACCELERATE_TORCH_DEVICE", "tpu")
+    if not dist.is_initialized():
+        dist.init_process_group("tpu:tpu_dist,cpu:gloo")
+    return True
+
+
+@functools.cache
+def torchtpu_training_arguments(cls):
+    """`cls` (TrainingArguments or a subclass) whose instances pick accelerate's multi-process
+    mode on TorchTPU processes, however they are built (HfArgumentParser, `**config`).
+
+    `use_cpu` must be set before `__post_init__`, which sets up the device.
+    """
+
+    @dataclasses.dataclass
+    class TorchTPUArguments(cls):
+        def __post_init__(self):
+            if not self.use_cpu:
+                self.use_cpu = accelerate_tpu_processes()
+                if self.use_cpu and self.fsdp:
+                    # accelerate's multi-process CPU mode has no FSDP: it would silently use DDP.
+                    raise RuntimeError("accelerate has no FSDP mode for TorchTPU: shard with torch.distributed.fsdp.fully_shard")
+            super().__post_init__()
+
+        def __reduce_ex__(self, protocol):
+            # Pickled (the Trainer's `training_args.bin`) as `cls`: loadable without this helper.
+            if type(self) is not TorchTPUArguments:
+                return super().__reduce_ex__(protocol)
+            return (object.__new__, (cls,), self.__dict__)
+
+    TorchTPUArguments.__name__ = cls.__name__
+    TorchTPUArguments.__qualname__ = cls.__qualname__
+    return TorchTPUArguments
+
+
+@dataclass
+class ModelArguments:
+    hidden_size: int = field(default=32, metadata={"help": "width of the toy BERT"})
+    num_layers: int = field(default=2)
+
+
+@dataclass
+class DataArguments:
+    num_examples: int = field(default=16)
+    seq_len: int = field(default=8)
+
+
+def toy_dataset(n, seq_len, vocab=64):
+    g = torch.Generator().manual_seed(1234)
+    rows = []
+    for i in range(n):
+        ids = torch.randint(1, vocab, (seq_len,), generator=g)
+        rows.append({"input_ids": ids, "attention_mask": torch.ones(seq_len, dtype=torch.long), "labels": torch.tensor(i % 2)})
+    return rows
+
+
+def main():
+    parser = HfArgumentParser((ModelArguments, DataArguments, torchtpu_training_arguments(TrainingArguments)))
+    if len(sys.argv) == 2 and sys.argv[1].endswith(".json"):
+        model_args, data_args, training_args = parser.parse_json_file(json_file=sys.argv[1])
+    else:
+        model_args, data_args, training_args = parser.parse_args_into_dataclasses()
+
+    torch.manual_seed(training_args.seed)
+    config = BertConfig(vocab_size=64, hidden_size=model_args.hidden_size, num_hidden_layers=model_args.num_layers,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=16, num_labels=2,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    model = BertForSequenceClassification(config)
+    trainer = Trainer(model=model, args=training_args, train_dataset=toy_dataset(data_args.num_examples, data_args.seq_len))
+    result = trainer.train()
+    params_on = {p.device.type for p in trainer.model.parameters()}
+    assert "cpu" not in params_on, f"the Trainer trained on the CPU: {params_on}"
+    shown = (f"device={training_args.device.type} params_on={sorted(params_on)} steps={result.global_step} train_loss={result.training_loss:.6f}",)  # evaluated on every rank, as master_print's arguments were
+    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+        print(*shown)
+    checksum = sum(p.detach().double().sum().item() for p in trainer.model.parameters())
+    print(f"rank {training_args.process_index} of {training_args.world_size} checksum={checksum:.8f}")
+    trainer.save_model("final")
+
+
+if __name__ == "__main__":
+    main()
