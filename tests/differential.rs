@@ -8,7 +8,9 @@
 //!
 //! Each program's `run.yaml` says how (format in `corpus/migrate/README.md`). A project of
 //! `corpus/projects/` runs the same way from its `input/` and `expected/` trees, with the script
-//! its `run.yaml` names and its package directories on `PYTHONPATH`.
+//! its `run.yaml` names and its package directories on `PYTHONPATH`. A recipe of `corpus/recipes/`
+//! (a hand-written TorchTPU program a rule's explanation cites, where no fix exists yet) runs
+//! like a migrated program, its `expected.py` written by a person.
 //! Needs `difftest/.venv` (torch_xla) and `tracer/.venv` (torch 2.15, which
 //! hosts the emulator); without them the runs are skipped with a message,
 //! unless `XLA2TPU_REQUIRE_DIFFTEST=1` (CI), where a missing venv fails.
@@ -45,6 +47,10 @@ struct RunSpec {
     /// How both sides start: `python` (default) or `torchrun`.
     #[serde(default)]
     launch: Launch,
+    /// The original is one torch_xla SPMD process over the virtual CPU devices `torch_xla_env`
+    /// asks for: it starts with `python` whatever `launch` says, which applies to the migration.
+    #[serde(default)]
+    spmd: bool,
     /// Emulated chips (and torchrun processes) for the compared run.
     #[serde(default = "one")]
     nproc: u32,
@@ -312,7 +318,8 @@ fn run_with_timeout(command: &mut Command, limit: Duration) -> Result<Output, Fa
 }
 
 fn torch_xla_command(python: &Path, spec: &RunSpec, script: &str, args: &[String]) -> Command {
-    let mut c = match spec.launch {
+    let launch = if spec.spmd { Launch::Python } else { spec.launch };
+    let mut c = match launch {
         Launch::Python => {
             let mut c = Command::new(python);
             c.arg(script);
@@ -673,13 +680,15 @@ fn read(path: &Path) -> Result<String, Failed> {
     std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()).into())
 }
 
-/// The programs of `corpus/migrate/` and the projects of `corpus/projects/` that say how they run.
+/// The programs of `corpus/migrate/`, the projects of `corpus/projects/` that say how they run,
+/// and the recipes of `corpus/recipes/` (hand-written TorchTPU programs that rules cite).
 fn programs(root: &Path) -> Vec<PathBuf> {
     let dirs = |family: &str| {
         std::fs::read_dir(root.join("corpus").join(family)).into_iter().flatten().flatten().map(|e| e.path())
     };
     let mut found: Vec<PathBuf> = dirs("migrate").filter(|p| p.join("input.py").is_file()).collect();
     found.extend(dirs("projects").filter(|p| p.join("run.yaml").is_file()));
+    found.extend(dirs("recipes").filter(|p| p.join("input.py").is_file()));
     found.sort();
     found
 }

@@ -2,3 +2,8 @@
 from torch_xla.experimental.distributed_checkpoint import CheckpointManager
 
 chkpt = CheckpointManager("gs://bucket/ckpt", save_interval=100)
+import torch.distributed.checkpoint as dist_cp
+import torch_xla.experimental.distributed_checkpoint as xc
+
+dist_cp.save(state_dict=state_dict, storage_writer=dist_cp.FileSystemWriter(path), planner=xc.SPMDSavePlanner())
+xc.prime_optimizer(optimizer)
