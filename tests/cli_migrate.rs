@@ -396,6 +396,12 @@ fn the_report_orders_work_and_the_summary_names_it() {
     let parsed: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(parsed["totals"]["manual"], 2);
     assert_eq!(parsed["work"][0]["items"][0]["cell"], 3);
+    // Given the project by an absolute path, the report still names files inside it.
+    let elsewhere = tempfile::tempdir().unwrap();
+    bin().current_dir(elsewhere.path()).args(["migrate", "--report", "r.md"]).arg(dir.path()).assert().success();
+    let md = fs::read_to_string(elsewhere.path().join("r.md")).unwrap();
+    assert!(md.contains("| `train.py:3:5` | TPU207"), "{md}");
+    assert!(!md.contains(&dir.path().display().to_string()), "{md}");
 }
 
 /// A collective in library code is converted only where a process group can exist on its

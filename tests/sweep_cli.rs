@@ -53,6 +53,13 @@ fn json_output_file_and_summary() {
         .success()
         .stdout(predicate::str::contains("pass rate"))
         .stderr(predicate::str::contains("wrote"));
+    // The report is in the file: the terminal gets one line, not the report.
+    let printed = String::from_utf8(
+        sweep(tmp.path()).args(["--top", "300", "--format", "json", "--output"]).arg(&out).output().unwrap().stdout,
+    )
+    .unwrap();
+    assert_eq!(printed.lines().count(), 1, "{printed}");
+    assert!(printed.starts_with("xla2tpu sweep: 300 models: pass rate "), "{printed}");
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(json["totals"]["total"]["models"], 300);
     assert_eq!(json["models"].as_array().unwrap().len(), 300);
@@ -141,10 +148,10 @@ fn hub_live_then_cached_then_offline() {
         .arg(&out)
         .assert()
         .success()
-        .stdout(predicate::str::contains("xla2tpu sweep: 60 models"))
-        .stdout(predicate::str::contains(server.url()));
+        .stdout(predicate::str::contains("xla2tpu sweep: 60 models"));
     assert_eq!(server.hits(), 3);
     let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains(&server.url()), "the report names the hub it listed");
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !html.contains("<script>"));
     assert!(html.contains("../../etc/passwd"));
 
@@ -232,6 +239,13 @@ fn exact_and_bf16_directories_through_the_binary() {
         .arg(fixtures().join("profiles"))
         .args(["--format", "csv", "--output"])
         .arg(&csv)
+        .assert()
+        .success();
+    with_fixtures(&mut sweep(tmp.path()))
+        .arg("--exact")
+        .arg(&exact)
+        .arg("--bf16-profiles")
+        .arg(fixtures().join("profiles"))
         .assert()
         .success()
         .stdout(predicate::str::contains("--exact: 1 model"))

@@ -394,7 +394,12 @@ fn run_migrate(
     )?;
     if let Some(path) = report {
         let rules = resolver.global()?.rules.clone();
-        crate::write::create(path, report::render(path, &outcomes, &rules).as_bytes())
+        // One directory given: it is the project, and the report names files inside it.
+        let root = match common.paths.as_slice() {
+            [dir] if dir.is_dir() => Some(dir.as_path()),
+            _ => None,
+        };
+        crate::write::create(path, report::render(path, &outcomes, &rules, root).as_bytes())
             .with_context(|| format!("cannot write the report to {}", path.display()))?;
         write!(err, "; report: {}", path.display())?;
     }

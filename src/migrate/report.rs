@@ -36,6 +36,11 @@ impl Item {
     }
 }
 
+/// `path` relative to `root` when under it (`train.py`, not `/home/me/project/train.py`).
+fn relative(path: &str, root: &Path) -> String {
+    Path::new(path).strip_prefix(root).map_or_else(|_| path.to_string(), |p| p.display().to_string())
+}
+
 /// What the migration did to one file.
 #[derive(Debug, Clone, Default)]
 pub struct FileOutcome {
@@ -49,6 +54,18 @@ pub struct FileOutcome {
     /// torch_xla imports kept because names they bind are still used by what is left.
     pub kept_imports: Vec<Item>,
     pub error: Option<String>,
+}
+
+impl FileOutcome {
+    /// The same outcome with paths shown relative to the project root the run was given.
+    fn relative_to(&self, root: &Path) -> FileOutcome {
+        let mut shown = self.clone();
+        shown.path = relative(&self.path, root);
+        for item in shown.manual.iter_mut().chain(&mut shown.unsafe_fixes).chain(&mut shown.kept_imports) {
+            item.path = relative(&item.path, root);
+        }
+        shown
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -259,7 +276,15 @@ fn build<'a>(files: &'a [FileOutcome], rules: &'a RuleSet) -> Report<'a> {
 }
 
 /// The report for `path`: JSON for `.json`, Markdown otherwise.
-pub fn render(path: &Path, files: &[FileOutcome], rules: &RuleSet) -> String {
+pub fn render(path: &Path, files: &[FileOutcome], rules: &RuleSet, root: Option<&Path>) -> String {
+    let shown: Vec<FileOutcome>;
+    let files = match root {
+        Some(root) => {
+            shown = files.iter().map(|f| f.relative_to(root)).collect();
+            &shown
+        }
+        None => files,
+    };
     let report = build(files, rules);
     if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
         serde_json::to_string_pretty(&report).expect("the report serialises") + "\n"
@@ -434,14 +459,14 @@ mod tests {
             ..FileOutcome::default()
         };
         let files = vec![applied("train.py", "TPU712"), applied("eval.py", "TPU712"), applied("util.py", "TPU110")];
-        let md = render(Path::new("r.md"), &files, &rules);
+        let md = render(Path::new("r.md"), &files, &rules, None);
         let row = md.lines().find(|l| l.starts_with("| TPU712 | `train.py`, `eval.py` |")).expect(&md);
         assert!(row.contains("dataloader_drop_last=True") && row.contains("tpu_metrics_debug"), "{row}");
         assert!(!md.contains("| TPU110 | `util.py`"), "a rule without `changes` is not listed: {md}");
-        let json: serde_json::Value = serde_json::from_str(&render(Path::new("r.json"), &files, &rules)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&render(Path::new("r.json"), &files, &rules, None)).unwrap();
         assert_eq!(json["behaviour"][0]["files"], serde_json::json!(["train.py", "eval.py"]));
         // Nothing applied that changes behaviour: no section.
-        let md = render(Path::new("r.md"), &files[2..], &rules);
+        let md = render(Path::new("r.md"), &files[2..], &rules, None);
         assert!(!md.contains("What behaves differently"), "{md}");
     }
 
@@ -473,7 +498,7 @@ mod tests {
                 ..FileOutcome::default()
             },
         ];
-        let md = render(Path::new("r.md"), &files, &rules);
+        let md = render(Path::new("r.md"), &files, &rules, None);
         let env = md.find("### 1. Environment (1)").expect(&md);
         let dist = md.find("### 2. Distributed (1)").expect(&md);
         let data = md.find("### 3. Data loading (1)").expect(&md);
@@ -482,7 +507,7 @@ mod tests {
         assert!(md.contains("TPU207 \\| here"), "table cells are escaped: {md}");
         assert!(md.contains("| TPU110 | mark-step | 2 | 0 | 0 |"), "{md}");
         assert!(md.contains("| notebook | 1 | 0 | 0 | 1 |"), "{md}");
-        let json: serde_json::Value = serde_json::from_str(&render(Path::new("r.json"), &files, &rules)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&render(Path::new("r.json"), &files, &rules, None)).unwrap();
         assert_eq!(json["totals"]["manual"], 3);
         assert_eq!(json["work"][2]["items"][0]["cell"], 4);
         assert_eq!(json["work"][0]["title"], "Environment");
@@ -503,11 +528,11 @@ mod tests {
         let manual: Vec<Item> = (1..=12).map(|n| at(n * 10)).collect();
         let files =
             vec![FileOutcome { path: "lib.py".into(), kind: Some(Kind::Python), manual, ..FileOutcome::default() }];
-        let md = render(Path::new("r.md"), &files, &rules);
+        let md = render(Path::new("r.md"), &files, &rules, None);
         assert_eq!(md.matches("| TPU116 (`xla2tpu rule TPU116`)").count(), 1, "{md}");
         assert!(md.contains("| `lib.py:10:5` ×12, also lines 20, 30, 40, 50, 60, 70, 80, 90, … 3 more |"), "{md}");
         // The JSON keeps every item: tools count them.
-        let json: serde_json::Value = serde_json::from_str(&render(Path::new("r.json"), &files, &rules)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&render(Path::new("r.json"), &files, &rules, None)).unwrap();
         assert_eq!(json["totals"]["manual"], 12);
     }
 }

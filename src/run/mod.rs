@@ -192,19 +192,28 @@ fn render_finished(out: &mut impl Write, report: &RunReport, torch: &str, chips:
         writeln!(out, "xla2tpu run: the program finished without importing torch; nothing ran on the emulator")?;
         return Ok(());
     }
+    // What a person counts: the ranks of the job. Launchers (torchrun's agent, a spawning parent)
+    // import torch too, and are only mentioned.
     let ranks = report.ranks();
-    let ranks_text = match (ranks.first(), ranks.last()) {
+    let plural = |n: usize, one: &str, many: &str| if n == 1 { one.to_string() } else { many.to_string() };
+    let who = match (ranks.first(), ranks.last()) {
         (Some((lo, world)), Some((hi, _))) => {
             let world = world.map(|w| format!(" of {w}")).unwrap_or_default();
-            if lo == hi { format!(", rank {lo}{world}") } else { format!(", ranks {lo}–{hi}{world}") }
+            let ranks_text = if lo == hi { format!("rank {lo}{world}") } else { format!("ranks {lo}–{hi}{world}") };
+            match loaded - ranks.len() {
+                0 => ranks_text,
+                others => format!(
+                    "{ranks_text} (+{others} {} without a rank)",
+                    plural(others, "helper process", "helper processes")
+                ),
+            }
         }
-        _ => String::new(),
+        _ => format!("{loaded} {}", plural(loaded, "process", "processes")),
     };
     writeln!(
         out,
-        "xla2tpu run: finished on {chips} emulated TorchTPU 0.2.0 chip{} (torch {torch}, CPU): {loaded} process{}{ranks_text}",
+        "xla2tpu run: finished on {chips} emulated TorchTPU 0.2.0 chip{} (torch {torch}, CPU): {who}",
         if chips == 1 { "" } else { "s" },
-        if loaded == 1 { "" } else { "es" },
     )?;
     let ops = report.ops();
     let dispatched: u64 = ops.iter().map(|(_, n)| n).sum();

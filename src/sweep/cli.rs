@@ -63,7 +63,7 @@ pub struct SweepArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// Write the report here (atomically) instead of stdout; the summary still goes to stdout.
+    /// Write the report here (atomically) instead of stdout; stdout gets a one-line summary.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -117,7 +117,8 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     match &args.output {
         Some(path) => {
             report::write_atomic(path, &report::render(&report, args.format))?;
-            print!("{}", report::render(&report, Format::Text));
+            // The report is in the file; the terminal gets the headline and where to look.
+            println!("{}", report::text::summary_line(&report));
             eprintln!("wrote {}", path.display());
         }
         None => print!("{}", report::render(&report, args.format)),

@@ -4,7 +4,7 @@ mod csv;
 mod html;
 mod json;
 mod md;
-mod text;
+pub(crate) mod text;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -6,6 +6,33 @@ use crate::sweep::verdict::Verdict;
 
 const TOP: usize = 10;
 
+/// One line for the terminal when the report goes to a file (`sweep -o FILE`).
+pub fn summary_line(r: &Report) -> String {
+    let t = &r.totals;
+    let mut line = format!(
+        "xla2tpu sweep: {} models: pass rate {} by count, {} by downloads ({})",
+        thousands(t.total.models),
+        pct(t.pass_rate.by_count),
+        pct(t.pass_rate.by_downloads),
+        Verdict::ALL
+            .into_iter()
+            .filter(|v| t.get(*v).models > 0)
+            .map(|v| format!("{} {}", thousands(t.get(v).models), v.label()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(c) = &r.comparison {
+        let _ = write!(
+            line,
+            "; compared with {}: {} by count, {} models differ",
+            c.backend.name,
+            pct(c.totals.pass_rate.by_count),
+            thousands(c.differences.len())
+        );
+    }
+    line
+}
+
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let t = &r.totals;
