@@ -490,8 +490,8 @@ impl<'a> Checker<'a> {
         if (rule.when.is_empty() && rule.when_any.is_empty()) || signature.bind(call).is_ok() {
             return false;
         }
-        // What is known: the keywords written out and the items of an unpacked dict literal (a
-        // positional argument after `*args` cannot be placed, and counts as omitted).
+        // What is known: the keywords written out and the items of an unpacked dict literal.
+        // Positional arguments are not placed (one after `*args` cannot be): they count as omitted.
         let mut known = Bound::default();
         for kw in &call.arguments.keywords {
             match (&kw.arg, self.unpacked_mapping(&kw.value)) {
