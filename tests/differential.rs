@@ -36,6 +36,10 @@ struct RunSpec {
     /// `compare` (default), or why the original cannot run on torch_xla on a CPU.
     #[serde(default)]
     torch_xla: Option<String>,
+    /// Environment of every TorchTPU-side run (`RAY_AUTH_MODE: disabled`: a local Ray cluster
+    /// that leaves no token in the home directory).
+    #[serde(default)]
+    env: BTreeMap<String, String>,
     /// Where the original cannot run on torch_xla's CPU device (`torch_xla:` says why): text
     /// substitutions that make it a plain PyTorch CPU program (`accelerator="tpu"` →
     /// `accelerator="cpu"`), run in the emulator's venv without the emulator and compared instead.
@@ -526,6 +530,7 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
     let input = Program::load(dir, spec, "input")?;
     let migrated = Program::load(dir, spec, "expected")?;
     let command = &mut emulator_command(env, emulator, (spec.launch, None), spec.nproc, &migrated.script, &spec.args);
+    command.envs(&spec.env);
     let ran = run_in_temp(&migrated, command)?;
     if let Some(kind) = &spec.expect_incompatibility {
         let report = read(&ran.dir.path().join("report.json"))?;
@@ -591,6 +596,7 @@ fn invariant_run(env: &Env, dir: &Path, spec: &RunSpec, inv: &Invariants) -> Res
         .map(|host| {
             let launch = (inv.launch.unwrap_or(spec.launch), inv.config.as_deref());
             let mut command = emulator_command(env, emulator, launch, inv.nproc, &migrated.script, &inv.args);
+            command.envs(&spec.env);
             command.env("MASTER_PORT", &port);
             if inv.hosts > 1 {
                 command.env("TPU_WORKER_HOSTNAMES", &hostnames).env("JOB_COMPLETION_INDEX", host.to_string());

@@ -10,8 +10,8 @@ const TOP: usize = 10;
 pub fn summary_line(r: &Report) -> String {
     let t = &r.totals;
     let mut line = format!(
-        "xla2tpu sweep: {} models: pass rate {} by count, {} by downloads ({})",
-        thousands(t.total.models),
+        "xla2tpu sweep: {}: pass rate {} by count, {} by downloads ({})",
+        count(t.total.models, "model"),
         pct(t.pass_rate.by_count),
         pct(t.pass_rate.by_downloads),
         Verdict::ALL
@@ -21,6 +21,9 @@ pub fn summary_line(r: &Report) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if let Some(x) = &r.exact {
+        let _ = write!(line, "; --exact: {} judged from their own config", count(x.models.models, "model"));
+    }
     if let Some(c) = &r.comparison {
         let _ = write!(
             line,
