@@ -15,7 +15,7 @@
 //! hosts the emulator); without them the runs are skipped with a message,
 //! unless `XLA2TPU_REQUIRE_DIFFTEST=1` (CI), where a missing venv fails.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -653,19 +653,21 @@ fn invariant_run(env: &Env, dir: &Path, spec: &RunSpec, inv: &Invariants) -> Res
 /// The original with `substitutions` made in its script: each must occur there.
 fn cpu_reference(input: &Program, substitutions: &BTreeMap<String, String>) -> Result<Program, Failed> {
     let mut program = input.clone();
-    let (_, bytes) = program
-        .files
-        .iter_mut()
-        .find(|(path, _)| *path == Path::new(&program.script))
-        .ok_or("the script is not in the program")?;
-    let mut text = String::from_utf8(std::mem::take(bytes)).map_err(|e| e.to_string())?;
-    for (from, to) in substitutions {
-        if !text.contains(from.as_str()) {
-            return Err(format!("cpu_reference: `{from}` is not in {}", program.script).into());
+    // In every text file of the program (the script, or a config it reads); each must apply somewhere.
+    let mut applied: BTreeSet<&String> = BTreeSet::new();
+    for (_, bytes) in program.files.iter_mut() {
+        let Ok(mut text) = String::from_utf8(bytes.clone()) else { continue };
+        for (from, to) in substitutions {
+            if text.contains(from.as_str()) {
+                applied.insert(from);
+                text = text.replace(from.as_str(), to);
+            }
         }
-        text = text.replace(from.as_str(), to);
+        *bytes = text.into_bytes();
     }
-    *bytes = text.into_bytes();
+    if let Some(missing) = substitutions.keys().find(|from| !applied.contains(from)) {
+        return Err(format!("cpu_reference: `{missing}` is in none of the program's files").into());
+    }
     Ok(program)
 }
 
@@ -694,7 +696,7 @@ fn programs(root: &Path) -> Vec<PathBuf> {
     };
     let mut found: Vec<PathBuf> = dirs("migrate").filter(|p| p.join("input.py").is_file()).collect();
     found.extend(dirs("projects").filter(|p| p.join("run.yaml").is_file()));
-    found.extend(dirs("recipes").filter(|p| p.join("input.py").is_file()));
+    found.extend(dirs("recipes").filter(|p| p.join("run.yaml").is_file()));
     found.sort();
     found
 }
