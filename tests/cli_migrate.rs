@@ -435,3 +435,55 @@ fn a_library_collective_converts_only_in_a_run_that_creates_the_process_group() 
         .stdout(predicate::str::contains("+        dist.barrier()"))
         .stderr(predicate::str::contains("no process group exists").not());
 }
+
+/// `accelerate launch --config_file F` without TPU flags launches torch_xla when F, a config of
+/// the run, says `distributed_type: XLA`: the launch gets TorchTPU's topology and one process per
+/// chip with the config (TPU923), also under `--write`, where the config itself is rewritten
+/// (TPU922) before the script is read. A config of another kind, or one outside the run, is left.
+#[test]
+fn an_accelerate_launch_of_an_xla_config_of_the_run_is_converted_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("configs")).unwrap();
+    fs::create_dir_all(dir.path().join("scripts")).unwrap();
+    write(
+        dir.path(),
+        "configs/tpu.yaml",
+        "compute_environment: LOCAL_MACHINE\ndistributed_type: XLA\nnum_processes: 8\nmixed_precision: bf16\n",
+    );
+    write(
+        dir.path(),
+        "configs/gpu.yaml",
+        "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 2\n",
+    );
+    let script = concat!(
+        "cd \"$(dirname \"$0\")/..\"\n",
+        "accelerate launch --config_file configs/tpu.yaml --num_processes 8 train.py --max-steps 100\n",
+        "accelerate launch --config_file configs/gpu.yaml train.py\n",
+        "accelerate launch --config_file /etc/elsewhere/tpu.yaml train.py\n",
+    );
+    let launch = write(dir.path(), "scripts/launch.sh", script);
+    bin().current_dir(dir.path()).args(["migrate", "--unsafe-fixes", "--write", "."]).assert().success();
+    let migrated = fs::read_to_string(&launch).unwrap();
+    let lines: Vec<&str> = migrated.lines().collect();
+    assert_eq!(lines[1], "eval \"$(python -m torch.tpu.distributed | sed 's/^/export /')\"", "{migrated}");
+    assert_eq!(
+        lines[2],
+        "accelerate launch --multi_gpu --num_processes=\"$WORLD_SIZE\" --config_file configs/tpu.yaml train.py --max-steps 100",
+        "{migrated}"
+    );
+    assert_eq!(
+        lines[3..],
+        [
+            "accelerate launch --config_file configs/gpu.yaml train.py",
+            "accelerate launch --config_file /etc/elsewhere/tpu.yaml train.py"
+        ]
+    );
+    assert!(fs::read_to_string(dir.path().join("configs/tpu.yaml")).unwrap().contains("distributed_type: MULTI_GPU"));
+    // A second run changes nothing.
+    bin()
+        .current_dir(dir.path())
+        .args(["migrate", "--unsafe-fixes", "."])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("0 would change"));
+}

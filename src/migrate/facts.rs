@@ -22,6 +22,7 @@ pub struct RunFacts {
     /// The run's files, listed when first needed.
     files: Box<dyn Fn() -> Vec<PathBuf> + Send + Sync>,
     creates_group: OnceLock<bool>,
+    accelerate_xla_configs: OnceLock<Vec<PathBuf>>,
 }
 
 impl std::fmt::Debug for RunFacts {
@@ -32,7 +33,34 @@ impl std::fmt::Debug for RunFacts {
 
 impl RunFacts {
     pub fn new(files: impl Fn() -> Vec<PathBuf> + Send + Sync + 'static) -> RunFacts {
-        RunFacts { files: Box::new(files), creates_group: OnceLock::new() }
+        RunFacts { files: Box::new(files), creates_group: OnceLock::new(), accelerate_xla_configs: OnceLock::new() }
+    }
+
+    /// The run's accelerate configs (YAML or JSON) with `distributed_type: XLA`. `migrate --write`
+    /// asks before any file is written: the migration turns them into `MULTI_GPU`.
+    pub fn accelerate_xla_configs(&self) -> &[PathBuf] {
+        self.accelerate_xla_configs.get_or_init(|| {
+            let config = |p: &PathBuf| p.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json");
+            (self.files)()
+                .into_par_iter()
+                .filter(config)
+                .filter(|p| {
+                    std::fs::read_to_string(p)
+                        .is_ok_and(|text| crate::migrate::project::launch::yaml::launches_torch_xla(&text))
+                })
+                .collect()
+        })
+    }
+
+    /// Whether `spelled`, a config path as a launch command names it (`configs/tpu.yaml`, relative
+    /// to a directory the file does not say), is one of [`Self::accelerate_xla_configs`].
+    pub fn is_accelerate_xla_config(&self, spelled: &str) -> bool {
+        let spelled = spelled.trim_matches(['"', '\'']).trim_start_matches("./");
+        if spelled.is_empty() || spelled.contains(['$', '~', '*']) {
+            return false;
+        }
+        let named = std::path::Path::new(spelled);
+        self.accelerate_xla_configs().iter().any(|p| p.ends_with(named))
     }
 
     /// Whether a Python file of the run creates a process group.

@@ -8,19 +8,20 @@
 
 mod dockerfile;
 mod shell;
-mod yaml;
+pub mod yaml;
 
 use ruff_text_size::TextRange;
 
 use super::{Kind, Magic, MagicKind};
 use crate::migrate::checker::Diagnostic;
+use crate::migrate::facts::RunFacts;
 use crate::migrate::fix::{Edit, Fix};
 use crate::migrate::rules::{Builtin, FixAction, RuleSet, Safety};
 use crate::source::line_end_inclusive;
 
 /// The findings of a `Kind::Shell`, `Dockerfile` or `Yaml` file.
-pub fn check(kind: Kind, text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
-    let mut found = Findings { text, rules, diagnostics: Vec::new() };
+pub fn check(kind: Kind, text: &str, rules: &RuleSet, run: Option<&RunFacts>) -> Vec<Diagnostic> {
+    let mut found = Findings { text, rules, run, diagnostics: Vec::new() };
     match kind {
         Kind::Shell => shell::scan(&mut found, shell::Region::script(text)),
         Kind::Dockerfile => dockerfile::check(&mut found),
@@ -32,8 +33,8 @@ pub fn check(kind: Kind, text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
 }
 
 /// The findings of a notebook's shell and `%env` lines (ranges in the notebook's checked text).
-pub fn check_magics(text: &str, magics: &[Magic], rules: &RuleSet) -> Vec<Diagnostic> {
-    let mut found = Findings { text, rules, diagnostics: Vec::new() };
+pub fn check_magics(text: &str, magics: &[Magic], rules: &RuleSet, run: Option<&RunFacts>) -> Vec<Diagnostic> {
+    let mut found = Findings { text, rules, run, diagnostics: Vec::new() };
     for magic in magics {
         // The magic's line with its newline: what goes when nothing is left of it.
         let line = range(magic.range.start().into(), line_end_inclusive(text, magic.range.end().into()));
@@ -58,6 +59,8 @@ struct EnvSite {
 struct Findings<'a> {
     text: &'a str,
     rules: &'a RuleSet,
+    /// What the run's other files establish (which accelerate configs launch torch_xla).
+    run: Option<&'a RunFacts>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -382,7 +385,7 @@ mod tests {
             "a: [unclosed\n",
             "",
         ] {
-            assert_eq!(check(Kind::Yaml, text, rules()).len(), 0, "{text:?}");
+            assert_eq!(check(Kind::Yaml, text, rules(), None).len(), 0, "{text:?}");
         }
     }
 
@@ -420,7 +423,7 @@ mod tests {
             Magic { range: line(2), kind: MagicKind::Shell { command: line(2).start() + offset(1) } },
             Magic { range: line(3), kind: MagicKind::Shell { command: line(3).start() + offset(1) } },
         ];
-        let found = check_magics(text, &magics, rules());
+        let found = check_magics(text, &magics, rules(), None);
         let mut edits: Vec<Edit> = found.iter().flat_map(|d| d.fix.as_ref().expect("fixable").edits.clone()).collect();
         let out = crate::migrate::fix::apply(text, &mut edits).expect("no overlap");
         assert_eq!(out, "!python train.py\n%pip install x\n");

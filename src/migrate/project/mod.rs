@@ -20,6 +20,7 @@ use ruff_text_size::{TextRange, TextSize};
 use serde::Deserialize;
 
 use crate::migrate::checker::Diagnostic;
+use crate::migrate::facts::RunFacts;
 use crate::migrate::fix::{self, Edit};
 use crate::migrate::rules::RuleSet;
 use crate::migrate::{MAX_PASSES, Selection};
@@ -177,12 +178,12 @@ impl Default for Target {
 }
 
 /// The findings of a non-Python file (notebooks go through [`notebook`]).
-pub fn check(kind: Kind, text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
+pub fn check(kind: Kind, text: &str, rules: &RuleSet, run: Option<&RunFacts>) -> Vec<Diagnostic> {
     match kind {
         Kind::Requirements | Kind::Pyproject | Kind::SetupCfg | Kind::CondaEnv | Kind::SetupPy => {
             deps::check(kind, text, rules)
         }
-        Kind::Shell | Kind::Dockerfile | Kind::Yaml => launch::check(kind, text, rules),
+        Kind::Shell | Kind::Dockerfile | Kind::Yaml => launch::check(kind, text, rules, run),
         Kind::Json => json::check(text, rules),
         Kind::Python | Kind::Notebook => Vec::new(),
     }
@@ -213,7 +214,7 @@ pub fn validate(kind: Kind, text: &str) -> Result<(), String> {
 /// The selected findings of a non-Python file; `Err` when the file does not load as its kind.
 pub fn lint(kind: Kind, text: &str, rules: &RuleSet, selection: &Selection) -> Result<Vec<Diagnostic>, String> {
     validate(kind, text)?;
-    Ok(selected(check(kind, text, rules), rules, selection))
+    Ok(selected(check(kind, text, rules, selection.run.as_deref()), rules, selection))
 }
 
 /// The findings of the selected rules, in the order of the text.
@@ -247,7 +248,13 @@ impl TextMigration {
 /// Apply the selected fixes of a non-Python file to a fixpoint; every pass's result must still
 /// load, and a fix that breaks it is dropped and reported, never written.
 pub fn migrate(kind: Kind, original: &str, rules: &RuleSet, selection: &Selection) -> TextMigration {
-    migrate_with(original, |text| check(kind, text, rules), |text| validate(kind, text), rules, selection)
+    migrate_with(
+        original,
+        |text| check(kind, text, rules, selection.run.as_deref()),
+        |text| validate(kind, text),
+        rules,
+        selection,
+    )
 }
 
 /// [`migrate`] with the findings and the check that the text still loads given as functions

@@ -486,7 +486,7 @@ pub fn lint(nb: &Notebook, rules: &RuleSet, selection: &Selection) -> Result<Vec
             return Err(format!("cell {cell}, line {line}: syntax error, notebook not checked: {}", e.error));
         }
     };
-    diagnostics.extend(launch::check_magics(&joined, &masked.magics, rules));
+    diagnostics.extend(launch::check_magics(&joined, &masked.magics, rules, selection.run.as_deref()));
     diagnostics.extend(masked.unreadable_findings(rules));
     Ok(super::selected(diagnostics, rules, selection).into_iter().map(|d| in_cell(&spans, &joined, d)).collect())
 }
@@ -531,7 +531,7 @@ pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<Not
     let spans = Spans::of(&nb, &joined);
     let magic = super::migrate_with(
         &joined,
-        |t| launch::check_magics(t, &mask(t).magics, rules),
+        |t| launch::check_magics(t, &mask(t).magics, rules, selection.run.as_deref()),
         |t| if split(t).len() == nb.cells.len() { Ok(()) } else { Err("a cell marker was edited".into()) },
         rules,
         selection,

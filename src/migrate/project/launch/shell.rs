@@ -480,7 +480,7 @@ impl Scan<'_, '_> {
         ];
         const TPU_FLAGS: &[&str] = &["tpu", "tpu_cluster", "tpu_use_cluster", "tpu_use_sudo", "downcast_bf16"];
         let name = |w: &str| w.trim_start_matches('-').split('=').next().unwrap_or_default().replace('-', "_");
-        let (mut j, mut tpu, mut processes) = (k + 2, Vec::new(), Vec::new());
+        let (mut j, mut tpu, mut processes, mut config, mut multi) = (k + 2, Vec::new(), Vec::new(), None, false);
         while j < self.cmd().words.len() && self.word(j).starts_with('-') {
             let option = name(self.word(j));
             let takes_value = !SWITCHES.contains(&option.as_str()) && !self.word(j).contains('=');
@@ -488,10 +488,31 @@ impl Scan<'_, '_> {
                 tpu.push(j);
             } else if option == "num_processes" {
                 processes.extend(if takes_value { j..j + 2 } else { j..j + 1 });
+            } else if option == "multi_gpu" {
+                multi = true;
+            } else if option == "config_file" {
+                // `--config_file F` or `--config_file=F`: the words naming it, and F.
+                let file = match self.word(j).split_once('=') {
+                    Some((_, file)) => file.to_string(),
+                    None => self.word(j + 1).to_string(),
+                };
+                config = Some((j, if takes_value { j + 1 } else { j }, file));
             }
             j += if takes_value { 2 } else { 1 };
         }
-        let Some(&first) = tpu.first() else { return };
+        // The TPU flags select torch_xla's launcher; so does a config of the run that says
+        // `distributed_type: XLA` (TPU922 makes it `MULTI_GPU`, which needs the same launch).
+        let words = &self.cmd().words;
+        let at = match (tpu.first(), &config) {
+            (Some(&first), _) => words[first],
+            // `--multi_gpu`: already accelerate's torchrun launcher (this rule's fix, run before).
+            (None, Some((from, to, file)))
+                if !multi && self.found.run.is_some_and(|r| r.is_accelerate_xla_config(file)) =>
+            {
+                TextRange::new(words[*from].start(), words[*to].end())
+            }
+            _ => return,
+        };
         let blocked = if tpu.iter().any(|&t| name(self.word(t)).ends_with("cluster")) {
             Some("a pod launch (`--tpu_cluster`) runs on every host: start the command there".to_string())
         } else if self.region.place == Place::Quoted {
@@ -503,7 +524,7 @@ impl Scan<'_, '_> {
             Some(why) => Err(why),
             None => self.accelerate_fix(k, tpu.into_iter().chain(processes)),
         };
-        self.found.launcher(Builtin::AccelerateLaunch, self.cmd().words[first], Some(fix));
+        self.found.launcher(Builtin::AccelerateLaunch, at, Some(fix));
     }
 
     /// The rule's fix for `accelerate launch` at word `k`: the `removed` words go, the options

@@ -343,6 +343,11 @@ fn unquoted(value: &str) -> &str {
     value.trim_matches(['"', '\''])
 }
 
+/// Whether `text` (YAML or JSON) is an accelerate config that launches torch_xla processes.
+pub fn launches_torch_xla(text: &str) -> bool {
+    serde_yaml::Deserializer::from_str(text).map_while(|d| Value::deserialize(d).ok()).any(|d| is_accelerate_xla(&d))
+}
+
 /// An accelerate config that launches torch_xla processes.
 fn is_accelerate_xla(document: &Value) -> bool {
     let Some(map) = document.as_mapping() else { return false };
