@@ -1,8 +1,9 @@
 //! Facts about a whole run that a per-file check may need: whether any Python file of the
-//! run creates a process group. A collective in library code (a framework's strategy, a
-//! project's `engine.py`) is only converted where a group can exist on its path; the file
-//! alone cannot tell, the project can. Gathered once, on the first file that asks, so a run
-//! that never needs it (most `check` runs) never pays for a second walk.
+//! run creates a process group, and which of its accelerate configs launch torch_xla. A
+//! collective in library code (a framework's strategy, a project's `engine.py`) is only
+//! converted where a group can exist on its path, and `accelerate launch --config_file F` only
+//! where F is known; the file alone cannot tell, the project can. Gathered once, on the first
+//! file that asks, so a run that never needs it (most `check` runs) never pays for a second walk.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
