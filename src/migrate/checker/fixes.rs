@@ -142,13 +142,7 @@ impl<'a> Checker<'a> {
         fix: &mut Fix,
     ) -> Result<(), String> {
         // `name(` as a whole word: what a replacement or another helper calls.
-        let calls = |text: &str, name: &str| {
-            text.match_indices(name).any(|(at, _)| {
-                let before = text[..at].chars().next_back();
-                let ident = |c: char| c.is_alphanumeric() || c == '_';
-                !before.is_some_and(ident) && text[at + name.len()..].trim_start().starts_with('(')
-            })
-        };
+        let calls = crate::migrate::rules::calls;
         let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
         let mut pending: Vec<String> = fix.edits.iter().map(|e| e.content.clone()).collect();
         let mut helpers: Vec<crate::migrate::fix::Helper> = Vec::new();

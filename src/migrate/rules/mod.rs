@@ -541,6 +541,15 @@ pub struct RuleSet {
     helpers: BTreeMap<String, String>,
 }
 
+/// Whether `text` calls `name` (`name(` as a whole word): what a fix's code or a helper calls.
+pub(crate) fn calls(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        !before.is_some_and(ident) && text[at + name.len()..].trim_start().starts_with('(')
+    })
+}
+
 fn parse_rule_file(origin: &str, text: &str) -> anyhow::Result<RuleFile> {
     serde_yaml::from_str(text).with_context(|| format!("invalid rule file {origin}"))
 }
@@ -853,8 +862,23 @@ fn convert_fix(
             Ok((param, values))
         })
         .collect::<anyhow::Result<BTreeMap<_, _>>>()?;
-    let define = f
-        .define
+    // A shared helper brings the shared helpers it calls (`torchtpu_training_arguments` calls
+    // `accelerate_tpu_processes`): a rule names only what its own code calls.
+    let mut define: Vec<(String, Option<String>)> = f.define.into_iter().collect();
+    let mut next = 0;
+    while next < define.len() {
+        if define[next].1.is_none()
+            && let Some(text) = helpers.get(&define[next].0)
+        {
+            for other in helpers.keys() {
+                if calls(text, other) && !define.iter().any(|(n, _)| n == other) {
+                    define.push((other.clone(), None));
+                }
+            }
+        }
+        next += 1;
+    }
+    let define = define
         .into_iter()
         .map(|(name, text)| {
             let text = match text {
