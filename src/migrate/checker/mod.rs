@@ -77,7 +77,7 @@ pub fn check(
         literals_seen: FxHashSet::default(),
         keyword_of: FxHashMap::default(),
         argument_of: FxHashMap::default(),
-        plain_argument_of: FxHashMap::default(),
+        class_arguments: FxHashSet::default(),
         annotation: 0,
         xla_only: Vec::new(),
         probe_flags: FxHashSet::default(),
@@ -134,9 +134,9 @@ struct Checker<'a> {
     keyword_of: FxHashMap<TextSize, &'a str>,
     /// The qualified callee of the call each argument (by its start) is passed to.
     argument_of: FxHashMap<TextSize, String>,
-    /// The callee of each argument (by its start) passed to a call of a plain name that is not
-    /// an import: a builtin (`isinstance`) or a function of the file.
-    plain_argument_of: FxHashMap<TextSize, &'a str>,
+    /// Arguments (by their start) of class tests (`isinstance`) and of the rules' shared helpers:
+    /// a class named there creates no instance (see `creates_no_instance`).
+    class_arguments: FxHashSet<TextSize>,
     /// Depth of annotations being walked (a class named there creates no instance).
     annotation: u32,
     /// Branches that only run with torch_xla.
@@ -371,10 +371,9 @@ impl<'a> Checker<'a> {
         let q = self.sem.qualified_name(&call.func, self.scope);
         if q.is_none()
             && let Expr::Name(callee) = &*call.func
+            && (matches!(callee.id.as_str(), "isinstance" | "issubclass") || self.rules.is_shared_helper(&callee.id))
         {
-            for arg in call.arguments.args.iter() {
-                self.plain_argument_of.insert(arg.start(), callee.id.as_str());
-            }
+            self.class_arguments.extend(call.arguments.args.iter().map(Ranged::start));
         }
         if let Some(q) = &q {
             self.mark_used(q);
@@ -543,14 +542,9 @@ impl<'a> Checker<'a> {
     }
 
     /// Whether a reference to a class creates no instance: a class test (`isinstance`), an
-    /// annotation, or the argument of a helper `rule`'s fix defines (already converted).
-    fn creates_no_instance(&self, rule: RuleId, expr: &Expr) -> bool {
-        if self.annotation > 0 {
-            return true;
-        }
-        let Some(callee) = self.plain_argument_of.get(&expr.start()) else { return false };
-        matches!(*callee, "isinstance" | "issubclass")
-            || self.rule(rule).fixes.iter().any(|f| f.define.iter().any(|(name, _)| name == callee))
+    /// annotation, or the argument of one of the rules' helpers (already converted).
+    fn creates_no_instance(&self, expr: &Expr) -> bool {
+        self.annotation > 0 || self.class_arguments.contains(&expr.start())
     }
 
     fn match_condition_holds(&self, rule: RuleId, call: &ExprCall) -> bool {
@@ -578,7 +572,7 @@ impl<'a> Checker<'a> {
         self.mark_used(&q);
         let spelled = || self.src(expr.range()).to_string();
         if let Some((rule, target)) = self.rules.lookup(MatchKind::Reference, &q.name) {
-            if self.rule(rule).instances && self.creates_no_instance(rule, expr) {
+            if self.rule(rule).instances && self.creates_no_instance(expr) {
                 return true;
             }
             if !self.owned.contains(&expr.start()) {

@@ -740,6 +740,11 @@ impl RuleSet {
             .find_map(|k| self.lookup(k, qualified).map(|(id, _)| id))
     }
 
+    /// Whether `name` is one of the rule files' shared `helpers:`.
+    pub fn is_shared_helper(&self, name: &str) -> bool {
+        self.helpers.contains_key(name)
+    }
+
     pub fn builtin(&self, builtin: Builtin) -> Option<RuleId> {
         self.rules.iter().position(|r| r.builtin == Some(builtin))
     }
