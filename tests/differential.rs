@@ -55,9 +55,16 @@ struct RunSpec {
     /// asks for: it starts with `python` whatever `launch` says, which applies to the migration.
     #[serde(default)]
     spmd: bool,
+    /// (`launch: script`) The launch script, relative to the project's tree.
+    #[serde(default)]
+    launch_script: Option<String>,
     /// Emulated chips (and torchrun processes) for the compared run.
     #[serde(default = "one")]
     nproc: u32,
+    /// (SPMD originals, which run the same whatever the chips) More chip counts to compare
+    /// the migration on, each a run of its own.
+    #[serde(default)]
+    also_nproc: Vec<u32>,
     #[serde(default)]
     tolerance: Tolerance,
     /// Words of the original's output read as other words (`{xla: tpu}` where a
@@ -147,6 +154,9 @@ enum Launch {
     /// `accelerate launch --config_file CONFIG` (the migrated side of an invariant run only:
     /// torch_xla's accelerate launcher cannot run on a CPU).
     Accelerate,
+    /// The project's own launch script, migrated (`launch_script:`), with the emulator's venv
+    /// first on `PATH`; the SPMD original starts with `python` (its script sets up a TPU VM).
+    Script,
 }
 
 #[derive(Debug, Deserialize, Clone, Copy)]
@@ -329,7 +339,7 @@ fn torch_xla_command(python: &Path, spec: &RunSpec, script: &str, args: &[String
             c.arg(script);
             c
         }
-        Launch::Accelerate => unreachable!("compared_run rejects it"),
+        Launch::Accelerate | Launch::Script => unreachable!("compared_run rejects it"),
         Launch::Torchrun => {
             let mut c = Command::new(python);
             c.args(["-m", "torch.distributed.run", "--standalone", &format!("--nproc_per_node={}", spec.nproc)]);
@@ -373,6 +383,14 @@ fn emulator_command(
                 config = config.expect("invariant_run requires a config for `launch: accelerate`"),
             );
             c.args(["bash", "-c", &script, "accelerate"]);
+        }
+        Launch::Script => {
+            let script = config.expect("compared_run requires `launch_script` for `launch: script`");
+            let bin = python.parent().expect("the venv's bin directory");
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&path)))
+                .expect("PATH entries");
+            c.args(["bash", script]).env("PATH", path);
         }
     }
     c.args(args)
@@ -520,16 +538,23 @@ fn files_agree(env: &Env, original: &Path, migrated: &Path, files: &[String], to
     Ok(())
 }
 
-fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
+fn compared_run(env: &Env, dir: &Path, spec: &RunSpec, nproc: u32) -> Result<(), Failed> {
     let (Some(emulator), Some(torch_xla)) = (&env.emulator, &env.torch_xla) else {
         return Err("skipped: difftest/.venv or tracer/.venv missing".into());
     };
     if spec.launch == Launch::Accelerate {
         return Err("`launch: accelerate` is for invariant runs (with their `config`)".into());
     }
+    if !spec.also_nproc.is_empty() && !spec.spmd {
+        return Err("`also_nproc` is for SPMD originals: another original runs on as many processes".into());
+    }
+    if spec.launch == Launch::Script && (!spec.spmd || spec.launch_script.is_none()) {
+        return Err("`launch: script` needs `launch_script:` and an SPMD original (started with `python`)".into());
+    }
     let input = Program::load(dir, spec, "input")?;
     let migrated = Program::load(dir, spec, "expected")?;
-    let command = &mut emulator_command(env, emulator, (spec.launch, None), spec.nproc, &migrated.script, &spec.args);
+    let launch = (spec.launch, spec.launch_script.as_deref());
+    let command = &mut emulator_command(env, emulator, launch, nproc, &migrated.script, &spec.args);
     command.envs(&spec.env);
     let ran = run_in_temp(&migrated, command)?;
     if let Some(kind) = &spec.expect_incompatibility {
@@ -551,6 +576,9 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
     }
     if !ran.output.status.success() {
         return Err(ran.describe("the migrated program on the emulator").into());
+    }
+    if spec.spmd {
+        ranks_on_chips(&ran, nproc)?;
     }
     let original = if spec.torch_xla.as_deref().is_none_or(|t| t == "compare") {
         let original = run_in_temp(&input, &mut torch_xla_command(torch_xla, spec, &input.script, &spec.args))?;
@@ -583,8 +611,33 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec) -> Result<(), Failed> {
     Ok(())
 }
 
+/// The emulator's report of an SPMD migration must show the job it was meant to be: ranks
+/// 0..nproc of world size nproc, each on its chip. A one-process run would print the same
+/// global values (the conversion is exact on any number of chips), so only this tells them apart.
+fn ranks_on_chips(ran: &Ran, nproc: u32) -> Result<(), Failed> {
+    let report: serde_json::Value =
+        serde_json::from_str(&read(&ran.dir.path().join("report.json"))?).map_err(|e| e.to_string())?;
+    let mut ranks: Vec<(u64, u64)> = report["processes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| &p["summary"])
+        .filter(|s| s["device_initialized"].as_bool() == Some(true))
+        .filter_map(|s| Some((s["rank"].as_u64()?, s["world_size"].as_u64()?)))
+        .collect();
+    ranks.sort();
+    let want: Vec<(u64, u64)> = (0..u64::from(nproc)).map(|r| (r, u64::from(nproc))).collect();
+    if ranks != want {
+        return Err(format!("ranks (rank, world size) on emulated chips {ranks:?}, expected {want:?}").into());
+    }
+    Ok(())
+}
+
 fn invariant_run(env: &Env, dir: &Path, spec: &RunSpec, inv: &Invariants) -> Result<(), Failed> {
     let Some(emulator) = &env.emulator else { return Err("skipped: tracer/.venv missing".into()) };
+    if inv.launch == Some(Launch::Script) || inv.launch.is_none() && spec.launch == Launch::Script {
+        return Err("`launch: script` is for compared runs".into());
+    }
     if inv.launch == Some(Launch::Accelerate) && inv.config.is_none() {
         return Err("`launch: accelerate` needs the `config:` file to launch with".into());
     }
@@ -732,8 +785,17 @@ fn main() {
         let skip = env.emulator.is_none() || (env.torch_xla.is_none() && spec.torch_xla.is_none());
         {
             let (env, spec, dir) = (env.clone(), spec.clone(), dir.clone());
+            let nproc = spec.nproc;
             trials.push(
-                Trial::test(format!("run::{name}"), move || compared_run(&env, &dir, &spec)).with_ignored_flag(skip),
+                Trial::test(format!("run::{name}"), move || compared_run(&env, &dir, &spec, nproc))
+                    .with_ignored_flag(skip),
+            );
+        }
+        for &nproc in &spec.also_nproc {
+            let (env, spec, dir) = (env.clone(), spec.clone(), dir.clone());
+            trials.push(
+                Trial::test(format!("run::{name}::{nproc}chips"), move || compared_run(&env, &dir, &spec, nproc))
+                    .with_ignored_flag(skip),
             );
         }
         for (i, inv) in spec.invariants.as_slice().iter().enumerate() {

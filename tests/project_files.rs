@@ -31,9 +31,14 @@ fn inputs() -> Vec<(PathBuf, PathBuf)> {
 #[test]
 fn every_project_file_fixture_migrates_to_its_expected_output() {
     let rules = RuleSet::load(&[]).expect("embedded rules load");
-    let all = Selection { unsafe_fixes: true, ..Selection::default() };
     let mut failures = Vec::new();
     for (dir, input) in inputs() {
+        // The fixture's input tree is the run: a launch line may depend on its other files.
+        let tree = dir.join("input");
+        let run = xla2tpu::migrate::facts::RunFacts::new(move || {
+            std::fs::read_dir(&tree).into_iter().flatten().flatten().map(|e| e.path()).collect()
+        });
+        let all = Selection { unsafe_fixes: true, run: Some(std::sync::Arc::new(run)), ..Selection::default() };
         let name = input.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(&input).display().to_string();
         let kind = Kind::of(&input).expect("filtered");
         let source = SourceFile::read(&input).expect("fixture is UTF-8");

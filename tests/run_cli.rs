@@ -104,6 +104,29 @@ fn a_failure_of_the_program_itself_is_not_blamed_on_torchtpu() {
 }
 
 #[test]
+fn ranks_are_counted_when_a_device_mesh_creates_the_group() {
+    // `init_device_mesh` creates the world group through c10d itself, not the public
+    // `dist.init_process_group`; the report must still know each process's rank.
+    let program = r#"
+import os, torch, torch.distributed as dist, torch.multiprocessing as mp
+from torch.distributed.device_mesh import init_device_mesh
+
+def worker(index):
+    os.environ.update(RANK=str(index), LOCAL_RANK=str(index))
+    mesh = init_device_mesh("tpu", (2,), mesh_dim_names=("data",))
+    print(f"rank {mesh.get_local_rank('data')}")
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=2)
+    os.environ.update(MASTER_ADDR="localhost", MASTER_PORT=os.environ.get("MASTER_PORT", "29532"), WORLD_SIZE="2")
+    mp.spawn(worker, nprocs=2)
+"#;
+    let Some((assert, _dir)) = run(program, &["--nproc", "2"]) else { return };
+    assert.code(0).stderr(predicate::str::contains("ranks 0–1 of 2 (+1 helper process without a rank)"));
+}
+
+#[test]
 fn the_report_lists_every_process() {
     let program = r#"
 import os, torch, torch.distributed as dist, torch.multiprocessing as mp

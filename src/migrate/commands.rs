@@ -339,9 +339,11 @@ fn run_migrate(
     // Each worker reads, migrates, renders and writes its file; what comes back is small.
     let run = run_facts(common, &resolver);
     if write {
-        // Read before any file is written: the migration turns these configs into `MULTI_GPU`,
-        // and a launch script checked after that would no longer see what they launched.
+        // Read before any file is written: the migration turns these configs into `MULTI_GPU`
+        // and removes `use_spmd()`, and a launch script checked after that would no longer see
+        // what it launched.
         run.accelerate_xla_configs();
+        run.spmd_programs();
     }
     let results =
         process_all(common, &resolver, &mut errors, |input| migrate_input(input, &resolver, &run, write, color));

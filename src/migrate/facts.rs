@@ -1,5 +1,6 @@
 //! Facts about a whole run that a per-file check may need: whether any Python file of the
-//! run creates a process group, and which of its accelerate configs launch torch_xla. A
+//! run creates a process group, which of its accelerate configs launch torch_xla, and which of
+//! its scripts are SPMD programs (one process for every chip, started with plain `python`). A
 //! collective in library code (a framework's strategy, a project's `engine.py`) is only
 //! converted where a group can exist on its path, and `accelerate launch --config_file F` only
 //! where F is known; the file alone cannot tell, the project can. Gathered once, on the first
@@ -9,6 +10,12 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use rayon::prelude::*;
+
+/// The call that makes a torch_xla program SPMD: one process drives every chip.
+pub const USE_SPMD: &str = "torch_xla.runtime.use_spmd";
+
+/// The definition TPU216's fix puts in a migrated SPMD program (`rules/helpers.yaml`).
+const SPMD_HELPER: &str = "\ndef torchtpu_spmd_processes(";
 
 /// Calls that create the process group (a converted launcher's workers create it too, when the
 /// worker is the file's own: see `Inventory::creates_group`).
@@ -24,6 +31,7 @@ pub struct RunFacts {
     files: Box<dyn Fn() -> Vec<PathBuf> + Send + Sync>,
     creates_group: OnceLock<bool>,
     accelerate_xla_configs: OnceLock<Vec<PathBuf>>,
+    spmd_programs: OnceLock<Vec<PathBuf>>,
 }
 
 impl std::fmt::Debug for RunFacts {
@@ -34,7 +42,12 @@ impl std::fmt::Debug for RunFacts {
 
 impl RunFacts {
     pub fn new(files: impl Fn() -> Vec<PathBuf> + Send + Sync + 'static) -> RunFacts {
-        RunFacts { files: Box::new(files), creates_group: OnceLock::new(), accelerate_xla_configs: OnceLock::new() }
+        RunFacts {
+            files: Box::new(files),
+            creates_group: OnceLock::new(),
+            accelerate_xla_configs: OnceLock::new(),
+            spmd_programs: OnceLock::new(),
+        }
     }
 
     /// The run's accelerate configs (YAML or JSON) with `distributed_type: XLA`. `migrate --write`
@@ -56,12 +69,26 @@ impl RunFacts {
     /// Whether `spelled`, a config path as a launch command names it (`configs/tpu.yaml`, relative
     /// to a directory the file does not say), is one of [`Self::accelerate_xla_configs`].
     pub fn is_accelerate_xla_config(&self, spelled: &str) -> bool {
-        let spelled = spelled.trim_matches(['"', '\'']).trim_start_matches("./");
-        if spelled.is_empty() || spelled.contains(['$', '~', '*']) {
-            return false;
-        }
-        let named = std::path::Path::new(spelled);
-        self.accelerate_xla_configs().iter().any(|p| p.ends_with(named))
+        named_in(spelled, self.accelerate_xla_configs())
+    }
+
+    /// The run's Python files that call `xr.use_spmd()`, or define the helper TPU216 turns it
+    /// into (so that what a migration left for a person stays reported). `migrate --write` asks
+    /// before any file is written.
+    pub fn spmd_programs(&self) -> &[PathBuf] {
+        self.spmd_programs.get_or_init(|| {
+            let spmd = |text: &str| text.contains(SPMD_HELPER) || text_calls(text, USE_SPMD);
+            (self.files)()
+                .into_par_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "py"))
+                .filter(|p| std::fs::read_to_string(p).is_ok_and(|text| spmd(&text)))
+                .collect()
+        })
+    }
+
+    /// Whether `spelled`, a script as a launch command names it, is one of [`Self::spmd_programs`].
+    pub fn is_spmd_program(&self, spelled: &str) -> bool {
+        named_in(spelled, self.spmd_programs())
     }
 
     /// Whether a Python file of the run creates a process group.
@@ -73,6 +100,25 @@ impl RunFacts {
                 .any(|p| std::fs::read_to_string(p).is_ok_and(|text| text_creates_group(&text)))
         })
     }
+}
+
+/// Whether `spelled`, a path as a command names it (relative to a directory it does not say),
+/// is one of `files`.
+fn named_in(spelled: &str, files: &[PathBuf]) -> bool {
+    let spelled = spelled.trim_matches(['"', '\'']).trim_start_matches("./");
+    if spelled.is_empty() || spelled.contains(['$', '~', '*']) {
+        return false;
+    }
+    let named = std::path::Path::new(spelled);
+    files.iter().any(|p| p.ends_with(named))
+}
+
+/// Whether this Python text calls `qualified` (resolved through its imports).
+fn text_calls(text: &str, qualified: &str) -> bool {
+    let last = qualified.rsplit('.').next().unwrap_or(qualified);
+    text.contains(last)
+        && ruff_python_parser::parse_module(text)
+            .is_ok_and(|parsed| crate::migrate::checker::calls(parsed.syntax(), qualified))
 }
 
 /// Whether this Python text calls one of [`GROUP_CREATORS`] (resolved through its imports).
@@ -117,5 +163,26 @@ mod tests {
         assert!(!only_lib.creates_process_group());
         let both = RunFacts::new(move || vec![lib.clone(), main.clone()]);
         assert!(both.creates_process_group());
+    }
+
+    #[test]
+    fn spmd_programs_are_the_scripts_calling_use_spmd_or_migrated_from_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let files = vec![
+            write("train.py", "from torch_xla import runtime as xr\nxr.use_spmd()\n"),
+            write("migrated.py", "import os\n\ndef torchtpu_spmd_processes():\n    pass\n"),
+            write("eval.py", "import torch_xla.runtime as xr\nprint(xr.world_size())\n"),
+            write("notes.py", "# we used to call use_spmd() here\n"),
+        ];
+        let run = RunFacts::new(move || files.clone());
+        assert!(run.is_spmd_program("train.py") && run.is_spmd_program("./train.py"));
+        assert!(run.is_spmd_program("\"migrated.py\""));
+        assert!(!run.is_spmd_program("eval.py") && !run.is_spmd_program("notes.py"));
+        assert!(!run.is_spmd_program("$SCRIPT") && !run.is_spmd_program("other/train2.py"));
     }
 }

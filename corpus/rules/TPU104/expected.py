@@ -1,4 +1,4 @@
-# TPU104 device-list: reported only
+# TPU104 device-list: reported only (in an SPMD program the global count converts: see TPU216)
 import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.runtime as xr

@@ -2,6 +2,23 @@
 import torch
 import torch_xla.distributed.parallel_loader as pl
 
+
+class torchtpu_sharded_loader:
+    """What `MpDeviceLoader(loader, device, input_sharding=sharding)` becomes: the loader's
+    batches on the device, each tensor passed through `sharding` (this process's slice of
+    the global batch), without background prefetching."""
+
+    def __init__(self, loader, device, sharding):
+        self.loader, self.device, self.sharding = loader, device, sharding
+
+    def __iter__(self):
+        for batch in self.loader:
+            yield torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: self.sharding(t.to(self.device)), batch)
+
+    def __len__(self):
+        return len(self.loader)
+
+
 loader = torch.utils.data.DataLoader(list(range(8)), batch_size=2)
 device = torch.device("tpu:0")
 for batch in loader:
@@ -33,7 +50,9 @@ def make(loader, device):
 
 
 def sharded(loader, device, sharding):
-    for batch in pl.MpDeviceLoader(loader, device, input_sharding=sharding):  # SPMD input sharding: reported
+    for batch in torchtpu_sharded_loader(loader, device, sharding):  # SPMD input sharding: converted
+        print(batch)
+    for batch in pl.ParallelLoader(loader, [device], input_sharding=sharding).per_device_loader(device):  # reported
         print(batch)
 
 

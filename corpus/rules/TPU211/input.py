@@ -30,7 +30,9 @@ def make(loader, device):
 
 
 def sharded(loader, device, sharding):
-    for batch in pl.MpDeviceLoader(loader, device, input_sharding=sharding):  # SPMD input sharding: reported
+    for batch in pl.MpDeviceLoader(loader, device, input_sharding=sharding):  # SPMD input sharding: converted
+        print(batch)
+    for batch in pl.ParallelLoader(loader, [device], input_sharding=sharding).per_device_loader(device):  # reported
         print(batch)
 
 

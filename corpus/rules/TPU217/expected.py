@@ -1,11 +1,109 @@
 # TPU217 spmd-sharding: reported only (the removed xla_sharding module too)
+import os
 import numpy as np
-import torch_xla.distributed.spmd as xs
 import torch_xla.experimental.xla_sharding as old_xs
 import torch_xla.runtime as xr
+import builtins
+import math
+import socket
+import torch
+import torch.distributed as dist
+import torch.distributed.device_mesh
+import torch.distributed.tensor
+import warnings
+import weakref
 
-mesh = xs.Mesh(np.arange(8), (2, 4), ("data", "model"))
-xs.mark_sharding(weight, mesh, ("model", None))
+
+def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
+    """What `xs.Mesh(device_ids, mesh_shape, axis_names)` becomes: a DeviceMesh over the job's
+    TorchTPU processes, one per chip, device i being rank i."""
+    torchtpu_spmd_processes()
+    world = dist.get_world_size()
+    ids = torch.as_tensor(device_ids).flatten().tolist()
+    if ids != list(range(world)) or math.prod(mesh_shape) != world:
+        raise ValueError(f"a mesh {tuple(mesh_shape)} of devices {ids}: TorchTPU's mesh orders ranks 0..{world - 1}")
+    names = None if axis_names is None else tuple(axis_names)
+    return torch.distributed.device_mesh.init_device_mesh("tpu", tuple(mesh_shape), mesh_dim_names=names)
+
+
+def torchtpu_shard_batch(tensor, mesh, partition_spec):
+    """What `xs.mark_sharding(batch, mesh, (axes, None, ...))` becomes: this process's slice of
+    the global batch along dim 0, split over the mesh axes named for it (a name, an index or
+    a tuple of them). A parameter is FSDP2's to shard, and other dims stay whole: both raise."""
+    if isinstance(tensor, torch.nn.Parameter) or tensor.requires_grad and tensor.is_leaf:
+        raise ValueError("mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)")
+    if any(axes is not None for axes in partition_spec[1:]):
+        raise ValueError(f"partition spec {partition_spec} splits more than dim 0: not a batch split")
+    axes = partition_spec[0] if isinstance(partition_spec[0], tuple) else (partition_spec[0],)
+    pieces, index = 1, 0
+    for axis in axes:
+        axis = mesh.mesh_dim_names.index(axis) if isinstance(axis, str) else axis
+        pieces, index = pieces * mesh.size(axis), index * mesh.size(axis) + mesh.get_local_rank(axis)
+    if tensor.shape[0] % pieces:
+        raise ValueError(f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)")
+    return tensor.tensor_split(pieces)[index]
+
+
+def torchtpu_spmd_processes():
+    """What `xr.use_spmd()` becomes: this process is one of the job's TorchTPU processes, one
+    per chip (torchrun after TorchTPU's launch environment; plain `python` is a job of one chip).
+
+    SPMD ran one program over every chip, and each process now runs it on its own:
+    - rank 0 prints, as SPMD printed once (`print(..., force=True)` prints on any rank);
+    - parameters are replicated: rank 0's are broadcast at a module's first forward, and each
+      gradient is averaged over the processes as it accumulates (before any clipping), as the
+      partitioner did for a batch that `torchtpu_shard_batch` splits. FSDP2 and DTensor
+      parameters are theirs to reduce. DistributedDataParallel does the same reduction in
+      buckets, overlapped with backward: faster, once the model is known.
+    """
+    if not dist.is_initialized():
+        if "RANK" not in os.environ:  # plain `python`: a job of one chip
+            torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
+            os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
+            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+            if "MASTER_PORT" not in os.environ:
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", 0))
+                    os.environ["MASTER_PORT"] = str(s.getsockname()[1])
+        dist.init_process_group("tpu_dist")
+    if dist.get_world_size() == 1 or hasattr(torchtpu_spmd_processes, "hook"):
+        return
+    if dist.get_rank() != 0:
+        print_anywhere = builtins.print
+
+        def rank_0_print(*args, force=False, **kwargs):
+            if force:
+                print_anywhere(*args, **kwargs)
+
+        builtins.print = rank_0_print
+    replicated = weakref.WeakSet()
+
+    def average(param):
+        dist.all_reduce(param.grad, op=dist.ReduceOp.AVG)
+
+    def replicate(module, args):
+        if module in replicated:
+            return
+        for m in module.modules():
+            replicated.add(m)
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
+                warnings.warn(f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch")
+        for p in module.parameters():
+            if p in replicated or isinstance(p, torch.distributed.tensor.DTensor) or p.device.type != "tpu":
+                continue
+            replicated.add(p)
+            dist.broadcast(p.detach(), src=0)
+            if p.requires_grad:
+                p.register_post_accumulate_grad_hook(average)
+        for b in module.buffers():
+            if b.device.type == "tpu":
+                dist.broadcast(b, src=0)
+
+    torchtpu_spmd_processes.hook = torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+
+
+mesh = torchtpu_device_mesh(np.arange(8), (2, 4), axis_names=("data", "model"))
+weight = torchtpu_shard_batch(weight, mesh, ("model", None))
 old_xs.mark_sharding(bias, mesh, (None,))
 if xr.is_spmd():
     print("spmd")

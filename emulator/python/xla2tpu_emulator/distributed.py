@@ -520,6 +520,10 @@ def create_process_group(store, rank, size, timeout):
     report.incompatibility("world_size", msg, frame=frame)
     raise RuntimeError(msg)
   device.ensure_initialized()
+  if not dist.is_initialized():
+    # The world group, however it is created (`init_device_mesh` calls c10d's own
+    # `init_process_group`, not the wrapper below): the report's rank and world size.
+    report.STATE["rank"], report.STATE["world_size"] = rank, size
   if not isinstance(timeout, datetime.timedelta):
     timeout = datetime.timedelta(seconds=1800)
   return TpuBackend(store, rank, size, timeout)

@@ -38,8 +38,14 @@ impl<'a> Checker<'a> {
         };
         let mut first_reason: Option<String> = None;
         let mut result = None;
-        for spec in &rule.fixes {
-            let attempt = self.try_fix(&site, rule, spec, bound.as_ref());
+        // A variant for other names of the rule (`xs.Mesh` of TPU226's) does not exist here.
+        let for_site = |spec: &&crate::migrate::rules::FixSpec| {
+            spec.names.is_empty() || site.callee.as_ref().is_some_and(|c| spec.names.contains(c))
+        };
+        for spec in rule.fixes.iter().filter(for_site) {
+            // A variant for one of the rule's names may bind that name's own signature.
+            let own = spec.signature.as_ref().zip(site.call).map(|(sig, call)| sig.bind(call));
+            let attempt = self.try_fix(&site, rule, spec, own.as_ref().or(bound.as_ref()));
             match attempt {
                 Ok(fix) => {
                     result = Some((fix, spec.note.clone()));
@@ -143,7 +149,7 @@ impl<'a> Checker<'a> {
     ) -> Result<(), String> {
         // `name(` as a whole word: what a replacement or another helper calls.
         let calls = crate::migrate::rules::calls;
-        let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
+        let mut cx = ExpandCx::new(self, site, spec.signature.as_ref().or(rule.signature.as_ref()), bound);
         let mut pending: Vec<String> = fix.edits.iter().map(|e| e.content.clone()).collect();
         let mut helpers: Vec<crate::migrate::fix::Helper> = Vec::new();
         while let Some(text) = pending.pop() {
@@ -151,10 +157,14 @@ impl<'a> Checker<'a> {
                 if helpers.iter().any(|h| &h.name == name) || !calls(&text, name) {
                     continue;
                 }
+                let body = template.expand(&mut cx)?;
                 if self.all_names().contains(name.as_str()) || self.sem.is_bound_anywhere(name) {
+                    // Defined by an earlier pass of this run (another fix's edits overlapped).
+                    if self.defines_verbatim(&body) {
+                        continue;
+                    }
                     return Err(format!("cannot define `{name}`: the name already means something else in this file"));
                 }
-                let body = template.expand(&mut cx)?;
                 pending.push(body.clone());
                 helpers.push(crate::migrate::fix::Helper { name: name.clone(), text: body });
             }
@@ -162,6 +172,11 @@ impl<'a> Checker<'a> {
         fix.imports.extend(cx.imports);
         fix.helpers.extend(helpers);
         Ok(())
+    }
+
+    /// Whether a module-level statement of the file is exactly this helper's text.
+    fn defines_verbatim(&self, body: &str) -> bool {
+        self.parsed_tokens.syntax().body.iter().any(|stmt| self.src(stmt.range()).trim_end() == body.trim_end())
     }
 
     /// Whether a process group can exist where this file's collectives run: the file
@@ -193,6 +208,10 @@ impl<'a> Checker<'a> {
                         Some("$value") => "a plain value (a literal other than None, a name or attribute)".to_string(),
                         Some("$int") => "an integer literal".to_string(),
                         Some("$name") => "a name or attribute".to_string(),
+                        Some("$identifier") => "a bare name".to_string(),
+                        Some("$dim0_only") => {
+                            "a tuple naming mesh axes for dim 0 only (`(\"data\", None)`)".to_string()
+                        }
                         Some("$pure") => "free of calls".to_string(),
                         Some("$list") => "a list display or comprehension".to_string(),
                         Some("$str") => "a string literal".to_string(),
@@ -288,7 +307,7 @@ impl<'a> Checker<'a> {
         spec: &crate::migrate::rules::FixSpec,
         bound: &Bound<'a>,
     ) -> Result<Fix, String> {
-        let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
+        let mut cx = ExpandCx::new(self, site, spec.signature.as_ref().or(rule.signature.as_ref()), bound);
         cx.mapped = self.mapped_arguments(spec, &mut cx)?;
         let fix = |edits, deletes, imports| Fix { safety: spec.safety, edits, deletes, imports, helpers: vec![] };
         match &spec.action {
@@ -792,6 +811,11 @@ impl ExpandContext for ExpandCx<'_, '_> {
 
     fn name(&self) -> Option<String> {
         self.site.call.is_none().then(|| self.checker.src(self.site.expr.range()).to_string())
+    }
+
+    fn receiver(&self) -> Option<String> {
+        let Expr::Attribute(method) = &*self.site.call?.func else { return None };
+        matches!(&*method.value, Expr::Name(_)).then(|| self.checker.src(method.value.range()).to_string())
     }
 
     fn rank(&self) -> Option<String> {

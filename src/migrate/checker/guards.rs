@@ -113,7 +113,8 @@ impl<'a> Checker<'a> {
         }
         let rule = self.rules.builtin(Builtin::XlaOnlyBranch)?;
         let spec = self.rule(rule).fixes.first().filter(|f| matches!(f.action, FixAction::Replace(_)))?;
-        let site = Site { rule, target: None, expr: &if_stmt.test, call: Some(call), spelled: String::new() };
+        let site =
+            Site { rule, target: None, expr: &if_stmt.test, call: Some(call), spelled: String::new(), callee: None };
         let fix = self.try_action(&site, self.rule(rule), spec, &Default::default()).ok()?;
         (!assignments.is_empty()).then_some((fix, assignments))
     }

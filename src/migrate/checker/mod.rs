@@ -103,6 +103,12 @@ pub fn creates_process_group(module: &ast::ModModule) -> bool {
     inventory::Inventory::build(module, &sem).creates_group(&sem)
 }
 
+/// Whether the module calls `qualified` (resolved through its imports).
+pub fn calls(module: &ast::ModModule, qualified: &str) -> bool {
+    let sem = Semantic::build(module);
+    inventory::Inventory::build(module, &sem).file_calls(&sem, qualified)
+}
+
 struct Checker<'a> {
     text: &'a str,
     rules: &'a RuleSet,
@@ -163,6 +169,8 @@ struct Site<'a> {
     call: Option<&'a ExprCall>,
     /// The spelling used in the source, for messages.
     spelled: String,
+    /// The qualified name a call rule matched (fix variants may apply to some names only).
+    callee: Option<String>,
 }
 
 impl<'a> Checker<'a> {
@@ -389,7 +397,7 @@ impl<'a> Checker<'a> {
             if let Some((rule, target)) = self.rules.lookup(MatchKind::Call, &q.name) {
                 if self.match_condition_holds(rule, call) {
                     let spelled = self.src(call.func.range()).to_string();
-                    self.report(Site { rule, target, expr, call: Some(call), spelled });
+                    self.report(Site { rule, target, expr, call: Some(call), spelled, callee: Some(q.name.clone()) });
                     match self.edited_arguments(rule, call) {
                         // `TrainingArguments(..., torch_compile_backend="openxla")`: the rule
                         // sets or drops some keywords; the others are anyone's.
@@ -406,7 +414,14 @@ impl<'a> Checker<'a> {
                     // A rule on the name itself converts it (`instances`); else a person must look.
                     if self.rules.lookup(MatchKind::Reference, &q.name).is_none() {
                         let spelled = self.src(call.func.range()).to_string();
-                        self.report(Site { rule, target, expr, call: Some(call), spelled });
+                        self.report(Site {
+                            rule,
+                            target,
+                            expr,
+                            call: Some(call),
+                            spelled,
+                            callee: Some(q.name.clone()),
+                        });
                     } else {
                         self.visit_reference(&call.func);
                     }
@@ -425,9 +440,10 @@ impl<'a> Checker<'a> {
         if q.is_none()
             && let Expr::Attribute(method) = &*call.func
             && let Some(rule) = self.rules.method_rule(method.attr.id.as_str())
+            && self.in_files_calling_holds(rule)
         {
             let spelled = self.src(call.func.range()).to_string();
-            self.report(Site { rule, target: None, expr, call: Some(call), spelled });
+            self.report(Site { rule, target: None, expr, call: Some(call), spelled, callee: None });
             self.visit_expr(&method.value);
             self.visit_owned_arguments(call);
             return;
@@ -453,6 +469,17 @@ impl<'a> Checker<'a> {
             return;
         }
         self.walk_with_operand(expr);
+    }
+
+    /// Whether a method rule's file condition holds (`in_files_calling`, or none). A name
+    /// without a module is a helper a fix defined in the file (the migrated form of the call).
+    fn in_files_calling_holds(&self, rule: RuleId) -> bool {
+        let names = &self.rule(rule).in_files_calling;
+        names.is_empty()
+            || names.iter().any(|n| match n.contains('.') {
+                true => self.inventory.file_calls(self.sem, n),
+                false => self.sem.is_bound_anywhere(n),
+            })
     }
 
     fn visit_owned_arguments(&mut self, call: &'a ExprCall) {
@@ -577,7 +604,7 @@ impl<'a> Checker<'a> {
             }
             if !self.owned.contains(&expr.start()) {
                 let spelled = spelled();
-                self.report(Site { rule, target, expr, call: None, spelled });
+                self.report(Site { rule, target, expr, call: None, spelled, callee: None });
             }
         } else if let Some(rule) = self.rules.lookup_any(&q.name) {
             let message = self.message(rule, &spelled());
@@ -649,7 +676,7 @@ impl<'a> Checker<'a> {
         let Expr::StringLiteral(lit) = name else { return };
         let var = lit.value.to_str();
         let Some((rule, _)) = self.rules.env_rules().find(|(_, r)| r.env.iter().any(|e| e == var)) else { return };
-        self.report(Site { rule, target: None, expr, call: None, spelled: var.to_string() });
+        self.report(Site { rule, target: None, expr, call: None, spelled: var.to_string(), callee: None });
     }
 
     fn walk_with_operand(&mut self, expr: &'a Expr) {
@@ -724,7 +751,7 @@ impl<'a> Visitor<'a> for Checker<'a> {
                         self.mark_used(&q);
                         let (rule, target) = self.rules.lookup(MatchKind::Reference, &q.name).unwrap_or_default();
                         let spelled = self.src(expr.range()).to_string();
-                        self.report(Site { rule, target, expr, call: None, spelled });
+                        self.report(Site { rule, target, expr, call: None, spelled, callee: None });
                     }
                     Some(q) => self.mark_used(&q),
                     None => self.walk_with_operand(expr),

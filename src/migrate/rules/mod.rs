@@ -104,6 +104,11 @@ struct RawMatcher {
     /// a library's torch_xla switch on an object whose type the file does not name).
     #[serde(default)]
     method: Vec<String>,
+    /// (method rules) Match only in files that call one of these qualified names, or define one
+    /// of these helpers (a name without a module: what a fix turned such a call into): a method
+    /// too common to match alone (`loss.backward()`) matters where they are used.
+    #[serde(default)]
+    in_files_calling: Vec<String>,
     #[serde(default)]
     builtin: Option<Builtin>,
     #[serde(default)]
@@ -193,6 +198,8 @@ pub enum Builtin {
     XlaDist,
     /// `python xla_spawn.py`, `python -m torch_xla.distributed.xla_multiprocessing`: one process per core.
     XlaSpawn,
+    /// `python train.py` of a script of the run that calls `xr.use_spmd()`: one process for every chip.
+    SpmdLaunch,
     /// An accelerate config file with `distributed_type: XLA` (or `TPU`).
     AccelerateConfig,
     /// `accelerate launch --tpu` and the other TPU flags.
@@ -230,6 +237,10 @@ struct RawFix {
     requires_call_in_function: Vec<String>,
     #[serde(default)]
     requires_call_in_file: Vec<String>,
+    #[serde(default)]
+    names: Vec<String>,
+    #[serde(default)]
+    signature: Option<String>,
     #[serde(default)]
     requires_process_group: bool,
     #[serde(default)]
@@ -318,6 +329,11 @@ pub struct FixSpec {
     pub requires_call_in_function: Vec<String>,
     /// Only offer the fix in files that call one of these.
     pub requires_call_in_file: Vec<String>,
+    /// (rules on several names) The variant applies to calls of these names only; for the
+    /// others it does not exist (no "not converted" reason).
+    pub names: Vec<String>,
+    /// (with `names`) The signature those names are called with, when it is not the rule's.
+    pub signature: Option<Signature>,
     /// Only offer the fix (a collective) where a process group can exist on the match's
     /// path: see [`crate::migrate::facts`].
     pub requires_process_group: bool,
@@ -370,6 +386,8 @@ pub struct Rule {
     pub string: Option<StringMatch>,
     pub dict_keys: Vec<String>,
     pub methods: Vec<String>,
+    /// See `RawMatcher::in_files_calling`.
+    pub in_files_calling: Vec<String>,
     pub builtin: Option<Builtin>,
     pub modules: Vec<String>,
     /// (import rules) module imported for a side effect → the code of the rule relying on it.
@@ -409,8 +427,12 @@ impl Prefilter {
         let mut words: BTreeSet<String> = ["xla", "tpu_available", "noqa"].map(String::from).into();
         words.extend(sources.iter().cloned());
         for r in &rules.rules {
+            // A method matched only beside other names needs theirs: their roots are sources,
+            // and a defined helper's name (the migrated form) is a word of its own.
+            let methods = r.methods.iter().filter(|_| r.in_files_calling.is_empty());
+            words.extend(r.in_files_calling.iter().filter(|n| !n.contains('.')).cloned());
             let strings =
-                r.env.iter().chain(&r.dict_keys).chain(&r.methods).chain(r.string.iter().flat_map(|m| &m.values));
+                r.env.iter().chain(&r.dict_keys).chain(methods).chain(r.string.iter().flat_map(|m| &m.values));
             words.extend(strings.chain(r.device_string.iter().map(|d| &d.from)).filter(|w| !w.is_empty()).cloned());
         }
         // Not identifiers of ours: also UPPER and Title case (`_XLA_AVAILABLE`, `# NOQA`, `Xla…`).
@@ -697,6 +719,7 @@ impl RuleSet {
             string: m.string,
             dict_keys: m.dict_key,
             methods: m.method,
+            in_files_calling: m.in_files_calling,
             builtin: m.builtin,
             modules: m.modules,
             side_effects: m.side_effects,
@@ -824,6 +847,11 @@ fn convert_fix(
         bail!("a fix needs exactly one of replace, statement, delete, unwrap, args, iterate_loader");
     }
     let action = actions.pop().expect("one action");
+    let own_signature = f.signature.as_deref().map(Signature::parse).transpose()?;
+    if own_signature.is_some() && f.names.is_empty() {
+        bail!("a fix's own `signature` needs the `names` it is the signature of");
+    }
+    let signature = own_signature.as_ref().or(signature);
     // Every parameter a fix names must exist in the signature.
     let mut named: Vec<&str> = f.when.keys().map(String::as_str).chain(f.drop.iter().map(String::as_str)).collect();
     if let FixAction::Args { set, remove, splat } = &action {
@@ -907,6 +935,8 @@ fn convert_fix(
         note: f.note,
         requires_call_in_function: f.requires_call_in_function,
         requires_call_in_file: f.requires_call_in_file,
+        names: f.names,
+        signature: own_signature,
         requires_process_group: f.requires_process_group,
         requires_group_in_file: f.requires_group_in_file,
         compare: f.compare,

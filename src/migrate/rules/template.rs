@@ -20,6 +20,7 @@
 //! | `{$target}`        | the rule's per-name target (`match.call` given as a map)      |
 //! | `{$args}`          | the call's original argument list, verbatim                   |
 //! | `{$name}`          | (reference rules) the matched name as written                 |
+//! | `{$receiver}`      | (method rules) the object the method is called on, when it is a bare name |
 //! | `{$rank}`          | (worker preludes) the worker function's first parameter       |
 //! | `{$assign}`        | (statements) `target = ` when the call is assigned, `return ` when returned, else empty |
 //! | `{$fresh:name}`    | `name`, or `name_2`… if the file already uses it              |
@@ -188,6 +189,7 @@ enum Piece {
     Target,
     Args,
     Name,
+    Receiver,
     Rank,
     Assign,
     Fresh(String),
@@ -324,6 +326,9 @@ impl Template {
                 }
                 Piece::Args => out.push_str(&cx.all_args()),
                 Piece::Name => out.push_str(&cx.name().ok_or("`{$name}` is only available for a matched name")?),
+                Piece::Receiver => {
+                    out.push_str(&cx.receiver().ok_or("the method is not called on a bare name (`loss.backward()`)")?)
+                }
                 Piece::Rank => out.push_str(&cx.rank().ok_or("`{$rank}` is only available in a worker prelude")?),
                 Piece::Assign => out.push_str(&cx.assign().ok_or("`{$assign}` is only available in statements")?),
                 Piece::Fresh(hint) => out.push_str(&cx.fresh(hint)),
@@ -344,6 +349,10 @@ pub trait ExpandContext {
     fn all_args(&self) -> String;
     /// The matched name as written (`TrainingArguments`, `transformers.TrainingArguments`).
     fn name(&self) -> Option<String> {
+        None
+    }
+    /// The bare name a matched method is called on (`loss` of `loss.backward()`).
+    fn receiver(&self) -> Option<String> {
         None
     }
     /// The worker function's first parameter (for `worker_prelude`).
@@ -374,6 +383,7 @@ fn parse_placeholder(inner: &str) -> Option<Piece> {
         "$target" => return Some(Piece::Target),
         "$args" => return Some(Piece::Args),
         "$name" => return Some(Piece::Name),
+        "$receiver" => return Some(Piece::Receiver),
         "$rank" => return Some(Piece::Rank),
         "$assign" => return Some(Piece::Assign),
         _ => {}
@@ -470,7 +480,9 @@ fn split_top_level(text: &str) -> Vec<&str> {
 /// and a value that is safe to evaluate more than once" (a literal other than
 /// `None`, a name, an attribute or subscript of those), `"$int"` means
 /// "an integer literal" (a count known without running the program), and
-/// `"$name"` means "a name or attribute" (a reference, never a literal), and `"$pure"` means
+/// `"$name"` means "a name or attribute" (a reference, never a literal), `"$identifier"` a bare
+/// name (one that can be rebound), `"$dim0_only"` a tuple/list literal splitting dim 0 only
+/// (`("data", None)`), and `"$pure"` means
 /// "calls nothing" (safe to evaluate on one rank only). For `*args`, every argument must match.
 pub fn arg_matches(actual: Option<&str>, accepted: &[Option<String>]) -> bool {
     accepted.iter().any(|a| match (actual, a) {
@@ -479,6 +491,8 @@ pub fn arg_matches(actual: Option<&str>, accepted: &[Option<String>]) -> bool {
         (Some(actual), Some(expected)) if expected == "$value" => is_plain_value(actual),
         (Some(actual), Some(expected)) if expected == "$int" => is_int_literal(actual),
         (Some(actual), Some(expected)) if expected == "$name" => is_name(actual),
+        (Some(actual), Some(expected)) if expected == "$identifier" => is_identifier(actual),
+        (Some(actual), Some(expected)) if expected == "$dim0_only" => splits_dim0_only(actual),
         (Some(actual), Some(expected)) if expected == "$pure" => is_call_free(actual),
         (Some(actual), Some(expected)) if expected == "$list" => is_list(actual),
         (Some(actual), Some(expected)) if expected == "$str" => string_value(actual).is_some(),
@@ -524,6 +538,24 @@ fn is_name(text: &str) -> bool {
         }
     }
     ruff_python_parser::parse_expression(text).is_ok_and(|p| name(p.expr()))
+}
+
+/// A tuple or list literal whose first item is not `None` and whose others are (`("data", None)`):
+/// a partition spec that splits dim 0 only.
+fn splits_dim0_only(text: &str) -> bool {
+    let Ok(parsed) = ruff_python_parser::parse_expression(text) else { return false };
+    let items = match parsed.expr() {
+        Expr::Tuple(t) => &t.elts,
+        Expr::List(l) => &l.elts,
+        _ => return false,
+    };
+    let none = |e: &Expr| e.is_none_literal_expr();
+    items.first().is_some_and(|first| !none(first) && !first.is_starred_expr()) && items[1..].iter().all(none)
+}
+
+/// A bare name (`batch`), which an assignment can rebind.
+fn is_identifier(text: &str) -> bool {
+    ruff_python_parser::parse_expression(text).is_ok_and(|p| matches!(p.expr(), Expr::Name(_)))
 }
 
 fn is_int_literal(text: &str) -> bool {
@@ -614,6 +646,17 @@ mod tests {
         assert!(arg_matches(Some("f'step {step} loss={loss:.3f}'"), &pure));
         assert!(!arg_matches(Some("f'{loss.item():.3f}'"), &pure));
         assert!(!arg_matches(Some("meter.update(x)"), &pure));
+        let identifier = [Some("$identifier".to_string())];
+        assert!(arg_matches(Some("batch"), &identifier));
+        assert!(!arg_matches(Some("model.weight"), &identifier));
+        let dim0 = [Some("$dim0_only".to_string())];
+        assert!(arg_matches(Some("(\"data\", None, None)"), &dim0));
+        assert!(arg_matches(Some("[(\"dcn\", \"data\")]"), &dim0));
+        assert!(arg_matches(Some("(0,)"), &dim0));
+        assert!(!arg_matches(Some("(None, \"model\")"), &dim0));
+        assert!(!arg_matches(Some("(\"data\", \"model\")"), &dim0));
+        assert!(!arg_matches(Some("spec"), &dim0));
+        assert!(!arg_matches(Some("()"), &dim0));
     }
 
     #[test]

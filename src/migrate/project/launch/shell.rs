@@ -566,8 +566,24 @@ impl Scan<'_, '_> {
             }
             "torch_xla.distributed.xla_multiprocessing" => self.spawn(k, script, options, blocker),
             "" if self.word(j).rsplit('/').next() == Some("xla_spawn.py") => self.spawn(k, j + 1, options, blocker),
+            // `python train.py` of an SPMD program: TorchTPU runs one process per chip.
+            "" if self.found.run.is_some_and(|r| r.is_spmd_program(self.word(j))) => {
+                self.spmd_launch(k, j, options, blocker)
+            }
             _ => {}
         }
+    }
+
+    /// `python [options] script` (the interpreter at word `k`, the script at `script`) of an SPMD
+    /// program: the interpreter's words become torchrun, after the rule's prelude.
+    fn spmd_launch(&mut self, k: usize, script: usize, options: Option<String>, blocker: Option<&str>) {
+        let words = &self.cmd().words;
+        let at = TextRange::new(words[k].start(), words[script - 1].end());
+        let fix = match self.torchrun_blocked(options, blocker) {
+            Some(why) => Err(why),
+            None => self.torchrun(Builtin::SpmdLaunch, at),
+        };
+        self.found.launcher(Builtin::SpmdLaunch, at, Some(fix));
     }
 
     /// A single-host launcher at word `k` whose own options start at `first`: its words before
@@ -589,32 +605,37 @@ impl Scan<'_, '_> {
         let words = &self.cmd().words;
         let end = words[j.min(len) - 1].end();
         let at = TextRange::new(words[k].start(), end);
-        let blocked = if self.region.place == Place::Quoted {
+        let blocked = self
+            .torchrun_blocked(options, blocker)
+            .or_else(|| unknown.map(|option| format!("the launcher option `{option}` has no torchrun equivalent")))
+            .or_else(|| (j >= len).then(|| "no training script follows the launcher".to_string()));
+        let fix = match blocked {
+            Some(why) => Err(why),
+            None => self.torchrun(Builtin::XlaSpawn, at),
+        };
+        self.found.launcher(Builtin::XlaSpawn, at, Some(fix));
+    }
+
+    /// Why the current command cannot become TorchTPU's launch (the topology `eval`, then
+    /// torchrun in place of its interpreter `options` or launcher), if it cannot.
+    fn torchrun_blocked(&self, options: Option<String>, blocker: Option<&str>) -> Option<String> {
+        if self.region.place == Place::Quoted {
             Some("it is inside a quoted command".to_string())
         } else if let Some(wrapper) = blocker {
             Some(format!("`{wrapper}` would not pass on the variables `eval` exports"))
         } else if let Some(options) = options {
             Some(format!("torchrun takes no interpreter options (`{options}`)"))
-        } else if let Some(option) = unknown {
-            Some(format!("the launcher option `{option}` has no torchrun equivalent"))
-        } else if j >= len {
-            Some("no training script follows the launcher".to_string())
         } else if self.cmd().before.0 == Op::Pipe {
-            Some("the launcher reads from a pipe".to_string())
+            Some("the command reads from a pipe".to_string())
         } else {
             None
-        };
-        let fix = match blocked {
-            Some(why) => Err(why),
-            None => self.torchrun(at),
-        };
-        self.found.launcher(Builtin::XlaSpawn, at, Some(fix));
+        }
     }
 
-    /// The rule's fix: the launcher words `at` become its template's last line, and the lines
+    /// The `builtin` rule's fix: the words `at` become its template's last line, and the lines
     /// before it go before the command.
-    fn torchrun(&self, at: TextRange) -> Result<Fix, String> {
-        let (safety, prelude, launcher) = self.template(Builtin::XlaSpawn)?;
+    fn torchrun(&self, builtin: Builtin, at: TextRange) -> Result<Fix, String> {
+        let (safety, prelude, launcher) = self.template(builtin)?;
         Ok(fix(safety, vec![self.prelude(&prelude), Edit::replace(at, launcher)]))
     }
 

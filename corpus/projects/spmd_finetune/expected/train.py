@@ -1,0 +1,181 @@
+"""Fine-tune a small classifier with SPMD data parallelism on a TPU VM.
+
+One process drives every chip: the global batch is annotated on the mesh's "data" axis and the
+partitioner splits it. Hyperparameters come from a JSON config; the launch script starts it.
+"""
+import os
+import argparse
+import json
+
+import numpy as np
+import torch
+import torch.nn as nn
+import builtins
+import math
+import socket
+import torch.distributed as dist
+import torch.distributed.device_mesh
+import torch.distributed.tensor
+import warnings
+import weakref
+
+
+def torchtpu_backward(loss, **kwargs):
+    """`loss.backward(**kwargs)`, then the loss's mean over the job's processes (detached).
+    Each process computed the loss of its slice of the batch; SPMD computed the global
+    batch's, which is that mean for a mean-reduced loss over equal slices."""
+    torch.Tensor.backward(loss, **kwargs)  # `loss.backward(...)`, not a method call TPU231 converts
+    loss = loss.detach().clone()
+    if dist.is_initialized() and dist.get_world_size() > 1:
+        dist.all_reduce(loss, op=dist.ReduceOp.AVG)
+    return loss
+
+
+def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
+    """What `xs.Mesh(device_ids, mesh_shape, axis_names)` becomes: a DeviceMesh over the job's
+    TorchTPU processes, one per chip, device i being rank i."""
+    torchtpu_spmd_processes()
+    world = dist.get_world_size()
+    ids = torch.as_tensor(device_ids).flatten().tolist()
+    if ids != list(range(world)) or math.prod(mesh_shape) != world:
+        raise ValueError(f"a mesh {tuple(mesh_shape)} of devices {ids}: TorchTPU's mesh orders ranks 0..{world - 1}")
+    names = None if axis_names is None else tuple(axis_names)
+    return torch.distributed.device_mesh.init_device_mesh("tpu", tuple(mesh_shape), mesh_dim_names=names)
+
+
+def torchtpu_shard_batch(tensor, mesh, partition_spec):
+    """What `xs.mark_sharding(batch, mesh, (axes, None, ...))` becomes: this process's slice of
+    the global batch along dim 0, split over the mesh axes named for it (a name, an index or
+    a tuple of them). A parameter is FSDP2's to shard, and other dims stay whole: both raise."""
+    if isinstance(tensor, torch.nn.Parameter) or tensor.requires_grad and tensor.is_leaf:
+        raise ValueError("mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)")
+    if any(axes is not None for axes in partition_spec[1:]):
+        raise ValueError(f"partition spec {partition_spec} splits more than dim 0: not a batch split")
+    axes = partition_spec[0] if isinstance(partition_spec[0], tuple) else (partition_spec[0],)
+    pieces, index = 1, 0
+    for axis in axes:
+        axis = mesh.mesh_dim_names.index(axis) if isinstance(axis, str) else axis
+        pieces, index = pieces * mesh.size(axis), index * mesh.size(axis) + mesh.get_local_rank(axis)
+    if tensor.shape[0] % pieces:
+        raise ValueError(f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)")
+    return tensor.tensor_split(pieces)[index]
+
+
+def torchtpu_spmd_processes():
+    """What `xr.use_spmd()` becomes: this process is one of the job's TorchTPU processes, one
+    per chip (torchrun after TorchTPU's launch environment; plain `python` is a job of one chip).
+
+    SPMD ran one program over every chip, and each process now runs it on its own:
+    - rank 0 prints, as SPMD printed once (`print(..., force=True)` prints on any rank);
+    - parameters are replicated: rank 0's are broadcast at a module's first forward, and each
+      gradient is averaged over the processes as it accumulates (before any clipping), as the
+      partitioner did for a batch that `torchtpu_shard_batch` splits. FSDP2 and DTensor
+      parameters are theirs to reduce. DistributedDataParallel does the same reduction in
+      buckets, overlapped with backward: faster, once the model is known.
+    """
+    if not dist.is_initialized():
+        if "RANK" not in os.environ:  # plain `python`: a job of one chip
+            torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
+            os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
+            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+            if "MASTER_PORT" not in os.environ:
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", 0))
+                    os.environ["MASTER_PORT"] = str(s.getsockname()[1])
+        dist.init_process_group("tpu_dist")
+    if dist.get_world_size() == 1 or hasattr(torchtpu_spmd_processes, "hook"):
+        return
+    if dist.get_rank() != 0:
+        print_anywhere = builtins.print
+
+        def rank_0_print(*args, force=False, **kwargs):
+            if force:
+                print_anywhere(*args, **kwargs)
+
+        builtins.print = rank_0_print
+    replicated = weakref.WeakSet()
+
+    def average(param):
+        dist.all_reduce(param.grad, op=dist.ReduceOp.AVG)
+
+    def replicate(module, args):
+        if module in replicated:
+            return
+        for m in module.modules():
+            replicated.add(m)
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
+                warnings.warn(f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch")
+        for p in module.parameters():
+            if p in replicated or isinstance(p, torch.distributed.tensor.DTensor) or p.device.type != "tpu":
+                continue
+            replicated.add(p)
+            dist.broadcast(p.detach(), src=0)
+            if p.requires_grad:
+                p.register_post_accumulate_grad_hook(average)
+        for b in module.buffers():
+            if b.device.type == "tpu":
+                dist.broadcast(b, src=0)
+
+    torchtpu_spmd_processes.hook = torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+
+
+def parse_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--config", default="configs/finetune.json")
+    parser.add_argument("--max-steps", type=int, default=None)
+    return parser.parse_args()
+
+
+def build_model(hidden):
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(32, hidden), nn.GELU(), nn.LayerNorm(hidden), nn.Linear(hidden, 4))
+
+
+def main():
+    args = parse_args()
+    with open(args.config) as f:
+        config = json.load(f)
+    steps = args.max_steps or config["steps"]
+
+    torchtpu_spmd_processes()
+    num_devices = int(os.environ.get("WORLD_SIZE", "1"))
+    mesh = torchtpu_device_mesh(np.arange(num_devices), (num_devices,), axis_names=("data",))
+    device = torch.device("tpu:0")
+
+    model = build_model(config["hidden"]).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config["lr"], weight_decay=config["weight_decay"])
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / config["warmup"]))
+    loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1)
+
+    g = torch.Generator().manual_seed(config["seed"])
+    features = torch.randn(256, 32, generator=g)
+    labels = (features[:, :4].argmax(dim=1) + (features[:, 4] > 1).long()) % 4
+    loader = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(features, labels), batch_size=config["global_batch"], shuffle=True,
+        drop_last=True, generator=torch.Generator().manual_seed(config["seed"]),
+    )
+
+    step = 0
+    while step < steps:
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            x = torchtpu_shard_batch(x, mesh, ("data", None))
+            y = torchtpu_shard_batch(y, mesh, ("data",))
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss = torchtpu_backward(loss)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config["max_grad_norm"])
+            optimizer.step()
+            scheduler.step()
+            print(f"step {step} loss {loss.item():.6f} lr {scheduler.get_last_lr()[0]:.6f}")
+            step += 1
+            if step == steps:
+                break
+
+    state = {k: v.cpu() for k, v in model.state_dict().items()}
+    print(f"checksum={sum(v.double().sum().item() for v in state.values()):.6f}")
+    torch.save(state, "finetuned.pt")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# TPU925 spmd-python-launch: `python` of an SPMD script of the run becomes TorchTPU's launch
+# (converted, unsafe); other scripts, quoted commands and interpreter options stay
+set -euo pipefail
+python prepare.py
+eval "$(python -m torch.tpu.distributed | sed 's/^/export /')"
+torchrun --nproc_per_node="$WORLD_SIZE" train.py --steps 10 "$@"
+eval "$(python -m torch.tpu.distributed | sed 's/^/export /')"
+torchrun --nproc_per_node="$WORLD_SIZE" ./train.py
+sudo python train.py
+bash -c "python train.py"
+python -u train.py

@@ -1,0 +1,70 @@
+# An SPMD program: the launch script starts it with plain `python`.
+import os
+import builtins
+import socket
+import torch
+import torch.distributed as dist
+import torch.distributed.tensor
+import warnings
+import weakref
+
+
+def torchtpu_spmd_processes():
+    """What `xr.use_spmd()` becomes: this process is one of the job's TorchTPU processes, one
+    per chip (torchrun after TorchTPU's launch environment; plain `python` is a job of one chip).
+
+    SPMD ran one program over every chip, and each process now runs it on its own:
+    - rank 0 prints, as SPMD printed once (`print(..., force=True)` prints on any rank);
+    - parameters are replicated: rank 0's are broadcast at a module's first forward, and each
+      gradient is averaged over the processes as it accumulates (before any clipping), as the
+      partitioner did for a batch that `torchtpu_shard_batch` splits. FSDP2 and DTensor
+      parameters are theirs to reduce. DistributedDataParallel does the same reduction in
+      buckets, overlapped with backward: faster, once the model is known.
+    """
+    if not dist.is_initialized():
+        if "RANK" not in os.environ:  # plain `python`: a job of one chip
+            torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
+            os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
+            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+            if "MASTER_PORT" not in os.environ:
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", 0))
+                    os.environ["MASTER_PORT"] = str(s.getsockname()[1])
+        dist.init_process_group("tpu_dist")
+    if dist.get_world_size() == 1 or hasattr(torchtpu_spmd_processes, "hook"):
+        return
+    if dist.get_rank() != 0:
+        print_anywhere = builtins.print
+
+        def rank_0_print(*args, force=False, **kwargs):
+            if force:
+                print_anywhere(*args, **kwargs)
+
+        builtins.print = rank_0_print
+    replicated = weakref.WeakSet()
+
+    def average(param):
+        dist.all_reduce(param.grad, op=dist.ReduceOp.AVG)
+
+    def replicate(module, args):
+        if module in replicated:
+            return
+        for m in module.modules():
+            replicated.add(m)
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
+                warnings.warn(f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch")
+        for p in module.parameters():
+            if p in replicated or isinstance(p, torch.distributed.tensor.DTensor) or p.device.type != "tpu":
+                continue
+            replicated.add(p)
+            dist.broadcast(p.detach(), src=0)
+            if p.requires_grad:
+                p.register_post_accumulate_grad_hook(average)
+        for b in module.buffers():
+            if b.device.type == "tpu":
+                dist.broadcast(b, src=0)
+
+    torchtpu_spmd_processes.hook = torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+
+
+torchtpu_spmd_processes()

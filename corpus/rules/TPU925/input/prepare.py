@@ -1,0 +1,2 @@
+# Not an SPMD program: its launch line stays.
+print("prepared")
