@@ -251,7 +251,7 @@ fn real_tracer_traces_a_configs_dir() {
             std::env::var_os("XLA2TPU_REQUIRE_TRACER").is_none(),
             "XLA2TPU_REQUIRE_TRACER is set but tracer/.venv is missing: run tracer/setup_venv.sh"
         );
-        eprintln!("skipped: tracer/.venv not found");
+        eprintln!("skipped: tracer/.venv not found (scripts/test creates it)");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

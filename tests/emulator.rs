@@ -14,7 +14,7 @@ fn emulator_test_suite_passes() {
             std::env::var_os("XLA2TPU_REQUIRE_TRACER").is_none(),
             "XLA2TPU_REQUIRE_TRACER is set but tracer/.venv is missing: run tracer/setup_venv.sh"
         );
-        eprintln!("skipped: tracer/.venv not found (run tracer/setup_venv.sh to test the emulator)");
+        eprintln!("skipped: tracer/.venv not found (scripts/test creates it)");
         return;
     }
     let out = Command::new(python)

@@ -13,7 +13,7 @@ fn python() -> Option<PathBuf> {
         return Some(p);
     }
     assert!(std::env::var_os("XLA2TPU_REQUIRE_TRACER").is_none(), "tracer/.venv is missing");
-    eprintln!("skipped: tracer/.venv not found");
+    eprintln!("skipped: tracer/.venv not found (scripts/test creates it)");
     None
 }
 

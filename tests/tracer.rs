@@ -1,7 +1,7 @@
 //! The Python tracer, run for real: its own pytest suite, and a re-trace of
 //! `bert` that must reproduce the committed profile's op set.
 //!
-//! Needs the pinned venv (`tracer/setup_venv.sh`, which `.ci/run` runs). Without
+//! Needs the pinned venv (`tracer/setup_venv.sh`, which `scripts/test` runs). Without
 //! it these tests say so and pass, unless `XLA2TPU_REQUIRE_TRACER=1` (set by
 //! CI after a successful install), in which case a missing venv is a failure.
 
@@ -18,7 +18,7 @@ fn python() -> Option<PathBuf> {
         std::env::var_os("XLA2TPU_REQUIRE_TRACER").is_none(),
         "XLA2TPU_REQUIRE_TRACER is set but tracer/.venv is missing: run tracer/setup_venv.sh"
     );
-    eprintln!("skipped: tracer/.venv not found (run tracer/setup_venv.sh to test the tracer)");
+    eprintln!("skipped: tracer/.venv not found (scripts/test creates it)");
     None
 }
 

@@ -4,7 +4,7 @@
 //! repository through `pre-commit try-repo`.
 //!
 //! Needs the built wheel (`XLA2TPU_WHEEL=path/to/xla2tpu-*.whl`) and, for the hooks, pre-commit
-//! (`XLA2TPU_PRE_COMMIT=path/to/pre-commit`). `.ci/run` builds the wheel, installs pre-commit and
+//! (`XLA2TPU_PRE_COMMIT=path/to/pre-commit`). `scripts/test` builds the wheel, installs pre-commit and
 //! requires both (`XLA2TPU_REQUIRE_WHEEL=1`); without them these tests say they were skipped.
 //!
 //! README blocks run here are marked: `<!-- tests/wheel.rs: pyproject.toml -->` before a ```toml
@@ -30,7 +30,7 @@ fn required(var: &str) -> Option<PathBuf> {
                 None => format!("{var} is not set"),
             };
             assert!(std::env::var_os("XLA2TPU_REQUIRE_WHEEL").is_none(), "{why} (XLA2TPU_REQUIRE_WHEEL is set)");
-            eprintln!("skipped: {why}; .ci/run builds the wheel and sets it");
+            eprintln!("skipped: {why}; scripts/test builds the wheel and sets it");
             None
         }
     }
