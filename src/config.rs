@@ -220,6 +220,8 @@ pub struct Settings {
     pub rule_dirs: Vec<PathBuf>,
     /// Codes enabled before per-file ignores.
     enabled: BTreeSet<String>,
+    /// TPU002 was named: parse files no rule can match too ([`Selection::parse_every_file`]).
+    parse_every_file: bool,
     per_file_ignores: Vec<(Patterns, Vec<String>)>,
     exclude: Vec<Patterns>,
     pub force_exclude: bool,
@@ -283,6 +285,13 @@ impl Settings {
             .cloned()
             .collect();
 
+        // Naming TPU002 asks for every file's syntax errors, even in files no rule can match
+        // (those are otherwise not parsed): `select`/`extend-select` of a level that counts.
+        let syntax = rules.builtin(crate::migrate::rules::Builtin::SyntaxError).map(|id| &rules.rules[id].code);
+        let names =
+            |layer: &Layer| layer.select.iter().flatten().chain(&layer.extend_select).any(|s| Some(s) == syntax);
+        let parse_every_file = names(&cli_layer) || (cli_layer.select.is_none() && names(&file_layer));
+
         let mut per_file_ignores = Vec::new();
         for (pattern, codes) in options.per_file_ignores.iter().flatten() {
             if let Some(bad) = codes.iter().find(|s| !known(s)) {
@@ -317,6 +326,7 @@ impl Settings {
             rules,
             rule_dirs,
             enabled,
+            parse_every_file,
             per_file_ignores,
             exclude,
             force_exclude: o.force_exclude.or(options.force_exclude).unwrap_or(false),
@@ -346,7 +356,11 @@ impl Settings {
             self.enabled.iter().filter(|code| !ignored.iter().any(|s| selects(s, code))).cloned().collect();
         // An empty `select` means every rule to `Selection`; `ALL` ignored means none.
         let ignore = if select.is_empty() { vec!["ALL".to_string()] } else { Vec::new() };
-        Selection { select, ignore, unsafe_fixes: self.unsafe_fixes, run: None }
+        let mut selection = Selection { select, ignore, unsafe_fixes: self.unsafe_fixes, ..Selection::default() };
+        let syntax =
+            self.rules.builtin(crate::migrate::rules::Builtin::SyntaxError).map(|id| &self.rules.rules[id].code);
+        selection.parse_every_file = self.parse_every_file && syntax.is_some_and(|code| selection.enabled(code));
+        selection
     }
 
     /// `check --show-settings`: what applies to `path`, one setting a line.
@@ -381,6 +395,12 @@ impl Settings {
             .map(|(p, codes)| format!("{} ({})", codes.join(", "), p.patterns.join(", ")))
             .collect();
         let _ = writeln!(out, "  per-file-ignores  {}", list(&mut ignored.into_iter()));
+        let syntax = if selection.parse_every_file {
+            "reported in every file (TPU002 named)"
+        } else {
+            "reported in files a rule could match (name TPU002 for every file)"
+        };
+        let _ = writeln!(out, "  syntax errors     {syntax}");
         let _ = writeln!(
             out,
             "  exclude           {}",

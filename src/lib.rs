@@ -10,8 +10,9 @@
 //! - [`sweep`]: the Hugging Face compatibility report.
 //! - [`config`], [`baseline`], [`noqa`]: what a project configures (`[tool.xla2tpu]`), the
 //!   findings it has accepted, and the `# noqa` comments that silence one.
-//! - [`source`], [`discover`], [`write`], [`cache`], [`isolate`]: reading, finding and writing
-//!   files, the cache, and keeping one file's failure from taking down a run.
+//! - [`source`], [`discover`], [`write`], [`cache`], [`isolate`], [`timings`]: reading, finding
+//!   and writing files, the cache, keeping one file's failure from taking down a run, and where
+//!   a run's time goes.
 
 pub mod baseline;
 pub mod cache;
@@ -25,4 +26,5 @@ pub mod ops;
 pub mod run;
 pub mod source;
 pub mod sweep;
+pub mod timings;
 pub mod write;

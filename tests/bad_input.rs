@@ -54,19 +54,30 @@ fn good_was_checked(out: &Output) {
 #[test]
 fn syntax_errors_and_python_2_are_findings_a_gate_can_decide_on() {
     let t = Tree::new();
-    t.write("py2.py", b"print \"hello\"\nexec \"x = 1\"\n");
-    t.write("broken.py", b"def f(:\n    pass\n");
+    t.write("py2.py", b"import torch_xla\nprint \"hello\"\nexec \"x = 1\"\n");
+    t.write("broken.py", b"def f(:\n    pass\n  # xla\n");
+    // No rule can match this one, so by default it is not even parsed (TPU002's help says why).
+    t.write("plain.py", b"print \"hello\"\n");
     let out = t.run(&["check", "--output-format", "concise", "."]);
     assert_eq!(out.status.code(), Some(1), "findings, not errors: {}", stderr(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("py2.py:1:") && stdout.contains("TPU002"), "{stdout}");
+    assert!(stdout.contains("py2.py:2:") && stdout.contains("TPU002"), "{stdout}");
     assert!(stdout.contains("broken.py:1:") && stdout.contains("is it Python 2?"), "{stdout}");
+    assert!(!stdout.contains("plain.py"), "{stdout}");
     good_was_checked(&out);
+    // Naming TPU002 parses every file, as `--select TPU002` alone does.
+    for args in [&["--extend-select", "TPU002"][..], &["--select", "TPU002"]] {
+        let out = t.run(&[&["check", "--output-format", "concise"][..], args, &["."]].concat());
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("plain.py:1:7: TPU002"), "{args:?}: {stdout}");
+        assert!(stdout.contains("py2.py:2:") && stdout.contains("broken.py:1:"), "{args:?}: {stdout}");
+    }
     // `migrate` cannot rewrite them: an error naming each, exit 2, the good file still migrated.
     let out = t.run(&["migrate", "."]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("py2.py:1:") && err.contains("syntax error, file skipped"), "{err}");
+    assert!(err.contains("py2.py:2:") && err.contains("syntax error, file skipped"), "{err}");
+    assert!(!err.contains("plain.py"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("+++ b/good.py"), "{err}");
 }
 

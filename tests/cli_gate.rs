@@ -319,6 +319,36 @@ fn a_syntax_error_is_a_finding_a_gate_can_decide_about() {
         predicate::str::contains("warning: py2.py:2:7: syntax error, file not checked")
             .and(predicate::str::contains("TPU002 is not selected")),
     );
+    // A file no rule can match is not parsed, unless the configuration names TPU002.
+    p.write("pyproject.toml", "");
+    p.write("legacy.py", "print 'no accelerator here'\n");
+    p.xla2tpu(&["check", "--output-format", "concise", "legacy.py"]).assert().code(0);
+    p.write("pyproject.toml", "[tool.xla2tpu]\nextend-select = [\"TPU002\"]\n");
+    p.xla2tpu(&["check", "--output-format", "concise", "legacy.py"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::starts_with("legacy.py:1:7: TPU002 syntax error, file not checked: "));
+    p.xla2tpu(&["check", "--show-settings", "legacy.py"])
+        .assert()
+        .stdout(predicate::str::contains("syntax errors     reported in every file (TPU002 named)"));
+}
+
+#[test]
+fn files_no_rule_can_match_are_not_parsed_unless_tpu002_is_named() {
+    let p = Project::new()
+        .with("train.py", "import torch_xla.core.xla_model as xm\nxm.mark_step()\n")
+        .with("util.py", "import torch\n# cross attention, then median pooling\ncross = torch.cat([a, b])\n")
+        .with("README.py", "print('nothing here')\n");
+    // `XLA2TPU_TIMINGS=1` prints each phase's calls: one file parsed of three.
+    let parsed = |extra: &[&str]| {
+        let out = p.xla2tpu(&[&["check"][..], extra, &["."]].concat()).env("XLA2TPU_TIMINGS", "1").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let line = err.lines().find(|l| l.starts_with("timings (")).unwrap_or_else(|| panic!("{err}")).to_string();
+        assert!(line.contains("read ") && line.contains("semantic model "), "{line}");
+        line.split("parse ").nth(1).and_then(|r| r.split(['(', ')']).nth(1)).expect("parse count").to_string()
+    };
+    assert_eq!(parsed(&[]), "1");
+    assert_eq!(parsed(&["--extend-select", "TPU002"]), "3");
 }
 
 #[test]

@@ -63,6 +63,10 @@ EXCLUDED_DIRS = sorted({
 })
 CORPUS_FORMAT = 2
 
+# Ratios reported, each the median of per-round ratios.
+RATIOS = (("xla2tpu check", "ruff check"), ("xla2tpu migrate", "ruff check"),
+          ("xla2tpu check, every file parsed", "ruff check"), ("xla2tpu migrate", "xla2tpu check"))
+
 RUFF_CONFIG = [
     "--config", 'lint.flake8-tidy-imports.banned-api."torch_xla".msg = "torch_xla is archived"',
     "--config", 'lint.flake8-tidy-imports.banned-api."optimum.tpu".msg = "optimum-tpu is archived"',
@@ -258,8 +262,11 @@ def build_xla2tpu() -> Path:
 
 
 def clean_env() -> dict:
-    # Neither tool may be steered by its environment variables.
-    return {k: v for k, v in os.environ.items() if not k.startswith(("RUFF_", "XLA2TPU_"))}
+    # Neither tool may be steered by its environment variables; xla2tpu prints where its time
+    # goes (to standard error, after the run).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RUFF_", "XLA2TPU_"))}
+    env["XLA2TPU_TIMINGS"] = "1"
+    return env
 
 
 def check_exit(argv: list[str], code: int, stderr: str) -> None:
@@ -273,8 +280,22 @@ def check_exit(argv: list[str], code: int, stderr: str) -> None:
     die(f"{shlex.join(argv)} exited {code}:\n{stderr[-4000:]}")
 
 
+TIMINGS = re.compile(r"^timings \(.*?\): (.*)$", re.M)
+PHASE = re.compile(r"([a-z ]+) ([0-9.]+) ms \((\d+)\)")
+
+
+def parse_timings(stderr: str) -> dict | None:
+    """xla2tpu's `XLA2TPU_TIMINGS=1` line -> {phase: {"ms": summed over threads, "calls": n}}."""
+    m = TIMINGS.search(stderr)
+    if not m:
+        return None
+    return {p.group(1).strip(): {"ms": float(p.group(2)), "calls": int(p.group(3))}
+            for p in PHASE.finditer(m.group(1))}
+
+
 def run_once(argv: list[str], cwd: Path, env: dict) -> dict:
-    """Run argv with stdout to /dev/null; wall time and the child's own peak RSS (wait4)."""
+    """Run argv with stdout to /dev/null; wall time and the child's own peak RSS (wait4), and
+    xla2tpu's per-phase breakdown when it prints one."""
     with open(os.devnull, "wb") as devnull, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=devnull, stderr=err)
@@ -282,9 +303,10 @@ def run_once(argv: list[str], cwd: Path, env: dict) -> dict:
         wall = time.perf_counter() - t0
         proc.returncode = code = os.waitstatus_to_exitcode(status)
         err.seek(0)
-        check_exit(argv, code, err.read().decode(errors="replace"))
+        stderr = err.read().decode(errors="replace")
+        check_exit(argv, code, stderr)
     return {"wall_s": wall, "rss_kib": usage.ru_maxrss, "user_s": usage.ru_utime, "sys_s": usage.ru_stime,
-            "exit": code}
+            "exit": code, "timings": parse_timings(stderr)}
 
 
 def capture(argv: list[str], cwd: Path, env: dict) -> subprocess.CompletedProcess:
@@ -318,6 +340,8 @@ def sanity(tools: dict, cwd: Path, env: dict, manifest: dict) -> dict:
             log(f"warning: {name} sees {n} files, the corpus has {manifest['files']}")
     result["findings"] = {
         "xla2tpu check": parse_statistics(capture(x + ["--statistics", "corpus"], cwd, env).stdout),
+        "xla2tpu check, every file parsed": parse_statistics(
+            capture(tools["xla2tpu check, every file parsed"][:-1] + ["--statistics", "corpus"], cwd, env).stdout),
         "ruff check": parse_statistics(capture(r + ["--statistics", "corpus"], cwd, env).stdout),
     }
     diff = capture(tools["xla2tpu migrate"], cwd, env).stdout
@@ -352,21 +376,30 @@ def summarize(samples: dict, manifest: dict) -> dict:
 
     ratios = {
         f"{a} / {b}": {"wall": ratio(a, b, "wall_s"), "cpu": ratio(a, b, "cpu"), "rss": ratio(a, b, "rss_kib")}
-        for a, b in (("xla2tpu check", "ruff check"), ("xla2tpu migrate", "xla2tpu check"))
+        for a, b in RATIOS if a in samples and b in samples
     }
-    return {"per_tool": per_tool, "ratios": ratios}
+    # Per phase, the median over runs of the time summed over threads.
+    breakdown = {}
+    for name, rs in samples.items():
+        timed = [s["timings"] for s in rs if s.get("timings")]
+        if timed:
+            breakdown[name] = {phase: {"ms": statistics.median(t[phase]["ms"] for t in timed),
+                                       "calls": statistics.median(t[phase]["calls"] for t in timed)}
+                               for phase in timed[0]}
+    return {"per_tool": per_tool, "ratios": ratios, "breakdown": breakdown}
 
 
 def table(summary: dict, sanity_result: dict, manifest: dict, runs: int) -> str:
     f = sanity_result["findings"]
     label = {"ruff check": f"`ruff check` {RUFF_VERSION} (TID251 only)",
-             "xla2tpu check": "`xla2tpu check`", "xla2tpu migrate": "`xla2tpu migrate`"}
-    findings = {"ruff check": fmt_int(sum(f["ruff check"].values())),
-                "xla2tpu check": fmt_int(sum(f["xla2tpu check"].values())),
-                "xla2tpu migrate": f"{fmt_int(sanity_result['migrate_files_changed'])} files changed"}
+             "xla2tpu check": "`xla2tpu check`",
+             "xla2tpu check, every file parsed": "`xla2tpu check --extend-select TPU002`",
+             "xla2tpu migrate": "`xla2tpu migrate`"}
+    findings = {name: fmt_int(sum(f[name].values())) for name in f}
+    findings["xla2tpu migrate"] = f"{fmt_int(sanity_result['migrate_files_changed'])} files changed"
     lines = [f"| median of {runs} runs | wall | CPU (user+sys) | peak RSS | files/s | MB/s | findings |",
              "|---|---:|---:|---:|---:|---:|---:|"]
-    for name in ("ruff check", "xla2tpu check", "xla2tpu migrate"):
+    for name in label:
         t = summary["per_tool"][name]
         lines.append(f"| {label[name]} | {t['wall_s']:.2f} s | {t['cpu_s']:.2f} s | {t['rss_mib']:.0f} MiB | "
                      f"{fmt_int(t['files_per_s'])} | {t['mb_per_s']:.0f} | {findings[name]} |")
@@ -375,6 +408,89 @@ def table(summary: dict, sanity_result: dict, manifest: dict, runs: int) -> str:
         lines.append(f"| {a} ÷ {b} (median per-round ratio) | "
                      f"{rr['wall']:.2f}× | {rr['cpu']:.2f}× | {rr['rss']:.2f}× | | | |")
     return "\n".join(lines)
+
+
+def breakdown_table(summary: dict) -> str:
+    """Where xla2tpu's time goes: per phase, milliseconds summed over threads (CPU, not wall)."""
+    b = summary["breakdown"]
+    names = [n for n in ("xla2tpu check", "xla2tpu check, every file parsed", "xla2tpu migrate") if n in b]
+    if not names:
+        return ""
+    phases = list(b[names[0]])
+    lines = ["| phase (ms summed over threads; calls) | " + " | ".join(f"`{n}`" for n in names) + " |",
+             "|---|" + "---:|" * len(names)]
+    for phase in phases:
+        cells = [f"{b[n][phase]['ms']:,.0f} ({fmt_int(b[n][phase]['calls'])})" for n in names]
+        lines.append(f"| {phase} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+README_BEGIN = "<!-- bench/vs-ruff/run.py --update-readme: begin -->"
+README_END = "<!-- bench/vs-ruff/run.py --update-readme: end -->"
+
+
+def scaled_corpus(cache: Path, n: int) -> Path:
+    """N copies of the corpus under different names (hard links: no extra disk), built once.
+    `cp -al` does it in a child: a child's peak RSS (wait4) starts at its parent's peak at the
+    fork, so this script must stay small for the memory figures to be the tools' own."""
+    root = cache / f"corpus-x{n}"
+    done = root / ".complete"
+    if done.exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    for i in range(n):
+        subprocess.run(["cp", "-al", str(cache / "corpus"), str(root / f"copy{i:02d}")], check=True)
+    done.write_text("")
+    return root
+
+
+def scale_runs(n: int, check: list[str], cache: Path, env: dict, manifest: dict, runs: int) -> dict:
+    """`xla2tpu check` on the corpus and on n copies of it, alternating: time and memory ratios."""
+    scaled = scaled_corpus(cache, n)
+    one = check[:-1] + ["corpus"]
+    many = check[:-1] + [scaled.name]
+    run_once(many, cache, env)  # warm the page cache (output to /dev/null: this script stays small)
+    pairs = []
+    for r in range(runs):
+        a, b = (one, many) if r % 2 == 0 else (many, one)
+        first, second = run_once(a, cache, env), run_once(b, cache, env)
+        small, big = (first, second) if a is one else (second, first)
+        pairs.append((small, big))
+        log(f"scale round {r + 1}/{runs}: x1 {small['wall_s']:.2f} s {small['rss_kib'] / 1024:.0f} MiB, "
+            f"x{n} {big['wall_s']:.2f} s {big['rss_kib'] / 1024:.0f} MiB")
+    result = {
+        "copies": n,
+        "files": manifest["files"] * n,
+        "wall_s": statistics.median(b["wall_s"] for _, b in pairs),
+        "rss_mib": statistics.median(b["rss_kib"] for _, b in pairs) / 1024,
+        "wall_ratio": statistics.median(b["wall_s"] / s["wall_s"] for s, b in pairs),
+        "rss_ratio": statistics.median(b["rss_kib"] / s["rss_kib"] for s, b in pairs),
+    }
+    print(f"scaling: `xla2tpu check` on {n} copies ({result['files']:,} files): {result['wall_s']:.2f} s, "
+          f"{result['rss_mib']:.0f} MiB; {result['wall_ratio']:.2f}x the time and {result['rss_ratio']:.2f}x "
+          f"the peak memory of one copy (median per-round ratios)")
+    return result
+
+
+def update_readme(summary: dict, san: dict, manifest: dict, runs: int, cpu: str, scaling: dict | None) -> None:
+    readme = REPO / "README.md"
+    text = readme.read_text()
+    if text.count(README_BEGIN) != 1 or text.count(README_END) != 1:
+        die(f"{readme}: expected one pair of markers {README_BEGIN} ... {README_END}")
+    head, rest = text.split(README_BEGIN)
+    _, tail = rest.split(README_END)
+    load = os.getloadavg()
+    body = (f"{table(summary, san, manifest, runs)}\n\n"
+            f"Where xla2tpu's time goes (`XLA2TPU_TIMINGS=1`; median of the runs):\n\n"
+            f"{breakdown_table(summary)}\n\n"
+            + (f"Scaling: on {scaling['copies']} copies of the corpus ({scaling['files']:,} files, hard links) "
+               f"`xla2tpu check` takes {scaling['wall_ratio']:.2f}× the time and {scaling['rss_ratio']:.2f}× "
+               f"the peak memory of one copy ({scaling['wall_s']:.2f} s, {scaling['rss_mib']:.0f} MiB).\n\n"
+               if scaling else "")
+            + f"Machine: {os.cpu_count()} cores ({cpu}); load average after the runs {load[0]:.2f}.")
+    readme.write_text(f"{head}{README_BEGIN}\n{body}\n{README_END}{tail}")
+    log(f"updated {readme}")
 
 
 # ---------------------------------------------------------------- main
@@ -396,6 +512,10 @@ def main() -> int:
     ap.add_argument("--stdlib-python", metavar="PATH", help=f"CPython {STDLIB_MINOR} whose stdlib joins the corpus")
     ap.add_argument("--corpus-only", action="store_true", help="build the corpus and the venv, then exit")
     ap.add_argument("--json", metavar="OUT", help="also write the results (every sample) as JSON")
+    ap.add_argument("--scale", type=int, default=1, metavar="N",
+                    help="also time `xla2tpu check` on N copies of the corpus (hard links) against one")
+    ap.add_argument("--update-readme", action="store_true",
+                    help="rewrite the tables in the top-level README.md's Performance section")
     args = ap.parse_args()
     if args.runs < 1:
         die("--runs must be at least 1")
@@ -425,6 +545,8 @@ def main() -> int:
         "xla2tpu check": [str(xla2tpu), "check", "--isolated", "corpus"],
         "ruff check": [str(ruff), "check", "--no-cache", "--isolated", "--select", "TID251", *RUFF_CONFIG, "corpus"],
         "xla2tpu migrate": [str(xla2tpu), "migrate", "--isolated", "corpus"],
+        "xla2tpu check, every file parsed": [str(xla2tpu), "check", "--isolated", "--extend-select", "TPU002",
+                                             "corpus"],
     }
     cpu = cpu_model()
     print(f"xla2tpu: {xla2tpu} ({xla2tpu_version})")
@@ -458,6 +580,13 @@ def main() -> int:
           f"{args.runs} alternating runs; {os.cpu_count()} cores.")
     print()
     print(table(summary, san, manifest, args.runs))
+    print()
+    print(breakdown_table(summary))
+    scaling = None
+    if args.scale > 1:
+        scaling = scale_runs(args.scale, tools["xla2tpu check"], cache, env, manifest, args.runs)
+    if args.update_readme:
+        update_readme(summary, san, manifest, args.runs, cpu, scaling)
 
     if args.json:
         Path(args.json).write_text(json.dumps({
@@ -467,7 +596,7 @@ def main() -> int:
             "machine": {"cores": os.cpu_count(), "cpu": cpu, "system": f"{platform.system()} {platform.release()}",
                         "loadavg_after": load},
             "commands": tools, "cwd": str(cache), "runs": args.runs,
-            "sanity": san, "samples": samples, **summary,
+            "sanity": san, "samples": samples, **summary, "scaling": scaling,
         }, indent=2) + "\n")
     return 0
 

@@ -23,6 +23,7 @@ use crate::migrate::rules::{Builtin, Rule, RuleId, RuleSet, Safety};
 use crate::migrate::{self, Problem, Selection};
 use crate::noqa::{Additions, Known, Noqa};
 use crate::source::{LineIndex, SourceFile};
+use crate::timings::{Phase, time};
 
 /// Rules of `rules/gate.yaml` that no matcher finds: `check` reports them itself.
 
@@ -261,8 +262,10 @@ fn process_all<T: Send>(
     let (tx, rx) = std::sync::mpsc::channel::<Input>();
     let (mut results, walk_errors) = std::thread::scope(|scope| {
         let walker = scope.spawn(move || {
-            discover_each(&common.paths, resolver.no_ignore(), resolver.clone(), |input| {
-                let _ = tx.send(input); // the receiver lives until every input is taken
+            time(Phase::Walk, || {
+                discover_each(&common.paths, resolver.no_ignore(), resolver.clone(), |input| {
+                    let _ = tx.send(input); // the receiver lives until every input is taken
+                })
             })
         });
         let results: Vec<(Input, T)> = rx.into_iter().par_bridge().map(|input| (input.clone(), work(input))).collect();
@@ -281,13 +284,13 @@ fn load(input: Input, resolver: &Resolver, run: &Arc<RunFacts>) -> Result<Loaded
             std::io::stdin().read_to_end(&mut bytes).map_err(|e| failed(&e))?;
             SourceFile::from_bytes(PathBuf::from("-"), bytes)
         }
-        Input::File(path) => SourceFile::read(path),
+        Input::File(path) => time(Phase::Read, || SourceFile::read(path)),
     }
     .map_err(|e| failed(&e))?;
-    let settings = match &input {
+    let settings = time(Phase::Walk, || match &input {
         Input::Stdin => resolver.global(),
         Input::File(path) => resolver.for_path(path),
-    }
+    })
     .map_err(|e| failed(&e))?;
     let mut selection = settings.selection(&resolver.absolute(&input.path()));
     selection.run = Some(run.clone());
@@ -411,6 +414,9 @@ fn run_migrate(
         write!(err, "; report: {}", path.display())?;
     }
     writeln!(err)?;
+    if let Some(timings) = crate::timings::report() {
+        writeln!(err, "{timings}")?;
+    }
     Ok(if !errors.is_empty() {
         ExitCode::from(2)
     } else if exit_non_zero_on_fix && changed > 0 {
@@ -515,7 +521,9 @@ fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: 
             }
         }
         (_, false) => {
-            let diff = m.diff.unwrap_or_else(|| render::unified_diff(&path, &l.source.text, &m.output, color));
+            let diff = m.diff.unwrap_or_else(|| {
+                time(Phase::Render, || render::unified_diff(&path, &l.source.text, &m.output, color))
+            });
             out.stdout = diff.into_bytes();
         }
     }
@@ -715,16 +723,18 @@ fn check_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, mode: &Ch
     out.warnings.extend(checked.warning);
     if !checked.diagnostics.is_empty() {
         let (text, rules) = (&l.source.text, l.rules());
-        let lines = LineIndex::new(text);
-        out.findings = checked
-            .diagnostics
-            .into_iter()
-            .zip(checked.anchors)
-            .map(|(d, anchor)| {
-                let rule = &rules.rules[d.rule];
-                Located::new(&out.path, text, &lines, d, anchor, rule, mode.frames)
-            })
-            .collect();
+        out.findings = time(Phase::Render, || {
+            let lines = LineIndex::new(text);
+            checked
+                .diagnostics
+                .into_iter()
+                .zip(checked.anchors)
+                .map(|(d, anchor)| {
+                    let rule = &rules.rules[d.rule];
+                    Located::new(&out.path, text, &lines, d, anchor, rule, mode.frames)
+                })
+                .collect()
+        });
     }
     if let (Some(additions), Input::File(path)) = (&checked.noqa, &l.input) {
         let lines = LineIndex::new(&l.source.text);
@@ -817,8 +827,8 @@ fn check_file(l: &Loaded, add_noqa: bool) -> Checked {
         migrate::fault_injection_point(text);
         let (mut diagnostics, parsed, existing) = match migrate::lint(text, rules, &l.selection) {
             // Nothing can match, so there is no directive (`noqa` is one of the words) to read either.
-            Ok(linted) if !linted.relevant => return Checked::default(),
-            Ok(linted) => (linted.diagnostics, linted.parsed, linted.noqa),
+            Ok(None) => return Checked::default(),
+            Ok(Some(linted)) => (linted.diagnostics, linted.parsed, linted.noqa),
             Err(e) => return syntax_error(l, &e),
         };
         let tokens = parsed.tokens();
@@ -889,9 +899,12 @@ fn unused_noqa(text: &str, noqa: &Noqa, rules: &RuleSet, selection: &Selection) 
     if !noqa.lists_codes() {
         return Vec::new();
     }
-    let Ok(migrate::Linted { diagnostics: all, .. }) = migrate::lint(&noqa.mask(text), rules, selection) else {
+    // With its directives blanked out, a file may hold nothing any rule can match: then every
+    // code it lists is unused.
+    let Ok(linted) = migrate::lint(&noqa.mask(text), rules, selection) else {
         return Vec::new();
     };
+    let all = linted.map(|l| l.diagnostics).unwrap_or_default();
     let findings: Vec<(TextRange, &str)> = all.iter().map(|d| (d.range, rules.rules[d.rule].code.as_str())).collect();
     // A code is ours when its letters are those of a loaded rule (TPU, or an organisation's own).
     let letters = |code: &str| code.trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
@@ -1019,14 +1032,16 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for f in &loaded {
         rules.extend(f.rules().rules.iter().filter(|r| seen.insert(r.code.as_str())));
     }
-    let out = if args.statistics {
-        render::statistics(&findings, matches!(format, OutputFormat::Json | OutputFormat::JsonLines))
-    } else {
-        render::report(format, &findings, &rules)
-    };
-    let mut stdout = anstream::stdout();
-    stdout.write_all(out.as_bytes())?;
-    stdout.flush()?;
+    time(Phase::Render, || -> std::io::Result<()> {
+        let out = if args.statistics {
+            render::statistics(&findings, matches!(format, OutputFormat::Json | OutputFormat::JsonLines))
+        } else {
+            render::report(format, &findings, &rules)
+        };
+        let mut stdout = anstream::stdout();
+        stdout.write_all(out.as_bytes())?;
+        stdout.flush()
+    })?;
 
     for e in &errors {
         writeln!(err, "error: {e}")?;
@@ -1043,6 +1058,9 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         fixable(Safety::Unsafe),
         if errors.is_empty() { String::new() } else { format!("; {} errors", errors.len()) }
     )?;
+    if let Some(timings) = crate::timings::report() {
+        writeln!(err, "{timings}")?;
+    }
     Ok(finish(&errors, !findings.is_empty(), args.exit_zero))
 }
 

@@ -23,6 +23,7 @@ use ruff_python_parser::{ParseError, Parsed, parse_module};
 use ruff_text_size::{Ranged, TextSize};
 
 use crate::source::{line_end_inclusive, newline_of};
+use crate::timings::{Phase, time};
 use checker::{CheckResult, Diagnostic, check};
 use fix::{Edit, Fix, ImportRequest};
 use rules::{RuleSet, Safety};
@@ -38,6 +39,10 @@ pub struct Selection {
     /// Codes or prefixes to drop.
     pub ignore: Vec<String>,
     pub unsafe_fixes: bool,
+    /// Parse every file, even one no rule can match, so that its syntax errors are reported
+    /// (TPU002 named in `select` or `extend-select`). Otherwise such a file, which cannot hold
+    /// a torch_xla reference, is not parsed at all.
+    pub parse_every_file: bool,
     /// What the other files of this run establish (a process group), asked for on demand;
     /// `None` for a file checked on its own.
     pub run: Option<std::sync::Arc<facts::RunFacts>>,
@@ -97,25 +102,29 @@ pub struct Reverted {
     pub reason: String,
 }
 
-/// What [`lint`] found in one file.
+/// What [`lint`] found in a file some rule could match.
 pub struct Linted {
     pub diagnostics: Vec<Diagnostic>,
     pub parsed: Parsed<ast::ModModule>,
-    /// False when no rule can match the file ([`RuleSet::may_match`]): it was only parsed.
-    pub relevant: bool,
-    /// Its `# noqa` directives (none are read when it is not relevant: `noqa` is a prefilter word).
+    /// Its `# noqa` directives.
     pub noqa: crate::noqa::Noqa,
 }
 
-/// Lint only: the findings for `text`.
-pub fn lint(text: &str, rules: &RuleSet, selection: &Selection) -> Result<Linted, ParseError> {
-    let parsed = parse_module(text)?;
+/// Lint only: the findings for `text`, or `None` when no rule can match it
+/// ([`RuleSet::may_match`]). Such a file cannot hold a torch_xla reference, so it is parsed
+/// only when the selection asks for every file's syntax errors ([`Selection::parse_every_file`]).
+pub fn lint(text: &str, rules: &RuleSet, selection: &Selection) -> Result<Option<Linted>, ParseError> {
     if !rules.may_match(text) {
-        return Ok(Linted { diagnostics: Vec::new(), parsed, relevant: false, noqa: Default::default() });
+        if selection.parse_every_file {
+            time(Phase::Parse, || parse_module(text))?;
+        }
+        return Ok(None);
     }
-    let CheckResult { mut diagnostics, noqa, .. } = check(&parsed, text, rules, selection.run.as_deref());
+    let parsed = time(Phase::Parse, || parse_module(text))?;
+    let CheckResult { mut diagnostics, noqa, .. } =
+        time(Phase::Semantic, || check(&parsed, text, rules, selection.run.as_deref()));
     diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
-    Ok(Linted { diagnostics, parsed, relevant: true, noqa })
+    Ok(Some(Linted { diagnostics, parsed, noqa }))
 }
 
 /// [`migrate`], with a panic turned into [`Problem::Internal`] and the file left unchanged.
@@ -152,8 +161,13 @@ pub(crate) fn fault_injection_point(text: &str) {
 /// Apply fixes to a fixpoint.
 pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migration {
     let mut m = Migration::unchanged(original);
+    // Nothing any rule could match: parsed for its syntax errors only if asked (see `lint`).
+    let relevant = rules.may_match(original);
+    if !relevant && !selection.parse_every_file {
+        return m;
+    }
     for pass in 0..=MAX_PASSES {
-        let parsed = match parse_module(&m.output) {
+        let parsed = match time(Phase::Parse, || parse_module(&m.output)) {
             Ok(parsed) => parsed,
             Err(error) => {
                 // Every pass's result was parsed before it was kept, so only the input can fail here.
@@ -162,10 +176,11 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
                 return m;
             }
         };
-        if pass == 0 && !rules.may_match(&m.output) {
-            return m; // nothing any rule could match: parsed (for syntax errors) and done
+        if !relevant {
+            return m;
         }
-        let CheckResult { mut diagnostics, blocks, .. } = check(&parsed, &m.output, rules, selection.run.as_deref());
+        let CheckResult { mut diagnostics, blocks, .. } =
+            time(Phase::Semantic, || check(&parsed, &m.output, rules, selection.run.as_deref()));
         diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
         let fixable: Vec<&Diagnostic> = diagnostics
             .iter()
@@ -185,20 +200,26 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
         let fixes: Vec<&Fix> = fixable.iter().filter_map(|d| d.fix.as_ref()).collect();
         let pass_input = Pass { text: &m.output, module: parsed.syntax(), blocks: &blocks, fixes: &fixes };
         let mut chosen = fix::choose(&fixes, &m.output, &blocks);
-        let (next, edits, applied) = loop {
-            match pass_input.apply(&chosen) {
-                Ok(done) => break done,
-                Err(bad) => {
-                    // Drop the fixes that fail on their own and retry the rest; never keep a broken file.
-                    for (i, reason) in bad {
-                        let d = fixable[i];
-                        let offset = m.original_offset(d.range.start());
-                        m.reverted.push(Reverted { rule: rules.rules[d.rule].code.clone(), offset, reason });
-                        chosen.retain(|&c| c != i);
+        let mut refused = Vec::new();
+        let (next, edits, applied) = time(Phase::Fix, || {
+            loop {
+                match pass_input.apply(&chosen) {
+                    Ok(done) => break done,
+                    Err(bad) => {
+                        // Drop the fixes that fail on their own and retry the rest; never keep a broken file.
+                        for (i, reason) in bad {
+                            chosen.retain(|&c| c != i);
+                            refused.push((i, reason));
+                        }
                     }
                 }
             }
-        };
+        });
+        for (i, reason) in refused {
+            let d = fixable[i];
+            let offset = m.original_offset(d.range.start());
+            m.reverted.push(Reverted { rule: rules.rules[d.rule].code.clone(), offset, reason });
+        }
         for i in applied {
             *m.applied.entry(rules.rules[fixable[i].rule].code.clone()).or_default() += 1;
         }

@@ -480,7 +480,7 @@ pub fn lint(nb: &Notebook, rules: &RuleSet, selection: &Selection) -> Result<Vec
     let spans = Spans::of(nb, &joined);
     let masked = mask(&joined);
     let mut diagnostics = match migrate::lint(&masked.python, rules, selection) {
-        Ok(linted) => linted.diagnostics,
+        Ok(linted) => linted.map(|l| l.diagnostics).unwrap_or_default(),
         Err(e) => {
             let (cell, line, _) = spans.locate(&joined, e.location.start());
             return Err(format!("cell {cell}, line {line}: syntax error, notebook not checked: {}", e.error));

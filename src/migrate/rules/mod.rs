@@ -4,7 +4,7 @@
 
 pub mod template;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -403,18 +403,25 @@ pub type RuleId = usize;
 /// The words without which no rule can match a file ([`RuleSet::may_match`]).
 #[derive(Debug)]
 struct Prefilter {
-    /// Words that alone let some rule match: `xla`, `noqa`, the modules migrated away from,
+    /// Words that alone let some rule match: `xla`, the modules migrated away from,
     /// environment variables, strings and keys rules look for.
     words: aho_corasick::AhoCorasick,
+    /// `noqa` in any case: a directive matters (TPU003) only when its line lists a code of ours.
+    noqa: aho_corasick::AhoCorasick,
+    /// The letters of the loaded rules' codes (`TPU`, or an organisation's own).
+    families: Vec<String>,
+    /// The same, searched first: most files hold none, and need no `noqa` search.
+    any_family: aho_corasick::AhoCorasick,
     /// Identifiers that let a rule match when the module they come from is imported too: a
     /// segment of each name rules match under another root (`GradScaler` of
     /// `torch.amp.GradScaler`), and the last segment of every API the backend cannot run
     /// (`median` of `torch.median` and `Tensor.median`, for TPU8xx); with the roots one of
-    /// which must be in the file.
-    identifiers: FxHashMap<String, Vec<String>>,
-    /// (first byte, length) of those identifiers: most identifiers in a file are rejected
-    /// without hashing.
-    shapes: Box<[u64; 256]>,
+    /// which must be in the file. Searched as literals (leftmost-longest, so the match at an
+    /// identifier's start is the whole identifier if any lead is), not by splitting every
+    /// identifier of the file.
+    identifiers: aho_corasick::AhoCorasick,
+    /// The roots of each identifier, by pattern.
+    roots: Vec<Vec<String>>,
     /// All those roots: a file with none of them needs no identifier scan.
     any_root: aho_corasick::AhoCorasick,
 }
@@ -424,7 +431,7 @@ impl Prefilter {
         let root = |name: &str| name.split('.').next().unwrap_or(name).to_string();
         // The modules being migrated away from: naming one is enough.
         let sources: BTreeSet<String> = rules.rules.iter().flat_map(|r| r.modules.iter().map(|m| root(m))).collect();
-        let mut words: BTreeSet<String> = ["xla", "tpu_available", "noqa"].map(String::from).into();
+        let mut words: BTreeSet<String> = ["xla", "tpu_available"].map(String::from).into();
         words.extend(sources.iter().cloned());
         for r in &rules.rules {
             // A method matched only beside other names needs theirs: their roots are sources,
@@ -435,8 +442,8 @@ impl Prefilter {
                 r.env.iter().chain(&r.dict_keys).chain(methods).chain(r.string.iter().flat_map(|m| &m.values));
             words.extend(strings.chain(r.device_string.iter().map(|d| &d.from)).filter(|w| !w.is_empty()).cloned());
         }
-        // Not identifiers of ours: also UPPER and Title case (`_XLA_AVAILABLE`, `# NOQA`, `Xla…`).
-        for w in ["xla", "tpu_available", "noqa"] {
+        // Not identifiers of ours: also UPPER and Title case (`_XLA_AVAILABLE`, `Xla…`).
+        for w in ["xla", "tpu_available"] {
             words.extend([w.to_ascii_uppercase(), w[..1].to_ascii_uppercase() + &w[1..]]);
         }
         // A word containing another (`XLA_FLAGS` ⊃ `XLA`) adds nothing; a few dozen literals
@@ -468,16 +475,32 @@ impl Prefilter {
         }
         let all_roots: BTreeSet<&String> = identifiers.values().flatten().collect();
         let any_root = literals(&all_roots.into_iter().collect::<Vec<_>>());
-        let mut shapes = Box::new([0u64; 256]);
-        for id in identifiers.keys() {
-            shapes[usize::from(id.as_bytes()[0])] |= 1 << id.len().min(63);
-        }
-        let identifiers = identifiers.into_iter().map(|(id, roots)| (id, roots.into_iter().collect())).collect();
-        Prefilter { words, identifiers, shapes, any_root }
+        let roots = identifiers.values().map(|r| r.iter().cloned().collect()).collect();
+        let identifiers = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(identifiers.keys())
+            .expect("literal needles always build");
+        let noqa = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(["noqa"])
+            .expect("a literal needle always builds");
+        let letters = |code: &str| code.trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
+        let families: BTreeSet<String> = rules.rules.iter().map(|r| letters(&r.code)).collect();
+        let families: Vec<String> = families.into_iter().filter(|f| !f.is_empty()).collect();
+        let any_family = literals(&families);
+        Prefilter { words, noqa, families, any_family, identifiers, roots, any_root }
     }
 
     fn may_match(&self, text: &str) -> bool {
         if self.words.is_match(text) {
+            return true;
+        }
+        // `# noqa: F401` is another linter's business; `# noqa: TPU110` may be unused (TPU003).
+        let ours = |line: &str| self.families.iter().any(|f| line.contains(f.as_str()));
+        if self.any_family.is_match(text)
+            && self.noqa.find_iter(text).any(|m| ours(text[m.end()..].lines().next().unwrap_or_default()))
+        {
             return true;
         }
         if !self.any_root.is_match(text) {
@@ -485,26 +508,30 @@ impl Prefilter {
         }
         let bytes = text.as_bytes();
         let mut present: BTreeMap<&str, bool> = BTreeMap::new();
-        let mut i = 0;
-        while i < bytes.len() {
-            if !IDENT[usize::from(bytes[i])] {
-                i += 1;
-                continue;
+        let mut imported: Option<Imported> = None;
+        let ident = |at: usize| bytes.get(at).is_some_and(|&b| IDENT[usize::from(b)]);
+        for m in self.identifiers.find_iter(text) {
+            let (start, i) = (m.start(), m.end());
+            if (start > 0 && ident(start - 1)) || ident(i) {
+                continue; // part of a longer identifier
             }
-            let start = i;
-            i += bytes[i..].iter().position(|&b| !IDENT[usize::from(b)]).unwrap_or(bytes.len() - i);
-            let first = bytes[start];
-            if first.is_ascii_digit() || self.shapes[usize::from(first)] & (1 << (i - start).min(63)) == 0 {
-                continue;
-            }
-            let Some(roots) = self.identifiers.get(&text[start..i]) else { continue };
+            let roots = &self.roots[m.pattern().as_usize()];
             // Builtins and everyday words are only a lead when called as an attribute
             // (`torch.range(`, `x.mode(`): `for i in range(n)` is in every file.
-            if matches!(&text[start..i], "range" | "mode")
-                && !(start > 0
-                    && bytes[start - 1] == b'.'
-                    && text[i..].trim_start_matches([' ', '\t']).starts_with('('))
+            let word = &text[start..i];
+            let attribute = bytes[..start].trim_ascii_end().last() == Some(&b'.');
+            if matches!(word, "range" | "mode")
+                && !(attribute && text[i..].trim_start_matches([' ', '\t']).starts_with('('))
             {
+                continue;
+            }
+            // A segment of a name is written as an attribute (`torch.cross`, `x.cross`) or
+            // imported (`from torch import cross`, or `*`); elsewhere it is prose or an
+            // unrelated local (`# cross attention`). A one-segment name is its own root and lead.
+            let reachable = attribute
+                || roots.iter().any(|r| r == word)
+                || imported.get_or_insert_with(|| Imported::of(text)).may_bind(word);
+            if !reachable {
                 continue;
             }
             if roots.iter().any(|root| *present.entry(root.as_str()).or_insert_with(|| text.contains(root.as_str()))) {
@@ -512,6 +539,57 @@ impl Prefilter {
             }
         }
         false
+    }
+}
+
+/// The names import statements may bind in a file, read from its bytes: every identifier after
+/// an `import` keyword up to the statement's end (a parenthesised list may hold comments, and a
+/// backslash continues a line). Over-approximate by design: `import` in prose counts too.
+struct Imported<'a> {
+    names: FxHashSet<&'a str>,
+    star: bool,
+}
+
+impl<'a> Imported<'a> {
+    fn of(text: &'a str) -> Imported<'a> {
+        let bytes = text.as_bytes();
+        let mut imported = Imported { names: FxHashSet::default(), star: false };
+        for (at, _) in text.match_indices("import") {
+            let end = at + "import".len();
+            let ident = |i: usize| IDENT[usize::from(bytes[i])];
+            if (at > 0 && ident(at - 1)) || (end < bytes.len() && ident(end)) {
+                continue;
+            }
+            let rest = &text[end..];
+            let parenthesised = rest.trim_start_matches([' ', '\t']).starts_with('(');
+            // A backslash before the line's end (`\n` or `\r\n`) continues the statement.
+            let continued = |i: usize| bytes[..i].strip_suffix(b"\r").unwrap_or(&bytes[..i]).ends_with(b"\\");
+            let (mut i, mut in_comment) = (end, false);
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'\n' if parenthesised => in_comment = false,
+                    b'\n' if !continued(i) => break,
+                    b'#' => in_comment = true,
+                    b')' if parenthesised && !in_comment => break,
+                    b'*' if !in_comment => imported.star = true,
+                    b if IDENT[usize::from(b)] && !in_comment => {
+                        let start = i;
+                        while i < bytes.len() && ident(i) {
+                            i += 1;
+                        }
+                        imported.names.insert(&text[start..i]);
+                        continue;
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        imported
+    }
+
+    fn may_bind(&self, name: &str) -> bool {
+        self.star || self.names.contains(name)
     }
 }
 
@@ -733,10 +811,11 @@ impl RuleSet {
     /// root module of a name it matches (only an import binds it), an environment variable, a
     /// string or key value, `xla` (availability guards and device strings), `noqa` (unused
     /// directives); TPU8xx need `torch` and the name of an API the backend cannot run. Most of a
-    /// large tree has none of them, and its files then need no semantic model: parsing them (for
-    /// syntax errors) is all.
+    /// large tree has none of them, and its files need no semantic model, nor a parse unless
+    /// every file's syntax errors are asked for (TPU002 named).
     pub fn may_match(&self, text: &str) -> bool {
-        self.prefilter.get_or_init(|| Prefilter::new(self)).may_match(text)
+        let prefilter = self.prefilter.get_or_init(|| Prefilter::new(self));
+        crate::timings::time(crate::timings::Phase::Prefilter, || prefilter.may_match(text))
     }
 
     /// The rule matching `qualified` in this position, with its `{target}`: the rule naming it,
@@ -1002,6 +1081,12 @@ rules:
             "from torch import median as med\nmed(x)\n",
             "import torch as th\nth.range(0, 3)\n",
             "import torch\ndef f(x: torch.Tensor):\n    return x.mode()\n",
+            "import torch\nc = torch.cross(a, b)\n",
+            "import torch\nc = (a\n     .cross(b))\n",
+            "from torch import (  # (sic)\n    cross,\n)\nc = cross(a, b)\n",
+            "from torch import linalg, \\\n    cross as product\nc = product(a, b)\n",
+            "from torch import *\nc = cross(a, b)\n",
+            "import torch\nfrom lightning import Trainer\nTrainer(accelerator=kind)\n",
         ] {
             assert!(rules.may_match(text), "{text:?} must be checked");
         }
@@ -1009,6 +1094,8 @@ rules:
             "import os\nprint(os.getcwd())\n",
             "def output(tpl):\n    return tpl\n",
             "import torch\nfor i in range(3):\n    model.train(mode=True)\n    x = torch.medianx(i)\n",
+            "import torch\n# cross attention, then median pooling\ncross = torch.cat([a, b])\n",
+            "import torch\nimport os  # noqa: F401\nx = 1  # NOQA\n",
         ] {
             assert!(!rules.may_match(text), "{text:?} needs no semantic model");
         }
