@@ -220,8 +220,9 @@ pub struct Settings {
     pub rule_dirs: Vec<PathBuf>,
     /// Codes enabled before per-file ignores.
     enabled: BTreeSet<String>,
-    /// TPU002 was named: parse files no rule can match too ([`Selection::parse_every_file`]).
-    parse_every_file: bool,
+    /// TPU002's code when it was named: parse files no rule can match too, where it is enabled
+    /// ([`Selection::parse_every_file`]).
+    named_syntax_rule: Option<String>,
     per_file_ignores: Vec<(Patterns, Vec<String>)>,
     exclude: Vec<Patterns>,
     pub force_exclude: bool,
@@ -290,7 +291,8 @@ impl Settings {
         let syntax = rules.builtin(crate::migrate::rules::Builtin::SyntaxError).map(|id| &rules.rules[id].code);
         let names =
             |layer: &Layer| layer.select.iter().flatten().chain(&layer.extend_select).any(|s| Some(s) == syntax);
-        let parse_every_file = names(&cli_layer) || (cli_layer.select.is_none() && names(&file_layer));
+        let named = names(&cli_layer) || (cli_layer.select.is_none() && names(&file_layer));
+        let named_syntax_rule = syntax.filter(|_| named).cloned();
 
         let mut per_file_ignores = Vec::new();
         for (pattern, codes) in options.per_file_ignores.iter().flatten() {
@@ -326,7 +328,7 @@ impl Settings {
             rules,
             rule_dirs,
             enabled,
-            parse_every_file,
+            named_syntax_rule,
             per_file_ignores,
             exclude,
             force_exclude: o.force_exclude.or(options.force_exclude).unwrap_or(false),
@@ -357,9 +359,7 @@ impl Settings {
         // An empty `select` means every rule to `Selection`; `ALL` ignored means none.
         let ignore = if select.is_empty() { vec!["ALL".to_string()] } else { Vec::new() };
         let mut selection = Selection { select, ignore, unsafe_fixes: self.unsafe_fixes, ..Selection::default() };
-        let syntax =
-            self.rules.builtin(crate::migrate::rules::Builtin::SyntaxError).map(|id| &self.rules.rules[id].code);
-        selection.parse_every_file = self.parse_every_file && syntax.is_some_and(|code| selection.enabled(code));
+        selection.parse_every_file = self.named_syntax_rule.as_deref().is_some_and(|code| selection.enabled(code));
         selection
     }
 

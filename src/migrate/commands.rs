@@ -906,13 +906,10 @@ fn unused_noqa(text: &str, noqa: &Noqa, rules: &RuleSet, selection: &Selection) 
     };
     let all = linted.map(|l| l.diagnostics).unwrap_or_default();
     let findings: Vec<(TextRange, &str)> = all.iter().map(|d| (d.range, rules.rules[d.rule].code.as_str())).collect();
-    // A code is ours when its letters are those of a loaded rule (TPU, or an organisation's own).
-    let letters = |code: &str| code.trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
-    let families: BTreeSet<String> = rules.rules.iter().map(|r| letters(&r.code)).collect();
     let known = |code: &str| {
         let mut matching = rules.rules.iter().filter(|r| r.code.starts_with(code)).peekable();
         if matching.peek().is_none() {
-            return if families.contains(&letters(code)) { Known::Unknown } else { Known::Foreign };
+            return if rules.is_our_family(code) { Known::Unknown } else { Known::Foreign };
         }
         if matching.any(|r| selection.enabled(&r.code)) { Known::Enabled } else { Known::Disabled }
     };

@@ -485,9 +485,8 @@ impl Prefilter {
             .ascii_case_insensitive(true)
             .build(["noqa"])
             .expect("a literal needle always builds");
-        let letters = |code: &str| code.trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
-        let families: BTreeSet<String> = rules.rules.iter().map(|r| letters(&r.code)).collect();
-        let families: Vec<String> = families.into_iter().filter(|f| !f.is_empty()).collect();
+        let families: BTreeSet<&str> = rules.rules.iter().map(|r| code_family(&r.code)).collect();
+        let families: Vec<String> = families.into_iter().filter(|f| !f.is_empty()).map(String::from).collect();
         let any_family = literals(&families);
         Prefilter { words, noqa, families, any_family, identifiers, roots, any_root }
     }
@@ -554,16 +553,15 @@ impl<'a> Imported<'a> {
     fn of(text: &'a str) -> Imported<'a> {
         let bytes = text.as_bytes();
         let mut imported = Imported { names: FxHashSet::default(), star: false };
+        let ident = |i: usize| IDENT[usize::from(bytes[i])];
+        // A backslash before the line's end (`\n` or `\r\n`) continues the statement.
+        let continued = |i: usize| bytes[..i].strip_suffix(b"\r").unwrap_or(&bytes[..i]).ends_with(b"\\");
         for (at, _) in text.match_indices("import") {
             let end = at + "import".len();
-            let ident = |i: usize| IDENT[usize::from(bytes[i])];
             if (at > 0 && ident(at - 1)) || (end < bytes.len() && ident(end)) {
                 continue;
             }
-            let rest = &text[end..];
-            let parenthesised = rest.trim_start_matches([' ', '\t']).starts_with('(');
-            // A backslash before the line's end (`\n` or `\r\n`) continues the statement.
-            let continued = |i: usize| bytes[..i].strip_suffix(b"\r").unwrap_or(&bytes[..i]).ends_with(b"\\");
+            let parenthesised = text[end..].trim_start_matches([' ', '\t']).starts_with('(');
             let (mut i, mut in_comment) = (end, false);
             while i < bytes.len() {
                 match bytes[i] {
@@ -639,6 +637,11 @@ pub struct RuleSet {
     prefilter: std::sync::OnceLock<Prefilter>,
     /// Shared helper definitions (rule files' `helpers:`), by name.
     helpers: BTreeMap<String, String>,
+}
+
+/// A rule code's letters, its family: `TPU` of `TPU110`.
+pub fn code_family(code: &str) -> &str {
+    code.trim_end_matches(|c: char| c.is_ascii_digit())
 }
 
 /// Whether `text` calls `name` (`name(` as a whole word): what a fix's code or a helper calls.
@@ -814,8 +817,18 @@ impl RuleSet {
     /// large tree has none of them, and its files need no semantic model, nor a parse unless
     /// every file's syntax errors are asked for (TPU002 named).
     pub fn may_match(&self, text: &str) -> bool {
-        let prefilter = self.prefilter.get_or_init(|| Prefilter::new(self));
+        let prefilter = self.prefilter();
         crate::timings::time(crate::timings::Phase::Prefilter, || prefilter.may_match(text))
+    }
+
+    fn prefilter(&self) -> &Prefilter {
+        self.prefilter.get_or_init(|| Prefilter::new(self))
+    }
+
+    /// Whether `code` has the letters of a loaded rule's code (`TPU`, or an organisation's own):
+    /// a `# noqa` code that is ours even when no rule has it.
+    pub fn is_our_family(&self, code: &str) -> bool {
+        self.prefilter().families.iter().any(|f| f == code_family(code))
     }
 
     /// The rule matching `qualified` in this position, with its `{target}`: the rule naming it,
