@@ -237,3 +237,54 @@ fn accelerate_under_torchrun_on_tpu_runs_each_rank_alone() {
         assert!(stdout.contains(&line), "expected `{line}`:\n{stdout}");
     }
 }
+
+/// The DTensor placements `migrate` writes out for a weight split SPMD's way (TPU228's report
+/// on a spec it does not convert) are code a person pastes: they must shard the tensor as the
+/// spec did, on two emulated chips of a ("data", "model") mesh.
+#[test]
+fn dtensor_placements_written_out_for_a_weight_spec_run() {
+    let source = "import torch_xla.distributed.spmd as xs\n\
+                  xs.mark_sharding(w1, mesh, (None, \"model\"))\n\
+                  xs.mark_sharding(w2, mesh, (\"data\", \"model\"))\n\
+                  xs.mark_sharding(w3, mesh, (None, 1))\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("tp.py"), source).unwrap();
+    let out =
+        Command::cargo_bin("xla2tpu").unwrap().current_dir(dir.path()).args(["migrate", "tp.py"]).output().unwrap();
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let found = regex::Regex::new(r"distribute_tensor\(t, mesh, (\[.*?\])\)`").unwrap();
+    let placements: Vec<&str> = found.captures_iter(&report).map(|c| c.get(1).unwrap().as_str()).collect();
+    assert_eq!(placements.len(), 3, "three specs written out as placements:\n{report}");
+    // Each placement, applied to a 16×32 weight on a (1, 2) mesh: rank r keeps columns r·16….
+    let program = format!(
+        r#"
+import os, torch, torch.distributed as dist, torch.multiprocessing as mp
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+def worker(index):
+    os.environ.update(RANK=str(index), LOCAL_RANK=str(index))
+    mesh = init_device_mesh("tpu", (1, 2), mesh_dim_names=("data", "model"))
+    w = torch.arange(16 * 32, dtype=torch.float32).reshape(16, 32)
+    for placements in ({a}, {b}, {c}):
+        t = distribute_tensor(w.to("tpu"), mesh, placements)
+        assert torch.equal(t.to_local().cpu(), w.tensor_split(2, 1)[index]), placements
+        assert torch.equal(t.full_tensor().cpu(), w)
+    print(f"rank {{index}} sharded as the specs")
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=2)
+    os.environ.update(MASTER_ADDR="localhost", MASTER_PORT=os.environ.get("MASTER_PORT", "29533"), WORLD_SIZE="2")
+    mp.spawn(worker, nprocs=2)
+"#,
+        a = placements[0],
+        b = placements[1],
+        c = placements[2]
+    );
+    let Some((assert, _dir)) = run(&program, &["--nproc", "2"]) else { return };
+    assert
+        .code(0)
+        .stdout(predicate::str::contains("rank 0 sharded as the specs"))
+        .stdout(predicate::str::contains("rank 1 sharded as the specs"));
+}

@@ -372,13 +372,27 @@ fn import_edits(
     let lines = |requests: &[&ImportRequest]| -> String {
         requests.iter().map(|r| format!("{}{newline}", r.statement())).collect()
     };
+    // `import a.b.c` binds `a`, so name lookup cannot tell that an earlier pass already added it
+    // to the leading imports (one further down runs too late for the helpers above it).
+    let present = |r: &ImportRequest| {
+        let leading = module.body.iter().take_while(|stmt| imports_end.is_some_and(|end| stmt.end() <= end));
+        leading.into_iter().any(|stmt| match stmt {
+            Stmt::Import(i) => i.names.iter().any(|a| {
+                a.name.id.as_str() == r.module && a.asname.as_ref().map(|n| n.id.as_str()) == r.alias.as_deref()
+            }),
+            _ => false,
+        })
+    };
     let (stdlib, others): (Vec<&ImportRequest>, Vec<&ImportRequest>) =
-        imports.iter().partition(|r| STDLIB.contains(&r.module.as_str()));
+        imports.iter().filter(|r| !present(r)).partition(|r| STDLIB.contains(&r.module.as_str()));
     let mut edits = Vec::new();
     if let (Some(first), false) = (first_import, stdlib.is_empty()) {
         edits.push(Edit::insert(first, lines(&stdlib)));
     }
-    let rest: Vec<&ImportRequest> = if first_import.is_some() { others } else { imports.iter().collect() };
+    let rest: Vec<&ImportRequest> = match first_import {
+        Some(_) => others,
+        None => imports.iter().filter(|r| !present(r)).collect(),
+    };
     if rest.is_empty() && helpers.is_empty() {
         return edits;
     }

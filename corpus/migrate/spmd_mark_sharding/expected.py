@@ -25,6 +25,14 @@ def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
     return torch.distributed.device_mesh.init_device_mesh("tpu", tuple(mesh_shape), mesh_dim_names=names)
 
 
+def torchtpu_global_mesh(mesh=None):
+    """What `xs.set_global_mesh(mesh)` and `xs.get_global_mesh()` become: the mesh the
+    program installed for later readers (FSDPv2 without `mesh=`), kept here; None until set."""
+    if mesh is not None:
+        torchtpu_global_mesh.mesh = mesh
+    return getattr(torchtpu_global_mesh, "mesh", None)
+
+
 def torchtpu_shard_batch(tensor, mesh, partition_spec):
     """What `xs.mark_sharding(batch, mesh, (axes, None, ...))` becomes: this process's slice of
     the global batch along dim 0, split over the mesh axes named for it (a name, an index or
@@ -107,7 +115,7 @@ num_devices = int(os.environ.get("WORLD_SIZE", "1"))
 mesh_shape = (num_devices // 2, 2)
 device_ids = np.array(range(num_devices))
 mesh = torchtpu_device_mesh(device_ids, mesh_shape, axis_names=("data", "model"))
-xs.set_global_mesh(mesh)
+torchtpu_global_mesh(mesh)
 
 torch.manual_seed(0)
 device = torch.device("tpu:0")

@@ -27,6 +27,14 @@ def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
     return torch.distributed.device_mesh.init_device_mesh("tpu", tuple(mesh_shape), mesh_dim_names=names)
 
 
+def torchtpu_global_mesh(mesh=None):
+    """What `xs.set_global_mesh(mesh)` and `xs.get_global_mesh()` become: the mesh the
+    program installed for later readers (FSDPv2 without `mesh=`), kept here; None until set."""
+    if mesh is not None:
+        torchtpu_global_mesh.mesh = mesh
+    return getattr(torchtpu_global_mesh, "mesh", None)
+
+
 def torchtpu_spmd_processes():
     """What `xr.use_spmd()` becomes: this process is one of the job's TorchTPU processes, one
     per chip (torchrun after TorchTPU's launch environment; plain `python` is a job of one chip).
@@ -88,6 +96,6 @@ def torchtpu_spmd_processes():
 num_devices = xr.global_runtime_device_count()
 mesh = torchtpu_device_mesh(np.array(range(num_devices)), (num_devices, 1), axis_names=("data", "model"))
 flat = torchtpu_device_mesh(np.arange(num_devices), (num_devices,))
-xs.set_global_mesh(mesh)
+torchtpu_global_mesh(mesh)
 fsdp_mesh = xs.get_1d_mesh("fsdp")
-assert xs.get_global_mesh() is mesh
+assert torchtpu_global_mesh() is mesh

@@ -107,12 +107,18 @@ impl<'a> Checker<'a> {
             return Err(NO_GROUP_IN_FILE.into());
         }
         if !spec.requires_call_in_file.is_empty()
-            && !spec.requires_call_in_file.iter().any(|n| self.inventory.file_calls(self.sem, n))
+            && !spec.requires_call_in_file.iter().any(|n| match n.contains('.') {
+                true => self.inventory.file_calls(self.sem, n),
+                false => self.sem.is_bound_anywhere(n), // a helper an earlier fix pass defined
+            })
         {
             return Err(format!(
                 "the file does not call {}",
                 spec.requires_call_in_file.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or ")
             ));
+        }
+        if let Some(name) = spec.unless_call_in_file.iter().find(|n| self.inventory.file_calls_under(self.sem, n)) {
+            return Err(format!("the file calls `{}`", name.trim_end_matches(".*")));
         }
         if !spec.requires_argument_of.is_empty() {
             let callee = self.argument_of.get(&site.expr.start());
@@ -218,10 +224,24 @@ impl<'a> Checker<'a> {
                         Some(v) => format!("`{v}`"),
                     })
                     .collect();
-                let actual = match bound.values.get(p) {
+                let mut actual = match bound.values.get(p) {
                     Some(e) => format!(" (here `{}`)", shown(self.src(e.range()))),
                     None => " (here omitted)".to_string(),
                 };
+                // A spec that splits other dims maps to DTensor placements: write them out.
+                let placements = accepted
+                    .iter()
+                    .any(|a| a.as_deref() == Some("$dim0_only"))
+                    .then(|| bound.values.get(p))
+                    .flatten()
+                    .and_then(|e| crate::migrate::rules::template::dtensor_placements(self.src(e.range())));
+                if let Some(placements) = placements {
+                    actual.push_str(&format!(
+                        "; as DTensor: `distribute_tensor(t, mesh, {placements})`, or `parallelize_module` with \
+                         `ColwiseParallel()` for an `nn.Linear` whose weight is split on dim 0 and `RowwiseParallel()` \
+                         on dim 1 (TPU228 explains why TorchTPU 0.2.0 cannot train these yet)"
+                    ));
+                }
                 format!("`{p}` is {}{actual}", values.join(" or "))
             })
             .collect();

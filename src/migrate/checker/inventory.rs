@@ -58,6 +58,18 @@ impl<'a> Inventory<'a> {
         self.calls(sem).values().flatten().any(|c| c == name)
     }
 
+    /// `file_calls`, where `M.*` stands for any name under module M.
+    pub fn file_calls_under(&self, sem: &Semantic, pattern: &str) -> bool {
+        match pattern.strip_suffix(".*") {
+            Some(module) => self
+                .calls(sem)
+                .values()
+                .flatten()
+                .any(|c| c.strip_prefix(module).is_some_and(|rest| rest.starts_with('.'))),
+            None => self.file_calls(sem, pattern),
+        }
+    }
+
     /// Whether the file creates the process group: it calls `init_process_group`, or starts
     /// a worker of its own (a function defined in it) with `xmp.spawn`/`torch_xla.launch`,
     /// whose converted workers create the group first thing. A launcher of a method or of a

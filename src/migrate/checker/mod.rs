@@ -441,6 +441,7 @@ impl<'a> Checker<'a> {
             && let Expr::Attribute(method) = &*call.func
             && let Some(rule) = self.rules.method_rule(method.attr.id.as_str())
             && self.in_files_calling_holds(rule)
+            && self.receiver_from_holds(rule, &method.value)
         {
             let spelled = self.src(call.func.range()).to_string();
             self.report(Site { rule, target: None, expr, call: Some(call), spelled, callee: None });
@@ -480,6 +481,23 @@ impl<'a> Checker<'a> {
                 true => self.inventory.file_calls(self.sem, n),
                 false => self.sem.is_bound_anywhere(n),
             })
+    }
+
+    /// Whether a method rule's receiver condition holds (`receiver_from`, or none): the
+    /// receiver is a name whose binding here was assigned a call to one of the names.
+    fn receiver_from_holds(&self, rule: RuleId, receiver: &Expr) -> bool {
+        let names = &self.rule(rule).receiver_from;
+        if names.is_empty() {
+            return true;
+        }
+        let Expr::Name(name) = receiver else { return false };
+        let Some(binding) = self.sem.unique_binding(name.id.as_str(), self.scope, name.start()) else { return false };
+        let start = self.sem.bindings[binding].range.start();
+        let Some(Expr::Call(call)) = self.inventory.values.get(&start) else { return false };
+        match &*call.func {
+            Expr::Name(callee) if names.iter().any(|n| !n.contains('.') && n == callee.id.as_str()) => true,
+            func => self.sem.qualified_name(func, self.scope).is_some_and(|q| names.contains(&q.name)),
+        }
     }
 
     fn visit_owned_arguments(&mut self, call: &'a ExprCall) {

@@ -109,6 +109,11 @@ struct RawMatcher {
     /// too common to match alone (`loss.backward()`) matters where they are used.
     #[serde(default)]
     in_files_calling: Vec<String>,
+    /// (method rules) Match only on a bare name last assigned a call to one of these (qualified
+    /// names, or helpers as in `in_files_calling`): `model.state_dict()` of the model FSDPv2
+    /// wrapped, not of the optimizer beside it.
+    #[serde(default)]
+    receiver_from: Vec<String>,
     #[serde(default)]
     builtin: Option<Builtin>,
     #[serde(default)]
@@ -238,6 +243,8 @@ struct RawFix {
     #[serde(default)]
     requires_call_in_file: Vec<String>,
     #[serde(default)]
+    unless_call_in_file: Vec<String>,
+    #[serde(default)]
     names: Vec<String>,
     #[serde(default)]
     signature: Option<String>,
@@ -329,6 +336,9 @@ pub struct FixSpec {
     pub requires_call_in_function: Vec<String>,
     /// Only offer the fix in files that call one of these.
     pub requires_call_in_file: Vec<String>,
+    /// Never offer the fix in files that call one of these (qualified names; `M.*` for any
+    /// name under module M).
+    pub unless_call_in_file: Vec<String>,
     /// (rules on several names) The variant applies to calls of these names only; for the
     /// others it does not exist (no "not converted" reason).
     pub names: Vec<String>,
@@ -388,6 +398,8 @@ pub struct Rule {
     pub methods: Vec<String>,
     /// See `RawMatcher::in_files_calling`.
     pub in_files_calling: Vec<String>,
+    /// See `RawMatcher::receiver_from`.
+    pub receiver_from: Vec<String>,
     pub builtin: Option<Builtin>,
     pub modules: Vec<String>,
     /// (import rules) module imported for a side effect → the code of the rule relying on it.
@@ -801,6 +813,7 @@ impl RuleSet {
             dict_keys: m.dict_key,
             methods: m.method,
             in_files_calling: m.in_files_calling,
+            receiver_from: m.receiver_from,
             builtin: m.builtin,
             modules: m.modules,
             side_effects: m.side_effects,
@@ -1027,6 +1040,7 @@ fn convert_fix(
         note: f.note,
         requires_call_in_function: f.requires_call_in_function,
         requires_call_in_file: f.requires_call_in_file,
+        unless_call_in_file: f.unless_call_in_file,
         names: f.names,
         signature: own_signature,
         requires_process_group: f.requires_process_group,

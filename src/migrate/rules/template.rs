@@ -553,6 +553,39 @@ fn splits_dim0_only(text: &str) -> bool {
     items.first().is_some_and(|first| !none(first) && !first.is_starred_expr()) && items[1..].iter().all(none)
 }
 
+/// The DTensor placements a partition-spec literal maps to, written out as code: tensor dim
+/// *d* split over mesh axis *a* is `Shard(d)` at *a*'s position, `Replicate()` elsewhere
+/// (`(None, "model")` → `[Shard(1) if axis == "model" else Replicate() for axis in
+/// mesh.mesh_dim_names]`). `None` for anything but a literal of names, indexes and `None`s.
+pub fn dtensor_placements(text: &str) -> Option<String> {
+    let parsed = ruff_python_parser::parse_expression(text).ok()?;
+    let items = match parsed.expr() {
+        Expr::Tuple(t) => &t.elts,
+        Expr::List(l) => &l.elts,
+        _ => return None,
+    };
+    let axis = |e: &Expr| match e {
+        Expr::StringLiteral(s) => Some(format!("{:?}", s.value.to_str())),
+        Expr::NumberLiteral(n) => match &n.value {
+            ruff_python_ast::Number::Int(i) => Some(format!("mesh.mesh_dim_names[{i}]")),
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut cases = Vec::new();
+    for (dim, item) in items.iter().enumerate() {
+        let axes: Vec<&Expr> = match item {
+            Expr::NoneLiteral(_) => continue,
+            Expr::Tuple(t) => t.elts.iter().collect(),
+            other => vec![other],
+        };
+        for a in axes {
+            cases.push(format!("Shard({dim}) if axis == {} else ", axis(a)?));
+        }
+    }
+    (!cases.is_empty()).then(|| format!("[{}Replicate() for axis in mesh.mesh_dim_names]", cases.concat()))
+}
+
 /// A bare name (`batch`), which an assignment can rebind.
 fn is_identifier(text: &str) -> bool {
     ruff_python_parser::parse_expression(text).is_ok_and(|p| matches!(p.expr(), Expr::Name(_)))
