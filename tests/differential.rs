@@ -335,8 +335,10 @@ fn torch_xla_command(python: &Path, spec: &RunSpec, script: &str, args: &[String
     let launch = if spec.spmd { Launch::Python } else { spec.launch };
     let mut c = match launch {
         Launch::Python => {
+            // torch_xla's `xla://` rendezvous listens on MASTER_PORT (12355 by default), and
+            // originals run in parallel.
             let mut c = Command::new(python);
-            c.arg(script);
+            c.arg(script).env("MASTER_PORT", free_port().to_string());
             c
         }
         Launch::Accelerate | Launch::Script => unreachable!("compared_run rejects it"),
