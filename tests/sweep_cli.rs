@@ -263,3 +263,32 @@ fn exact_and_bf16_directories_through_the_binary() {
         .success()
         .stdout(predicate::str::contains("verdict_bf16").not());
 }
+
+/// `--executions` joins the committed execution profiles: every PyTorch checkpoint gets an
+/// execution status, the statuses add up, and a model passes both verdicts only if it passes each.
+#[test]
+fn executions_join_the_op_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exec_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/exec");
+    let out =
+        sweep(tmp.path()).args(["--top", "1000", "--format", "json", "--executions"]).arg(&exec_dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let x = &report["execution"];
+    let statuses = ["pass", "pass-inference", "fail", "unknown"];
+    let counted: u64 = statuses.iter().map(|s| x["totals"][s]["models"].as_u64().unwrap()).sum();
+    let models = report["models"].as_array().unwrap();
+    let pytorch: Vec<_> = models.iter().filter(|m| m["verdict"] != "n/a").collect();
+    assert_eq!(counted as usize, pytorch.len());
+    assert!(pytorch.iter().all(|m| statuses.contains(&m["execution"]["status"].as_str().unwrap())));
+    let both = pytorch.iter().filter(|m| m["verdict"] == "pass" && m["execution"]["status"] == "pass").count();
+    let rate = x["both_rate"]["by_count"].as_f64().unwrap();
+    assert!((rate - 100.0 * both as f64 / pytorch.len() as f64).abs() < 1e-9);
+    // A failed run names its kind, and the disagreement table counts only one-sided passes.
+    let failed = pytorch.iter().find(|m| m["execution"]["status"] == "fail").expect("a failing run in the top 1000");
+    assert!(failed["execution"]["failure"]["kind"].is_string());
+    for d in x["disagreements"].as_array().unwrap() {
+        assert_ne!(d["op_verdict"] == "pass", d["execution"] == "pass");
+    }
+    assert!(models.iter().filter(|m| m["verdict"] == "n/a").all(|m| m.get("execution").is_none()));
+}

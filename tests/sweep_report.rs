@@ -477,7 +477,7 @@ fn bf16_verdicts_come_from_bf16_profiles_only() {
     );
     let bf16 = Profiles::from_dir(bf16_dir.path()).unwrap();
     let tpu = Registry::builtin("torchtpu-0.2.0").unwrap();
-    let corpus = xla2tpu::sweep::Corpus { f32: &profiles, bf16: Some(&bf16), exact: None };
+    let corpus = xla2tpu::sweep::Corpus { f32: &profiles, bf16: Some(&bf16), exact: None, executions: None };
     let r = sweep(&partial::list(), corpus, &tpu, None, &Options::default());
     let full = model(&r, "a/full");
     assert_eq!(full.result.verdict, Verdict::Pass);
@@ -513,7 +513,7 @@ fn exact_profiles_replace_type_profiles_and_say_so() {
     .unwrap();
     let exact = xla2tpu::sweep::exact::Exact::load(exact_dir.path()).unwrap();
     let tpu = Registry::builtin("torchtpu-0.2.0").unwrap();
-    let corpus = xla2tpu::sweep::Corpus { f32: &profiles, bf16: None, exact: Some(&exact) };
+    let corpus = xla2tpu::sweep::Corpus { f32: &profiles, bf16: None, exact: Some(&exact), executions: None };
     let r = sweep(&partial::list(), corpus, &tpu, None, &Options::default());
     let nohead = model(&r, "a/nohead");
     assert!(nohead.exact);

@@ -7,6 +7,7 @@ pub mod api;
 pub mod cli;
 mod coverage;
 mod eval;
+pub mod execution;
 mod neutral;
 mod profile;
 mod registry;

@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::exact::Exact;
 use super::report::{self, Format};
 use super::{Corpus, Options, hub, models};
+use crate::ops::execution::Executions;
 use crate::ops::{DEFAULT_BACKEND, Profiles, Registry};
 
 /// Compatibility report over the most-downloaded Hugging Face models: which pass TorchTPU's
@@ -59,6 +60,12 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR")]
     pub exact: Option<PathBuf>,
 
+    /// Execution profiles from `python -m xla2tpu_tracer execute --out DIR` (e.g. corpus/exec):
+    /// each model also gets its types' runs on the emulated TorchTPU 0.2.0, and the report shows
+    /// where that verdict and op coverage disagree. Not the default yet: see corpus/exec/README.md.
+    #[arg(long, value_name = "DIR")]
+    pub executions: Option<PathBuf>,
+
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -101,7 +108,19 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         None => Profiles::embedded_bf16(),
     };
     let exact = args.exact.as_deref().map(Exact::load).transpose()?;
-    let corpus = Corpus { f32: profiles, bf16, exact: exact.as_ref() };
+    let exec_owned;
+    let executions = match &args.executions {
+        Some(dir) => {
+            exec_owned = Executions::from_dir(dir)
+                .with_context(|| format!("loading execution profiles from {}", dir.display()))?;
+            Some(&exec_owned)
+        }
+        None => None,
+    };
+    if let Some(first) = executions.and_then(|e| e.load_errors().first()) {
+        eprintln!("warning: some execution profiles did not load (first: {first})");
+    }
+    let corpus = Corpus { f32: profiles, bf16, exact: exact.as_ref(), executions };
     let top = args.top as usize;
     let list = if args.hub {
         let opts = hub::HubOptions::from_env(args.refresh)?;

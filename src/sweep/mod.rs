@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod configs;
 pub mod exact;
+pub mod execution;
 pub mod hub;
 pub mod models;
 pub mod plan;
@@ -19,8 +20,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::ops::execution::{BF16, Executions, FLOAT32};
 use crate::ops::{Profiles, Registry};
 use exact::Exact;
+use execution::ExecVerdict;
 use models::{ModelList, ModelRecord};
 use report::{BackendInfo, Bf16Summary, Comparison, Difference, ExactSummary, ProfileInfo, Report};
 use resolve::{Resolution, Resolver};
@@ -46,17 +49,19 @@ impl Default for Options {
 }
 
 /// The profiles a sweep judges with: the float32 type profiles, optionally the bf16-autocast
-/// ones (same ids) and per-config profiles from `ops trace --configs/--hub` (`--exact`).
+/// ones (same ids), per-config profiles from `ops trace --configs/--hub` (`--exact`) and the
+/// execution profiles (runs on the emulated TorchTPU, same ids).
 #[derive(Clone, Copy)]
 pub struct Corpus<'a> {
     pub f32: &'a Profiles,
     pub bf16: Option<&'a Profiles>,
     pub exact: Option<&'a Exact>,
+    pub executions: Option<&'a Executions>,
 }
 
 impl<'a> From<&'a Profiles> for Corpus<'a> {
     fn from(f32: &'a Profiles) -> Self {
-        Corpus { f32, bf16: None, exact: None }
+        Corpus { f32, bf16: None, exact: None, executions: None }
     }
 }
 
@@ -83,6 +88,13 @@ pub struct ModelRow {
     pub bf16: Option<ModelVerdict>,
     /// The verdict comes from the model's own config (per-config profile, `--exact`), not its type.
     pub exact: bool,
+    /// Its profiled types' runs on the emulated TorchTPU, float32 (absent for n/a models or
+    /// without execution profiles).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ExecVerdict>,
+    /// The same runs under bf16 autocast.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution_bf16: Option<ExecVerdict>,
 }
 
 /// Runs the sweep over `list` (already cut to the top N) against `backend`, and optionally
@@ -107,15 +119,18 @@ pub fn sweep<'a>(
         .enumerate()
         .map(|(i, m)| {
             let resolved = resolver.resolve(m);
-            // bf16 has type profiles only: it is judged on the type-level resolution.
+            // bf16 and executions have type profiles only: they are judged on the type-level resolution.
             let bf16 = bf16.as_mut().map(|j| j.judge(&resolved.resolution));
+            let executed =
+                |precision| corpus.executions.and_then(|e| execution::judge(&resolved.resolution, e, precision));
+            let (execution, execution_bf16) = (executed(FLOAT32), executed(BF16));
             let (resolved, exact) = match corpus.exact.and_then(|e| e.resolve(m, &resolved)) {
                 Some(r) => (r, true),
                 None => (resolved, false),
             };
             let result = judge.judge(&resolved.resolution);
             let compare = other.as_mut().map(|j| j.judge(&resolved.resolution));
-            ModelRow { bf16, exact, ..row(i + 1, m, resolved, result, compare) }
+            ModelRow { bf16, exact, execution, execution_bf16, ..row(i + 1, m, resolved, result, compare) }
         })
         .collect();
 
@@ -147,6 +162,7 @@ pub fn sweep<'a>(
         models: plan::tally(rows.iter().filter(|r| r.exact).map(|r| r.downloads)),
     });
 
+    let execution = corpus.executions.map(|e| execution::summarize(&rows, e));
     Report {
         tool: format!("xla2tpu {}", env!("CARGO_PKG_VERSION")),
         caveat: CAVEAT.to_string(),
@@ -160,6 +176,7 @@ pub fn sweep<'a>(
         comparison,
         bf16,
         exact,
+        execution,
         verdicts: report::VerdictLegend::all(),
         profiles: profiles_used,
         models: rows,
@@ -190,6 +207,8 @@ fn row(
         compare,
         bf16: None,
         exact: false,
+        execution: None,
+        execution_bf16: None,
     }
 }
 

@@ -342,6 +342,8 @@ mod tests {
             compare: None,
             bf16: None,
             exact: false,
+            execution: None,
+            execution_bf16: None,
         }
     }
 

@@ -1,5 +1,6 @@
 """python -m xla2tpu_tracer trace --out corpus/ops [--jobs N] [--only ID...] [--timeout S] [--force]
 python -m xla2tpu_tracer api --output rules/api/torch-<version>.tsv [--jobs N] [--timeout S] [--only API...]
+python -m xla2tpu_tracer execute --out corpus/exec [--jobs N] [--ray ADDRESS] [--only ID...] [--check]
 python -m xla2tpu_tracer exact --configs DIR --out OUT [--jobs N] [--ray ADDRESS] [--timeout S] [--memory-mb M]"""
 
 from __future__ import annotations
@@ -154,12 +155,15 @@ def main(argv=None) -> int:
     a.add_argument("--job-timeout", type=float, default=240.0, help="kill a worker job after this many seconds")
     a.add_argument("--max-samples", type=int, default=3, help="successful sample calls per API variant")
     a.add_argument("--only", nargs="+", help="only these qualified APIs (torch.median torch.nn.Mish ...)")
-    from . import exact
+    from . import exact, execute
 
     exact.add_parser(sub)
+    execute.add_parser(sub)
     args = ap.parse_args(argv)
     if args.cmd == "exact":
         return exact.main(args)
+    if args.cmd == "execute":
+        return execute.main(args)
     if args.cmd == "api":
         if os.environ.get("PYTHONHASHSEED") != "0":
             # Some OpInfo sample functions iterate over sets of strings; a fixed hash seed keeps

@@ -48,6 +48,10 @@ def _ray_task(d, timeout, memory_mb):
         os.environ.setdefault(k, "1")
     os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
     try:
+        if d.get("task") == "execute":
+            from . import execute
+
+            return execute.run_one(d, timeout, memory_mb)
         from . import exact
 
         return exact.run_one(d, timeout, memory_mb)

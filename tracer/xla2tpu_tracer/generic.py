@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from .output import phase_coverage
+from . import phases
 from .phases import PhaseError, make_env, run_phases
 from .recorder import OpRecorder
 
@@ -24,6 +25,7 @@ def trace_recipe(build, make_call, deadline, variant="tiny", envs=("cpu", "fake"
             break
         method = f"{variant}/{env_kind}"
         env = make_env(env_kind)
+        phases.ATTEMPT = method
         rec = recorder_cls()
         notes, failure, failed_phase = [], None, None
         try:

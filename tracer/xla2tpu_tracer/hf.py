@@ -9,6 +9,7 @@ import torch
 from . import configs, hf_inputs
 from .output import phase_coverage
 from .recorder import OpStats
+from . import phases
 from .phases import PhaseError, make_env, run_phases
 from .recorder import OpRecorder
 
@@ -123,7 +124,7 @@ def add_image_inputs(model, cfg, kw):
             h, w = pv.shape[-2:]
             extra["image_sizes"] = torch.tensor([[h, w]] * batch)
     with torch.no_grad():
-        feats = getter(pixel_values=pv, **extra)
+        feats = getter(**phases.on_model_device(model, dict(pixel_values=pv, **extra)))
     n = _count_image_tokens(feats, batch)
     kw.update(extra)
     text = hf_inputs.text_ids(cfg, length=8)
@@ -167,7 +168,7 @@ def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=Tr
 
     def call(m, training):
         if "kw" not in state or state.get("training") != training:
-            kw = hf_inputs.build_inputs(m, cfg, head_kind, with_labels=training)
+            kw = hf_inputs.build_inputs(m, cfg, head_kind, with_labels=training and not state.get("no_labels"))
             if want_image and state.get("image", True):
                 try:
                     state["image"] = add_image_inputs(m, cfg, kw)
@@ -179,6 +180,10 @@ def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=Tr
         try:
             return m(**kw)
         except Exception as e:
+            if phases.EXECUTOR is not None and next(iter(m.parameters())).device.type != "cpu":
+                # On the device the CPU reference's choices (text only, no labels) are replayed,
+                # never retried: a failure there is the device's.
+                raise
             if state.get("image") and not training:
                 # The image path failed inside the model (feature/token count checks of a
                 # shrunk config): trace the class text-only rather than not at all.
@@ -189,7 +194,7 @@ def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=Tr
                 # Retry without labels (generic loss); record the failure as a note.
                 kw = dict(kw)
                 kw.pop("labels")
-                state["kw"] = kw
+                state["kw"], state["no_labels"] = kw, True
                 notes.append(f"{cls.__name__}: labels rejected, used sum of outputs")
                 return m(**kw)
             raise
@@ -295,6 +300,7 @@ def _attempt_classes(cfg, class_list, method, env_kind, recorder_cls=OpRecorder)
     """Every class of ``class_list`` through the three phases on ``cfg`` (also used by
     exact.py with a Hub config.json)."""
     env = make_env(env_kind)
+    phases.ATTEMPT = method
     acc: dict = {}
     notes, failures, classes = [], [], []
     coverage = {}  # every class tried, including those that failed at import/init

@@ -51,6 +51,23 @@ def generic_loss(out):
 FORWARD_CONTEXT = contextlib.nullcontext
 
 
+# `execute` (execute.py) sets EXECUTOR: run_phases then runs the model on the CPU and on the
+# emulated TorchTPU instead of recording; ATTEMPT names the attempt ("tiny/cpu") it belongs to.
+EXECUTOR = None
+ATTEMPT = ""
+
+
+def on_model_device(model, tree):
+    """``tree``'s CPU tensors moved to the device of ``model``'s parameters: for harness calls
+    that are not module calls (a VLM's ``get_image_features``)."""
+    param = next(iter(model.parameters()), None)
+    if param is None or param.device.type == "cpu":
+        return tree
+    from torch.utils._pytree import tree_map
+
+    return tree_map(lambda x: x.to(param.device) if isinstance(x, torch.Tensor) and x.device.type == "cpu" else x, tree)
+
+
 class PhaseError(Exception):
     def __init__(self, phase: str, err: BaseException):
         super().__init__(f"{phase}: {type(err).__name__}: {err}")
@@ -65,6 +82,8 @@ def run_phases(model, call, recorder: OpRecorder, env=contextlib.nullcontext, tr
     Ops go into ``recorder``; raises PhaseError naming the failed phase. Returns the
     list of notes (e.g. that a generic loss was used).
     """
+    if EXECUTOR is not None:
+        return EXECUTOR(model, call, train)
     notes = []
     model.eval()
     recorder.phase = "inference"

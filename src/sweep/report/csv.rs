@@ -20,6 +20,9 @@ pub fn render(r: &Report) -> String {
     if r.bf16.is_some() {
         header.extend(["verdict_bf16", "missing_ops_bf16"]);
     }
+    if r.execution.is_some() {
+        header.extend(["execution", "execution_detail", "execution_bf16"]);
+    }
     let (cv, cm) = compare.map(|n| (format!("verdict_{n}"), format!("missing_ops_{n}"))).unwrap_or_default();
     if compare.is_some() {
         header.extend([cv.as_str(), cm.as_str()]);
@@ -44,6 +47,16 @@ pub fn render(r: &Report) -> String {
             rec.extend([
                 b.map(|b| b.verdict.label().to_string()).unwrap_or_default(),
                 b.map(|b| b.missing.join(" ")).unwrap_or_default(),
+            ]);
+        }
+        if r.execution.is_some() {
+            let label = |e: Option<&crate::sweep::execution::ExecVerdict>| {
+                e.map(|e| e.status.label().to_string()).unwrap_or_default()
+            };
+            rec.extend([
+                label(m.execution.as_ref()),
+                m.execution.as_ref().map(|e| e.detail()).unwrap_or_default(),
+                label(m.execution_bf16.as_ref()),
             ]);
         }
         if let Some(c) = &m.compare {

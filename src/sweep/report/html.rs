@@ -2,7 +2,10 @@
 //! comes from data (model ids above all) goes through [`e`].
 use std::fmt::Write;
 
-use super::{Report, bf16_line, count, detail, exact_line, first_line, human, mix, pct, source_line, thousands};
+use super::{
+    Report, bf16_line, count, detail, exact_line, execution_line, first_line, human, mix, pct, source_line, thousands,
+};
+use crate::sweep::execution::{ExecutionSummary, explain};
 use crate::sweep::plan::Rate;
 use crate::sweep::verdict::Verdict;
 
@@ -57,6 +60,9 @@ pub fn render(r: &Report) -> String {
     card(&mut o, &pct(t.pass_rate.by_count), "pass rate by model count");
     card(&mut o, &thousands(t.total.models), "models swept");
     card(&mut o, &human(t.total.downloads), "downloads (30 days)");
+    if let Some(x) = &r.execution {
+        card(&mut o, &pct(x.both_rate.by_count), "op coverage and execution both pass, by count");
+    }
     let _ = writeln!(o, "</div>");
     let _ = writeln!(o, "<p class=\"caveat\">{}</p>", e(&r.caveat));
 
@@ -99,6 +105,9 @@ pub fn render(r: &Report) -> String {
 
     for line in r.bf16.iter().map(bf16_line).chain(r.exact.iter().map(exact_line)) {
         let _ = writeln!(o, "<p>{}.</p>", e(&line));
+    }
+    if let Some(x) = &r.execution {
+        execution_section(&mut o, x);
     }
 
     if !r.blockers.is_empty() {
@@ -231,15 +240,21 @@ pub fn render(r: &Report) -> String {
 
     let _ = writeln!(
         o,
-        "<h2>Models</h2><details><summary>All {} models, in download order</summary><table><tr><th class=n>#</th><th>model</th><th class=n>downloads</th><th>verdict</th>{}<th>profiles</th><th>missing ops / reason</th><th>confidence</th></tr>",
+        "<h2>Models</h2><details><summary>All {} models, in download order</summary><table><tr><th class=n>#</th><th>model</th><th class=n>downloads</th><th>verdict</th>{}{}<th>profiles</th><th>missing ops / reason</th><th>confidence</th></tr>",
         thousands(r.models.len()),
-        if r.bf16.is_some() { "<th>bf16</th>" } else { "" }
+        if r.bf16.is_some() { "<th>bf16</th>" } else { "" },
+        if r.execution.is_some() { "<th>on the device</th>" } else { "" }
     );
     for m in &r.models {
         let bf16 = m.bf16.as_ref().map(|b| format!("<td>{}</td>", badge(b.verdict))).unwrap_or_default();
+        let exec = match (&r.execution, &m.execution) {
+            (Some(_), Some(x)) => format!("<td title=\"{}\">{}</td>", e(&x.detail()), e(x.status.label())),
+            (Some(_), None) => "<td></td>".to_string(),
+            _ => String::new(),
+        };
         let _ = writeln!(
             o,
-            "<tr><td class=n>{}</td><td class=id>{}</td><td class=n>{}</td><td>{}{}</td>{bf16}<td class=op>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=n>{}</td><td class=id>{}</td><td class=n>{}</td><td>{}{}</td>{bf16}{exec}<td class=op>{}</td><td>{}</td><td>{}</td></tr>",
             m.rank,
             e(&m.id),
             human(m.downloads),
@@ -261,6 +276,52 @@ pub fn render(r: &Report) -> String {
 }
 
 /// HTML-escapes text for element content and quoted attributes.
+/// The execution verdict: its rates, where it disagrees with op coverage, and the failures.
+fn execution_section(o: &mut String, x: &ExecutionSummary) {
+    let _ = writeln!(o, "<h2>Op coverage against a run on the device</h2><p>{}.</p>", e(&execution_line(x)));
+    if !x.disagreements.is_empty() {
+        let _ = writeln!(
+            o,
+            "<table><tr><th>op verdict</th><th>on the device</th><th>cause</th><th class=n>models</th><th class=n>downloads</th><th>why</th><th>most downloaded</th></tr>"
+        );
+        for d in &x.disagreements {
+            let ex: Vec<String> = d.examples.iter().map(|m| format!("<span class=id>{}</span>", e(m))).collect();
+            let _ = writeln!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td><td>{}</td></tr>",
+                badge(d.op_verdict),
+                e(d.execution.label()),
+                e(&d.cause),
+                thousands(d.tally.models),
+                human(d.tally.downloads),
+                e(explain(d.op_verdict, d.execution, &d.cause)),
+                ex.join("<br>")
+            );
+        }
+        let _ = writeln!(o, "</table>");
+    }
+    if !x.failures.is_empty() {
+        let _ = writeln!(
+            o,
+            "<details><summary>Failures on the device by kind and library line ({})</summary><table><tr><th>kind</th><th>where</th><th class=n>models</th><th class=n>downloads</th><th>profiles</th><th>error</th></tr>",
+            x.failures.len()
+        );
+        for f in &x.failures {
+            let _ = writeln!(
+                o,
+                "<tr><td>{}</td><td class=op>{}</td><td class=n>{}</td><td class=n>{}</td><td class=op>{}</td><td>{}</td></tr>",
+                e(&f.kind),
+                e(&f.location),
+                thousands(f.tally.models),
+                human(f.tally.downloads),
+                e(&f.profiles.join(" ")),
+                e(&f.message)
+            );
+        }
+        let _ = writeln!(o, "</table></details>");
+    }
+}
+
 pub(crate) fn e(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {

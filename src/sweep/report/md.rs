@@ -1,7 +1,10 @@
 //! Markdown: the summary, blockers, plan and per-architecture tables, then every model.
 use std::fmt::Write;
 
-use super::{Report, bf16_line, detail, exact_line, first_line, human, pct, plan_rates, source_line, thousands};
+use super::{
+    Report, bf16_line, detail, exact_line, execution_line, first_line, human, pct, plan_rates, source_line, thousands,
+};
+use crate::sweep::execution::explain;
 use crate::sweep::plan::Rate;
 use crate::sweep::verdict::Verdict;
 
@@ -57,6 +60,29 @@ pub fn render(r: &Report) -> String {
     }
     if let Some(x) = &r.exact {
         let _ = writeln!(o, "{}.\n", esc(&exact_line(x)));
+    }
+    if let Some(x) = &r.execution {
+        let _ = writeln!(o, "{}.\n", esc(&execution_line(x)));
+        if !x.disagreements.is_empty() {
+            let _ = writeln!(
+                o,
+                "| op verdict | on the device | cause | models | downloads | why | e.g. |\n|---|---|---|---:|---:|---|---|"
+            );
+            for d in &x.disagreements {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    d.op_verdict.label(),
+                    d.execution.label(),
+                    esc(&d.cause),
+                    thousands(d.tally.models),
+                    human(d.tally.downloads),
+                    esc(explain(d.op_verdict, d.execution, &d.cause)),
+                    esc(&d.examples.join(", "))
+                );
+            }
+            let _ = writeln!(o);
+        }
     }
 
     if !r.blockers.is_empty() {

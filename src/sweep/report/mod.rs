@@ -13,10 +13,12 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::ModelRow;
+use super::execution::ExecutionSummary;
 use super::models::SourceInfo;
 use super::plan::{ArchRow, Blocker, Plan, ReasonRow, Tally, Totals};
 use super::verdict::ModelVerdict;
 use super::verdict::Verdict;
+use crate::ops::execution::ExecStatus;
 use crate::ops::{Evaluation, Profile, Registry};
 
 #[derive(Debug, Clone, Serialize)]
@@ -37,6 +39,9 @@ pub struct Report {
     pub bf16: Option<Bf16Summary>,
     /// `--exact`: where the per-config profiles came from and how many verdicts used them.
     pub exact: Option<ExactSummary>,
+    /// The second verdict: runs on the emulated TorchTPU, and where it disagrees with op coverage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution: Option<ExecutionSummary>,
     /// What each verdict guarantees (the legend every format prints).
     pub verdicts: Vec<VerdictLegend>,
     /// Every profile a verdict used, with its trace versions and the evaluation behind it.
@@ -189,6 +194,25 @@ pub(crate) fn bf16_line(b: &Bf16Summary) -> String {
         thousands(t.incomplete.models),
         thousands(t.fail.models),
         thousands(t.unknown.models)
+    )
+}
+
+/// One sentence on the execution verdict, shared by the text and Markdown renderers.
+pub(crate) fn execution_line(x: &ExecutionSummary) -> String {
+    let t = |s: ExecStatus| x.totals.get(&s).copied().unwrap_or_default().models;
+    format!(
+        "runs on emulated TorchTPU {}: {} by count, {} by downloads ({} pass, {} pass-inference, {} fail, {} unknown); \
+         op coverage and execution both pass: {} by count, {} by downloads; bf16 autocast runs: {} by count",
+        x.versions.get("emulator").map_or("0.2.0", String::as_str),
+        pct(x.pass_rate.by_count),
+        pct(x.pass_rate.by_downloads),
+        thousands(t(ExecStatus::Pass)),
+        thousands(t(ExecStatus::PassInference)),
+        thousands(t(ExecStatus::Fail)),
+        thousands(t(ExecStatus::Unknown)),
+        pct(x.both_rate.by_count),
+        pct(x.both_rate.by_downloads),
+        pct(x.bf16_pass_rate.by_count),
     )
 }
 

@@ -1,7 +1,11 @@
 //! The terminal summary: totals, blockers, the fix plan and the caveat, in about a screen.
 use std::fmt::Write;
 
-use super::{Report, bf16_line, count, exact_line, first_line, human, mix, pct, plan_rates, source_line, thousands};
+use super::{
+    Report, bf16_line, count, exact_line, execution_line, first_line, human, mix, pct, plan_rates, source_line,
+    thousands,
+};
+use crate::sweep::execution::explain;
 use crate::sweep::verdict::Verdict;
 
 const TOP: usize = 10;
@@ -23,6 +27,14 @@ pub fn summary_line(r: &Report) -> String {
     );
     if let Some(x) = &r.exact {
         let _ = write!(line, "; --exact: {} judged from their own config", count(x.models.models, "model"));
+    }
+    if let Some(x) = &r.execution {
+        let _ = write!(
+            line,
+            "; runs on emulated TorchTPU {} by count, both verdicts pass {}",
+            pct(x.pass_rate.by_count),
+            pct(x.both_rate.by_count)
+        );
     }
     if let Some(c) = &r.comparison {
         let _ = write!(
@@ -99,7 +111,43 @@ pub fn render(r: &Report) -> String {
     if let Some(x) = &r.exact {
         let _ = writeln!(o, "{}", exact_line(x));
     }
+    if let Some(x) = &r.execution {
+        let _ = writeln!(o, "{}", wrap(&execution_line(x), 100));
+    }
     let _ = writeln!(o, "\n{}", wrap(&r.caveat, 100));
+    if let Some(x) = &r.execution
+        && !x.disagreements.is_empty()
+    {
+        let _ = writeln!(o, "\nwhere op coverage and execution disagree (op verdict / run on the device: why)");
+        for d in x.disagreements.iter().take(TOP) {
+            let cause = if d.cause.is_empty() { String::new() } else { format!(" {}", d.cause) };
+            let _ = writeln!(
+                o,
+                "  {:>6} models {:>9}  {} / {}{cause}: {}  e.g. {}",
+                thousands(d.tally.models),
+                human(d.tally.downloads),
+                d.op_verdict.label(),
+                d.execution.label(),
+                explain(d.op_verdict, d.execution, &d.cause),
+                d.examples.first().map_or("", String::as_str)
+            );
+        }
+    }
+    if let Some(x) = &r.execution
+        && !x.failures.is_empty()
+    {
+        let _ = writeln!(o, "\nfailures on the device (kind, where in the library)");
+        for f in x.failures.iter().take(TOP) {
+            let _ = writeln!(
+                o,
+                "  {:>6} models {:>9}  {:<11} {}",
+                thousands(f.tally.models),
+                human(f.tally.downloads),
+                f.kind,
+                printable(&f.location)
+            );
+        }
+    }
 
     if !r.blockers.is_empty() {
         let _ = writeln!(
