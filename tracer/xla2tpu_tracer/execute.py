@@ -104,7 +104,11 @@ def harness_on_device():
 
     def call(self, *args, **kwargs):
         # (The global forward pre-hook cannot see keyword arguments, the way HF models are called.)
-        if _is_harness_frame(sys._getframe(1)):
+        try:
+            harness = _is_harness_frame(sys._getframe(1))
+        except ValueError:  # called from C with no Python caller (a hook run by autograd's engine)
+            harness = False
+        if harness:
             args, kwargs = _to_tpu((args, kwargs))
         return module_call(self, *args, **kwargs)
 

@@ -42,6 +42,13 @@ def _texts(n, offset=0):
     return [" ".join(f"w{(i * 7 + j + offset) % 59}" for j in range(3 + i % 4)) for i in range(n)]
 
 
+def _loss_for(holder, m):
+    """The recipe's loss bound to ``m``: `execute` runs a copy of the model on the device, and a
+    loss built around the CPU original would run that one instead."""
+    loss = holder["loss"]
+    return loss if loss.model is m else type(loss)(m)
+
+
 def _sentence_transformer(path):
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
@@ -69,7 +76,7 @@ def _sentence_transformer(path):
                 extra = [p({"token_embeddings": token, "attention_mask": feats["attention_mask"]})["sentence_embedding"]
                          for p in holder["pools"]]
                 return [out["sentence_embedding"]] + extra
-            loss = holder["loss"]([dict(holder["a"]), dict(holder["p"])], None)
+            loss = _loss_for(holder, m)([dict(holder["a"]), dict(holder["p"])], None)
             out = m(dict(holder["a"]))
             extra = sum(p({"token_embeddings": out["token_embeddings"], "attention_mask": feats["attention_mask"]})
                         ["sentence_embedding"].sum() for p in holder["pools"])
@@ -105,7 +112,7 @@ def _cross_encoder(path):
                 logits = m.model(**feats).logits.view(-1)
                 return m.activation_fn(logits)
             a, b = zip(*holder["pairs"])
-            return {"loss": holder["loss"]([list(a), list(b)], holder["labels"])}
+            return {"loss": _loss_for(holder, m)([list(a), list(b)], holder["labels"])}
 
         return call
 

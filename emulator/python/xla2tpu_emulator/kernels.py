@@ -52,11 +52,22 @@ SYNC = threading.local()
 cpu_fallback_enabled = False
 
 
+def _outer_frame(n):
+  """The frame `n` levels above the caller, or the outermost one there is: kernels the
+  autograd engine runs (backward) have no Python caller, where sys._getframe(n) raises."""
+  f = sys._getframe(1)  # pylint: disable=protected-access
+  for _ in range(n):
+    if f.f_back is None:
+      break
+    f = f.f_back
+  return f
+
+
 def host_sync(kind):
   if getattr(SYNC, "depth", 0):
     SYNC.hit = True
     return
-  report.count_host_sync(kind, frame=sys._getframe(2))  # pylint: disable=protected-access
+  report.count_host_sync(kind, frame=_outer_frame(2))
 
 
 # ---------------------------------------------------------------- aliasing
@@ -185,7 +196,7 @@ def check_device_arg(dev):
     report.incompatibility(
         "set_device",
         msg + " (each TorchTPU process sees exactly one device, tpu:0)",
-        frame=sys._getframe(2),  # pylint: disable=protected-access
+        frame=_outer_frame(2),
     )
     raise RuntimeError(msg)
 
@@ -359,7 +370,7 @@ NON_BLOCKING_D2H = (
 
 
 def _non_blocking_d2h(dst):
-  frame = sys._getframe(2)  # pylint: disable=protected-access
+  frame = _outer_frame(2)
   if dst is not None and dst.is_pinned():
     # Asynchronous on the chip: the destination is valid only after a sync.
     report.warning(
@@ -706,7 +717,7 @@ def fallback(op, *args, **kwargs):
   """TorchTPU's TpuMissingOpFallback, plus CPU execution for unknown ops."""
   name = op.name()
   cls = registry.op_class(name)
-  frame = sys._getframe(1)  # pylint: disable=protected-access
+  frame = _outer_frame(1)
   if cls is None:
     report.warning(
         "unknown_op",
@@ -763,7 +774,7 @@ def make_autograd(op, inferred=False):
             f"'{name}' has a TorchTPU kernel but no TorchTPU autograd kernel;"
             " the emulator differentiates it through PyTorch's decomposition"
             " (TorchTPU's behaviour here is inferred, not observed)",
-            frame=sys._getframe(1),  # pylint: disable=protected-access
+            frame=_outer_frame(1),
             dedupe_key=name,
         )
       return op.decompose(*args, **kwargs)
