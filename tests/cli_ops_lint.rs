@@ -7,6 +7,9 @@ use std::path::Path;
 use assert_cmd::Command;
 use predicates::prelude::*;
 
+#[path = "support/skip.rs"]
+mod skip;
+
 const LOSSES: &str = r#"import torch
 import torch.nn.functional as F
 
@@ -70,11 +73,7 @@ fn the_backend_decides() {
 #[test]
 fn every_flagged_call_is_refused_by_the_emulator() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = root.join("tracer/.venv/bin/python");
-    if !python.is_file() {
-        assert!(std::env::var_os("XLA2TPU_REQUIRE_TRACER").is_none(), "tracer/.venv is missing");
-        return;
-    }
+    let Some(python) = skip::tracer_python() else { return };
     let dir = tempfile::tempdir().unwrap();
     for (call, op) in [
         ("torch.median(x)", "aten::median"),

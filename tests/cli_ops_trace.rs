@@ -3,6 +3,8 @@
 //! the cache), laid out as DIR/<owner>/<name>/config.json and handed to the tracer's `exact`.
 //! Most tests run a stand-in for the tracer's Python that records what it was given; the last
 //! one runs the real tracer (skipped without tracer/.venv unless XLA2TPU_REQUIRE_TRACER is set).
+#[path = "support/skip.rs"]
+mod skip;
 mod sweep_support;
 
 use std::path::{Path, PathBuf};
@@ -246,12 +248,7 @@ fn configs_dir_is_passed_as_is_and_flags_are_checked() {
 #[test]
 fn real_tracer_traces_a_configs_dir() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if !root.join("tracer/.venv/bin/python").is_file() {
-        assert!(
-            std::env::var_os("XLA2TPU_REQUIRE_TRACER").is_none(),
-            "XLA2TPU_REQUIRE_TRACER is set but tracer/.venv is missing: run tracer/setup_venv.sh"
-        );
-        eprintln!("skipped: tracer/.venv not found (scripts/test creates it)");
+    if skip::tracer_python().is_none() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -5,18 +5,13 @@
 use std::path::Path;
 use std::process::Command;
 
+#[path = "support/skip.rs"]
+mod skip;
+
 #[test]
 fn emulator_test_suite_passes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = root.join("tracer/.venv/bin/python");
-    if !python.is_file() {
-        assert!(
-            std::env::var_os("XLA2TPU_REQUIRE_TRACER").is_none(),
-            "XLA2TPU_REQUIRE_TRACER is set but tracer/.venv is missing: run tracer/setup_venv.sh"
-        );
-        eprintln!("skipped: tracer/.venv not found (scripts/test creates it)");
-        return;
-    }
+    let Some(python) = skip::tracer_python() else { return };
     let out = Command::new(python)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "emulator/tests"])
         .current_dir(root)

@@ -7,14 +7,11 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 
+#[path = "support/skip.rs"]
+mod skip;
+
 fn python() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tracer/.venv/bin/python");
-    if p.is_file() {
-        return Some(p);
-    }
-    assert!(std::env::var_os("XLA2TPU_REQUIRE_TRACER").is_none(), "tracer/.venv is missing");
-    eprintln!("skipped: tracer/.venv not found (scripts/test creates it)");
-    None
+    skip::tracer_python()
 }
 
 /// `xla2tpu run -- PYTHON program.py` in a fresh directory holding `program`.

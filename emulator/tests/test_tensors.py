@@ -265,3 +265,27 @@ def test_device_generator_objects():
   assert isinstance(g, torch.Generator)
   with pytest.raises(RuntimeError, match="Device index 1 is out of bounds"):
     torch.Generator(device="tpu:1")
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float32, torch.bfloat16])
+def test_scalar_overloads_through_composites(dtype):
+  """remainder.Scalar and friends are C++ composites over a Tensor_out kernel: the scalar
+  arrives as a wrapped number (transformers' vision_utils and canine hashing use `x % n`)."""
+  c = torch.arange(1, 7).to(dtype)
+  t = c.to("tpu")
+  for f in (lambda x: x % 4, lambda x: x % 2.5, lambda x: torch.fmod(x, 3), lambda x: 5 - x,
+            lambda x: 2**x, lambda x: x.clone().remainder_(3),
+            lambda x: torch.div(x, 2, rounding_mode="floor")):
+    same(f(t), f(c))
+
+
+def test_integer_histc_is_counted_and_reported_not_checked(capture_report):
+  """torch's CPU kernel has no integer histc; TorchTPU registers a kernel of unknown dtype
+  coverage (transformers' MoE routing calls it on int32 off the CPU): counted, flagged."""
+  ids = torch.tensor([0, 1, 1, 3, 2, 3, 3], dtype=torch.int32)
+  h = torch.histc(ids.to("tpu"), bins=4, min=0, max=3)
+  same(h, torch.tensor([1, 2, 1, 3], dtype=torch.int32))
+  same(torch.histc(ids.float().to("tpu"), bins=4, min=0, max=3), torch.histc(ids.float(), bins=4, min=0, max=3))
+  notes = [e["message"] for e in capture_report() if e.get("kind") == "not_checked"]
+  assert len(notes) == 1 and notes[0].startswith("aten::histc on int32"), notes
+  assert all(e.get("event") != "incompatibility" for e in capture_report())

@@ -82,6 +82,9 @@ pub struct PrecisionRun {
     pub status: ExecStatus,
     pub failure: Option<ExecFailure>,
     pub reason: Option<String>,
+    /// What the emulator ran but could not vouch for (an integer `histc`, whose TorchTPU
+    /// dtype coverage the wheel does not show): a pass that rests on it says so.
+    pub unchecked: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]

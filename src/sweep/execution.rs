@@ -24,11 +24,20 @@ pub struct ExecVerdict {
     pub failure: Option<ExecFailure>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What the emulator could not check in any of the model's runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unchecked: Vec<String>,
 }
 
 impl ExecVerdict {
     fn unknown(reason: String) -> Self {
-        ExecVerdict { status: ExecStatus::Unknown, profile: None, failure: None, reason: Some(reason) }
+        ExecVerdict {
+            status: ExecStatus::Unknown,
+            profile: None,
+            failure: None,
+            reason: Some(reason),
+            unchecked: vec![],
+        }
     }
 
     /// What a reader needs in one phrase: the failure's kind, op and site, or why unknown.
@@ -57,15 +66,21 @@ pub fn judge(resolution: &Resolution, executions: &Executions, precision: &str) 
         Resolution::Unknown { reason, .. } => return Some(ExecVerdict::unknown(format!("no profile: {reason}"))),
         Resolution::NotApplicable(_) => return None,
     };
-    let mut worst = ExecVerdict { status: ExecStatus::Pass, profile: None, failure: None, reason: None };
+    let mut worst =
+        ExecVerdict { status: ExecStatus::Pass, profile: None, failure: None, reason: None, unchecked: vec![] };
+    let mut unchecked = std::collections::BTreeSet::new();
     for id in ids {
         let v = match executions.get(id).and_then(|e| e.run(precision)) {
-            Some(run) => ExecVerdict {
-                status: run.status,
-                profile: Some(id.clone()),
-                failure: run.failure.clone(),
-                reason: run.reason.clone(),
-            },
+            Some(run) => {
+                unchecked.extend(run.unchecked.iter().cloned());
+                ExecVerdict {
+                    status: run.status,
+                    profile: Some(id.clone()),
+                    failure: run.failure.clone(),
+                    reason: run.reason.clone(),
+                    unchecked: vec![],
+                }
+            }
             None => ExecVerdict { profile: Some(id.clone()), ..ExecVerdict::unknown(format!("{id} was not executed")) },
         };
         if v.status.severity() > worst.status.severity() {
@@ -75,6 +90,7 @@ pub fn judge(resolution: &Resolution, executions: &Executions, precision: &str) 
     if worst.status == ExecStatus::Pass {
         worst.profile = None;
     }
+    worst.unchecked = unchecked.into_iter().collect();
     Some(worst)
 }
 
@@ -95,6 +111,16 @@ pub struct ExecutionSummary {
     pub disagreements: Vec<Disagreement>,
     /// Failures on the device by kind and where they happen (the library's line, or the op).
     pub failures: Vec<FailureRow>,
+    /// Passes (float32) that rest on what the emulator could not check.
+    pub passes_unchecked: Tally,
+    /// Those passes by what was not checked, most downloaded first.
+    pub unchecked: Vec<UncheckedRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UncheckedRow {
+    pub note: String,
+    pub tally: Tally,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -131,6 +157,9 @@ pub fn explain(op: Verdict, exec: ExecStatus, cause: &str) -> &'static str {
             "an op the CPU trace did not record (a device-dependent path) has no TorchTPU kernel"
         }
         (Verdict::Pass, ExecStatus::Fail, _) => "the run failed on the device where the CPU reference ran",
+        (Verdict::Pass, ExecStatus::Unknown, "not_emulated") => {
+            "not checked: a CPU kernel the emulator computes with refused what TorchTPU's own kernel may take (MoE routing's histc on int32, oneDNN's bf16 LSTM)"
+        }
         (Verdict::Pass, ExecStatus::Unknown, _) => "not executed (CPU reference failed, timeout or memory cap)",
         (Verdict::Pass, ExecStatus::PassInference, _) => "inference ran; training did not run on the CPU reference",
         (_, ExecStatus::Pass, _) => {
@@ -211,7 +240,25 @@ pub fn summarize(rows: &[ModelRow], executions: &Executions) -> ExecutionSummary
         .collect();
     failures.sort_by(|a, b| b.tally.downloads.cmp(&a.tally.downloads).then(a.location.cmp(&b.location)));
 
+    let passed_unchecked: Vec<&&ModelRow> = pytorch
+        .iter()
+        .filter(|r| r.execution.as_ref().is_some_and(|e| e.status == ExecStatus::Pass && !e.unchecked.is_empty()))
+        .collect();
+    let mut by_note: BTreeMap<&str, Tally> = BTreeMap::new();
+    for r in &passed_unchecked {
+        for note in r.execution.iter().flat_map(|e| &e.unchecked) {
+            let t = by_note.entry(note).or_default();
+            t.models += 1;
+            t.downloads += r.downloads;
+        }
+    }
+    let mut unchecked: Vec<UncheckedRow> =
+        by_note.into_iter().map(|(note, tally)| UncheckedRow { note: note.to_string(), tally }).collect();
+    unchecked.sort_by(|a, b| b.tally.downloads.cmp(&a.tally.downloads).then(a.note.cmp(&b.note)));
+
     ExecutionSummary {
+        passes_unchecked: tally(passed_unchecked.iter().map(|r| r.downloads)),
+        unchecked,
         source: executions.source().to_string(),
         versions: executions.versions(),
         pass_rate: Rate::of(pass, whole),
@@ -238,6 +285,7 @@ mod tests {
             std::fs::write(dir.path().join("transformers").join(format!("{name}.json")), json).unwrap();
         };
         write("ok", r#"{"status": "pass"}"#);
+        write("moe", r#"{"status": "pass", "unchecked": ["aten::histc on int32"]}"#);
         write(
             "mix",
             r#"{"status": "fail", "failure": {"class": "M", "phase": "inference", "step": "inference",
@@ -256,6 +304,11 @@ mod tests {
         assert_eq!(mixed.status, ExecStatus::Fail);
         assert_eq!(mixed.profile.as_deref(), Some("transformers/mix"));
         assert_eq!(mixed.detail(), "device_mix aten::add.Tensor at transformers/m.py:9 (inference inference)");
+        let moe = judge(&ids(&["ok", "moe"]), &ex, "float32").unwrap();
+        assert_eq!(
+            (moe.status, moe.unchecked.as_slice()),
+            (ExecStatus::Pass, &["aten::histc on int32".to_string()][..])
+        );
         let absent = judge(&ids(&["ok", "absent"]), &ex, "float32").unwrap();
         assert_eq!(absent.status, ExecStatus::Unknown);
         assert!(judge(&Resolution::NotApplicable("gguf".into()), &ex, "float32").is_none());

@@ -49,7 +49,7 @@ def _pyannet(powerset):
         m = _pyannote_specs(m, powerset)
         x = _wave()
 
-        def loss(out):
+        def loss(m, out):
             if powerset:  # log-softmax outputs: NLL against frame classes (pyannote's powerset loss)
                 target = torch.zeros(out.shape[:2], dtype=torch.long)
                 return torch.nn.functional.nll_loss(out.reshape(-1, out.shape[-1]), target.reshape(-1))
@@ -67,8 +67,8 @@ def _wespeaker():
     head = torch.nn.Linear(256, 10)
     m.add_module("xla2tpu_speaker_head", head)  # training: speaker classification over the embedding
 
-    def loss(out):
-        return torch.nn.functional.cross_entropy(head(out), torch.zeros(out.shape[0], dtype=torch.long))
+    def loss(m, out):
+        return torch.nn.functional.cross_entropy(m.xla2tpu_speaker_head(out), torch.zeros(out.shape[0], dtype=torch.long))
 
     return m, (_wave(),), loss, "WeSpeakerResNet34"
 
@@ -80,8 +80,8 @@ def _xvector():
     head = torch.nn.Linear(64, 10)
     m.add_module("xla2tpu_speaker_head", head)
 
-    def loss(out):
-        return torch.nn.functional.cross_entropy(head(out), torch.zeros(out.shape[0], dtype=torch.long))
+    def loss(m, out):
+        return torch.nn.functional.cross_entropy(m.xla2tpu_speaker_head(out), torch.zeros(out.shape[0], dtype=torch.long))
 
     return m, (_wave(),), loss, "XVectorSincNet"
 
@@ -114,7 +114,7 @@ def _ecapa():
     m = _Chain(Fbank(n_mels=24), emb, Classifier(input_size=32, out_neurons=10), InputNormalization(norm_type="sentence"))
     aam = LogSoftmaxWrapper(AdditiveAngularMargin(margin=0.2, scale=30))
 
-    def loss(out):
+    def loss(m, out):
         return aam(out, torch.zeros(out.shape[0], 1, dtype=torch.long))
 
     return m, (_wave(False),), loss, "ECAPA_TDNN"
@@ -138,7 +138,7 @@ def _metricgan():
             mask = self.gen(mag, lengths=torch.ones(mag.shape[0]))
             return mask * mag
 
-    def loss(out):
+    def loss(m, out):
         return torch.nn.functional.mse_loss(out, torch.zeros_like(out))
 
     return Enh(), (_wave(False),), loss, "EnhancementGenerator"
@@ -154,7 +154,7 @@ def _crdnn():
     head = torch.nn.Linear(16, 1)
     m = _Chain(Fbank(n_mels=24), model, head)
 
-    def loss(out):
+    def loss(m, out):
         return torch.nn.functional.binary_cross_entropy_with_logits(out, torch.zeros_like(out))
 
     return m, (_wave(False),), loss, "CRDNN"
@@ -187,7 +187,8 @@ def trace(library: str, name: str, deadline: float, **recipe_kw) -> dict:
     def make_call(model):
         def call(m, training):
             out = m(*holder["args"])
-            return {"loss": holder["loss"](out)} if training else out
+            # The loss gets the model it runs with: `execute` runs a copy of it on the device.
+            return {"loss": holder["loss"](m, out)} if training else out
 
         return call
 

@@ -82,6 +82,14 @@ def _to_tpu(tree):
         return tree_map(move, tree)
 
 
+def _any_on_device(tree) -> bool:
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    with torch._C.DisableTorchFunction():
+        return any(isinstance(x, torch.Tensor) and x.device.type == "tpu" for x in tree_leaves(tree))
+
+
 @contextlib.contextmanager
 def harness_on_device():
     """While active, tensors the harness hands to a module or a torch function go to tpu."""
@@ -96,7 +104,11 @@ def harness_on_device():
             except ValueError:  # called from C with no Python caller (autograd's engine thread)
                 frame = None
             # Attribute reads (``t.device``, ``t.shape``) reach the mode too: they move nothing.
-            if frame is not None and _is_harness_frame(frame) and getattr(func, "__name__", "") != "__get__":
+            # Only a call that already involves a device tensor moves the rest (labels for a
+            # loss over the model's output): the harness building its inputs on the CPU, in
+            # place (``patches[:, :, 0] = ...``), must keep writing into its own tensors.
+            if frame is not None and _is_harness_frame(frame) and getattr(func, "__name__", "") != "__get__" \
+                    and _any_on_device((args, kwargs)):
                 args, kwargs = _to_tpu((args, kwargs))
             return func(*args, **kwargs)
 
@@ -123,6 +135,10 @@ def harness_on_device():
 # --------------------------------------------------------------------------- failures
 _MISSING = re.compile(r"'?(aten::[\w.]+|[\w.]+)'? is not implemented for TPU")
 _METHOD = re.compile(r"\(when checking argument in method (aten::[\w.]+)\)")
+_NO_BACKEND = re.compile(r"Could not run '(aten::[\w.]+)' with arguments from the '\w*(?:PrivateUse1|tpu)' backend")
+# The emulator computes with CPU kernels: their own dtype coverage and oneDNN primitives say
+# nothing about TorchTPU's kernels, so such a failure is not checked, not failed.
+_CPU_KERNEL = re.compile(r'"\w+_cpu" not implemented for|could not create a primitive descriptor')
 _DTYPE = re.compile(r"dtype|scalar type|BFloat16|Half|expected .*Float|found .*Float|must have the same type", re.I)
 
 
@@ -156,8 +172,10 @@ def classify(exc: BaseException, events: list) -> dict:
         kind = {"missing_op": "missing_op", "device_mismatch": "device_mix", "not_emulated": "not_emulated"}.get(
             inc.get("kind"), "api_raises")
         op = inc.get("op")
-    elif _MISSING.search(message):
+    elif _MISSING.search(message) or _NO_BACKEND.search(message):
         kind = "missing_op"
+    elif _CPU_KERNEL.search(message):
+        kind = "not_emulated"
     elif "device" in message and ("tpu" in message or "cpu" in message) and (
             "same device" in message or "two devices" in message or "Input type" in message):
         kind = "device_mix"
@@ -168,7 +186,7 @@ def classify(exc: BaseException, events: list) -> dict:
     else:
         kind = "other"
     if op is None:
-        m = _MISSING.search(message) or _METHOD.search(message)
+        m = _MISSING.search(message) or _NO_BACKEND.search(message) or _METHOD.search(message)
         op = m.group(1) if m else None
     if op and not op.startswith("aten::") and "::" not in op:
         op = "aten::" + op
@@ -199,6 +217,12 @@ class _Events:
 
     def since(self, n):
         return self.items[n:]
+
+    def rearm(self):
+        """The emulator reports a warning once per site and process; each run needs its own."""
+        from xla2tpu_emulator import report
+
+        report._warned.clear()
 
 
 def _loss(out):
@@ -295,8 +319,15 @@ class Executor:
                     return {"step": step, **classify(e, self.events.since(mark))}
 
                 torch.manual_seed(0)
+                self.events.rearm()
                 with harness_on_device():
                     entry[precision] = _steps(device_model, call, train and cpu_train, ctx, on_fail)
+                # What the emulator ran but could not vouch for (an integer histc): a pass
+                # that rests on it says so.
+                unchecked = sorted({e["message"] for e in self.events.since(mark)
+                                    if e.get("event") == "warning" and e.get("kind") == "not_checked"})
+                if unchecked:
+                    entry[precision]["unchecked"] = unchecked
         # The trace's attempt logic reads CPU failures as PhaseErrors, as when tracing.
         for phase in ("inference", "train"):
             failed = cpu[phase]
@@ -317,15 +348,21 @@ _CONFIG_DROP = {"id2label", "label2id", "architectures", "transformers_version",
 
 def _compact_config(cfg) -> dict:
     """The shrunk config's non-default fields: what is needed to rebuild the model."""
+    def value(v):
+        if isinstance(v, dict):
+            return clean(v)
+        if isinstance(v, (list, tuple)):
+            return [value(x) for x in v]
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            return str(v)  # JSON has no NaN or Infinity
+        return v
+
     def clean(d):
         out = {}
         for k, v in sorted(d.items()):
             if k in _CONFIG_DROP:
                 continue
-            if isinstance(v, dict):
-                v = clean(v)
-            if isinstance(v, float) and v != v or v in (float("inf"), float("-inf")):
-                v = str(v)  # JSON has no NaN or Infinity
+            v = value(v)
             if isinstance(v, (int, float, str, bool, list, dict)) or v is None:
                 out[k] = v
         return out
@@ -340,6 +377,8 @@ def _compact_config(cfg) -> dict:
 def _precision_result(entries, precision) -> dict:
     """pass / pass-inference / fail / unknown for one precision, with the first failure."""
     ran_train, all_train, any_run = False, True, False
+    unchecked = sorted({u for e in entries for u in (e.get(precision) or {}).get("unchecked", ())})
+    extra = {"unchecked": unchecked} if unchecked else {}
     for e in entries:
         r = e.get(precision)
         if r is None:
@@ -350,7 +389,7 @@ def _precision_result(entries, precision) -> dict:
             if isinstance(v, dict):
                 failure = {"class": e["class"], "phase": phase, **v}
                 status = "unknown" if v["kind"] == "not_emulated" else "fail"
-                return {"status": status, "failure": failure}
+                return {"status": status, "failure": failure, **extra}
         if r["train"] == "pass":
             ran_train = True
         else:
@@ -359,7 +398,7 @@ def _precision_result(entries, precision) -> dict:
         cpu = next((e["cpu"]["inference"] for e in entries if isinstance(e["cpu"]["inference"], dict)), None)
         why = f": {cpu['message']}" if cpu else ""
         return {"status": "unknown", "reason": f"the CPU reference failed for every class{why}"}
-    return {"status": "pass" if ran_train and all_train else "pass-inference"}
+    return {"status": "pass" if ran_train and all_train else "pass-inference", **extra}
 
 
 def result(trace_res: dict, executor: Executor) -> dict:
@@ -400,9 +439,16 @@ def execute(target, deadline: float) -> dict:
         os.environ.get("TMPDIR", "/tmp"), f"xla2tpu-exec-{os.getpid()}")
     executor = Executor()
     phases.EXECUTOR = executor
-    hf.ATTEMPTS = tuple(a for a in hf.ATTEMPTS if a[1] == "cpu")
     if target.library == "transformers":
-        res = targets.trace(target, deadline)
+        # The tracer's real-tensor attempts in its order, one at a time: the first whose CPU
+        # reference ran some class is the one executed (a trace's attempt never "succeeds"
+        # here, since no op is recorded, so the tracer's own loop would run them all).
+        for attempt in [a for a in hf.ATTEMPTS if a[1] == "cpu"]:
+            hf.ATTEMPTS = (attempt,)
+            res = targets.trace(target, deadline)
+            method = "/".join(attempt)
+            if any(e["method"] == method and any(p in e for p in PRECISIONS) for e in executor.entries):
+                break
     else:
         res = targets.trace(target, deadline, envs=("cpu",))
     out = result(res, executor)
@@ -509,10 +555,11 @@ def add_parser(sub) -> None:
 
 
 def _verdicts(prof: dict) -> dict:
-    """What --check compares: per precision, the status and the first failure's kind, op, class,
-    phase, step and site (messages may carry addresses)."""
+    """What --check compares: per precision, the status, the first failure's kind, op, class,
+    phase, step and site (messages may carry addresses), and what the emulator did not check."""
     keep = ("class", "phase", "step", "kind", "op", "site")
-    return {p: {"status": r["status"], **{k: r["failure"][k] for k in keep if k in r.get("failure", {})}}
+    return {p: {"status": r["status"], **{k: r["failure"][k] for k in keep if k in r.get("failure", {})},
+                **({"unchecked": r["unchecked"]} if r.get("unchecked") else {})}
             for p, r in prof["precisions"].items()}
 
 

@@ -4,7 +4,11 @@ Each function takes the op's arguments as CPU tensors (aliases of the tpu
 arguments) and returns CPU results; kernels.make_generic maps them back.
 """
 
+import sys
+
 import torch
+
+from . import report
 
 aten = torch.ops.aten
 
@@ -161,7 +165,33 @@ def _decomp(name):
   return fn
 
 
+def _histc_any_dtype(self, bins, lo, hi):
+  if self.is_floating_point():
+    return aten.histc(self, bins, lo, hi)
+  # torch's CPU kernel has no integer histc (CUDA's has; transformers' MoE routing takes
+  # it off the CPU), and the wheel registers a TorchTPU kernel without saying which dtypes
+  # it takes. Counted in float64 (exact for these counts), returned in the input's dtype,
+  # and reported as not checked rather than failed or passed.
+  report.warning(
+      "not_checked",
+      f"aten::histc on {str(self.dtype).replace('torch.', '')}: TorchTPU's kernel was not"
+      " checked for this dtype (the emulator's CPU kernel has none; it counted in float)",
+      frame=sys._getframe(2),  # pylint: disable=protected-access
+  )
+  return aten.histc(self.double(), bins, lo, hi).to(self.dtype)
+
+
+def histc(self, bins=100, min=0, max=0):  # pylint: disable=redefined-builtin
+  return _histc_any_dtype(self, bins, min, max)
+
+
+def histc_out(self, bins=100, min=0, max=0, *, out):  # pylint: disable=redefined-builtin
+  return _resize_out(out, _histc_any_dtype(self, bins, min, max))
+
+
 IMPLS = {
+    "aten::histc": histc,
+    "aten::histc.out": histc_out,
     "aten::linear_backward": linear_backward,
     "aten::_thnn_fused_lstm_cell": thnn_fused_lstm_cell,
     "aten::_thnn_fused_lstm_cell_backward_impl": thnn_fused_lstm_cell_backward_impl,

@@ -214,8 +214,11 @@ class _Sig:
     self.device = None  # (pos, name) of a Device arg
     self.pin = None
     self.gen = None
+    self.tensors = []  # (pos, name) of plain Tensor args
     for i, a in enumerate(args):
       t = str(a.type)
+      if t == "Tensor":
+        self.tensors.append((i, a.name, a.kwarg_only))
       if a.alias_info is not None and a.alias_info.is_write and t == "Tensor":
         self.writes.append((i, a.name, a.kwarg_only))
       if t in ("Optional[Device]", "Device"):
@@ -297,6 +300,13 @@ def make_generic(op, sync_kind=None, impl=None):
         out_tpu = dev.type == "tpu"
     ca = [cv(a) for a in args]
     ck = {k: cv(v) for k, v in kwargs.items()}
+    # A C++ composite (remainder.Scalar -> remainder.Tensor_out) passes a Scalar on as a
+    # wrapped-number tensor, which reaches a Python kernel as a Python number: give the CPU
+    # overload its 0-dim tensor back (same promotion: 0-dim tensors do not promote either).
+    for spec in sig.tensors:
+      v = _get(ca, ck, spec)
+      if isinstance(v, (bool, int, float, complex)):
+        _put(ca, ck, spec, torch.tensor(v))
     if sig.pin is not None and _get(ca, ck, sig.pin):
       _put(ca, ck, sig.pin, False)
     for spec in sig.outs:

@@ -32,6 +32,8 @@ code,.op{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-s
 svg text{font:12px system-ui,sans-serif}
 details summary{cursor:pointer;color:var(--mute);margin:.4rem 0}
 footer{margin:3rem 0 1rem;color:var(--mute);font-size:.85rem}
+svg{max-width:100%;height:auto}
+@media (max-width:700px){body{margin:1rem auto;padding:0 .8rem}table{display:block;overflow-x:auto}.id{min-width:10rem}.card{min-width:9rem;padding:.5rem .8rem}}
 "#;
 
 pub fn render(r: &Report) -> String {
@@ -44,6 +46,16 @@ pub fn render(r: &Report) -> String {
         thousands(t.total.models)
     );
     let _ = writeln!(o, "<h1>Which Hugging Face models run on {}?</h1>", e(&r.backend.name));
+    // The headline figures first: on a phone they are the first screen.
+    let _ = writeln!(o, "<div class=\"cards\">");
+    card(&mut o, &pct(t.pass_rate.by_downloads), "pass rate by downloads");
+    card(&mut o, &pct(t.pass_rate.by_count), "pass rate by model count");
+    card(&mut o, &thousands(t.total.models), "models swept");
+    card(&mut o, &human(t.total.downloads), "downloads (30 days)");
+    if let Some(x) = &r.execution {
+        card(&mut o, &pct(x.both_rate.by_count), "op coverage and execution both pass, by count");
+    }
+    let _ = writeln!(o, "</div>");
     let _ = writeln!(o, "<p class=\"meta\">Models: {}</p>", e(&source_line(r)));
     for note in &r.source.notes {
         let _ = writeln!(o, "<p class=\"meta\">Note: {}</p>", e(note));
@@ -55,15 +67,6 @@ pub fn render(r: &Report) -> String {
         e(first_line(&r.backend.provenance))
     );
 
-    let _ = writeln!(o, "<div class=\"cards\">");
-    card(&mut o, &pct(t.pass_rate.by_downloads), "pass rate by downloads");
-    card(&mut o, &pct(t.pass_rate.by_count), "pass rate by model count");
-    card(&mut o, &thousands(t.total.models), "models swept");
-    card(&mut o, &human(t.total.downloads), "downloads (30 days)");
-    if let Some(x) = &r.execution {
-        card(&mut o, &pct(x.both_rate.by_count), "op coverage and execution both pass, by count");
-    }
-    let _ = writeln!(o, "</div>");
     let _ = writeln!(o, "<p class=\"caveat\">{}</p>", e(&r.caveat));
 
     let _ = writeln!(o, "<h2>Verdicts by download share and by count</h2>");

@@ -213,7 +213,20 @@ pub(crate) fn execution_line(x: &ExecutionSummary) -> String {
         pct(x.both_rate.by_count),
         pct(x.both_rate.by_downloads),
         pct(x.bf16_pass_rate.by_count),
-    )
+    ) + &unchecked_clause(x)
+}
+
+/// How many passes rest on what the emulator could not check, and the most common such thing.
+fn unchecked_clause(x: &ExecutionSummary) -> String {
+    match x.unchecked.first() {
+        Some(top) if x.passes_unchecked.models > 0 => format!(
+            "; {} of the passes ({} downloads) rest on what the emulator could not check (most often: {})",
+            thousands(x.passes_unchecked.models),
+            human(x.passes_unchecked.downloads),
+            top.note
+        ),
+        _ => String::new(),
+    }
 }
 
 /// One sentence on `--exact`.
