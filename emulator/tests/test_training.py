@@ -202,3 +202,19 @@ def test_module_to_tpu_unties_shared_parameters(capture_report):
   assert "emb.weight, head.weight" in warns[0]["message"]
   model["head"].weight = model["emb"].weight  # re-tie: works on tpu
   assert model["emb"].weight is model["head"].weight
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 5), (2, 3, 5)])
+def test_linear_with_a_one_dimensional_weight_trains_like_the_cpu(shape):
+  """F.linear(x, w) with w of shape [in] (d_fine's and deimv2's attention): its backward."""
+  g = torch.Generator().manual_seed(0)
+  x, w = torch.randn(*shape, generator=g), torch.randn(5, generator=g)
+  grads = []
+  for dev in ("cpu", "tpu"):
+    xs, ws = (t.detach().to(dev).requires_grad_() for t in (x, w))
+    y = F.linear(xs, ws)
+    (y * y).sum().backward()
+    grads.append([y.detach().cpu(), xs.grad.cpu(), ws.grad.cpu()])
+  for a, c in zip(*grads):
+    assert a.shape == c.shape
+    torch.testing.assert_close(a, c)

@@ -22,6 +22,17 @@ def _resize_out(out, res):
 
 def linear_backward(self, grad_output, weight, output_mask):
   gi = gw = gb = None
+  if weight.dim() == 1:
+    # F.linear(x, w) with a 1-D weight (d_fine's deformable attention): a dot product over
+    # the last dimension, so the output has one dimension less than the input.
+    g = grad_output.unsqueeze(-1)
+    if output_mask[0]:
+      gi = g * weight
+    if output_mask[1]:
+      gw = (g * self).reshape(-1, self.size(-1)).sum(0)
+    if output_mask[2]:
+      gb = grad_output.sum()
+    return gi, gw, gb
   if output_mask[0]:
     gi = grad_output.matmul(weight)
   if output_mask[1] or output_mask[2]:
