@@ -7,6 +7,7 @@
 //! `torch.backends` group, found on `PYTHONPATH`, so every process of the run
 //! (spawned workers, torchrun children) gets it at `import torch`.
 
+pub mod advise;
 pub mod emulator;
 pub mod python;
 pub mod report;
@@ -64,9 +65,19 @@ pub struct RunArgs {
     /// Python whose torch (2.11–2.15) hosts the emulator [default: the command's own interpreter]
     #[arg(long, value_name = "PYTHON")]
     pub python: Option<PathBuf>,
-    /// Also write everything the emulator saw, merged over processes, as JSON.
+    /// Also write everything the emulator saw, merged over processes, as JSON (with `--advise`,
+    /// the ranked advice too).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// After the run, say what would make it slow on TorchTPU, per training step: host syncs,
+    /// host-chip copies, dynamic shapes, ops dispatched alone, for-loop optimizers, graph breaks
+    /// and recompiles, ranked by estimated cost, each with what to change.
+    #[arg(long)]
+    pub advise: bool,
+    /// With --advise: a step is one call of this function (name or qualified name) instead of
+    /// the work between two optimizer steps.
+    #[arg(long, value_name = "FUNCTION", requires = "advise")]
+    pub step_marker: Option<String>,
     /// The program and its arguments, after `--`: `python train.py ARGS`, `torchrun …`.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -88,7 +99,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let mut pythonpath = vec![installed.pythonpath.clone()];
     pythonpath.extend(std::env::var_os("PYTHONPATH").iter().flat_map(std::env::split_paths));
-    let status = Command::new(&args.command[0])
+    let mut command = Command::new(&args.command[0]);
+    if args.advise {
+        command.env("XLA2TPU_EMULATOR_ADVISE", "1");
+    }
+    if let Some(marker) = &args.step_marker {
+        command.env("XLA2TPU_EMULATOR_STEP_MARKER", marker);
+    }
+    let status = command
         .args(&args.command[1..])
         .env("PYTHONPATH", std::env::join_paths(pythonpath)?)
         .env("TORCH_DEVICE_BACKEND_AUTOLOAD", "1")
@@ -101,9 +119,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot start `{program}`"))?;
 
     let report = RunReport::read(events.path());
+    let analysis = report.advice().map(|(_, a)| a.analyse());
     if let Some(path) = &args.report {
-        let json = serde_json::to_string_pretty(&report)?;
-        crate::write::create(path, json.as_bytes())?;
+        let mut json = serde_json::to_value(&report)?;
+        if let (Some(a), Some(map)) = (&analysis, json.as_object_mut()) {
+            map.insert("advice".into(), serde_json::to_value(a)?);
+        }
+        crate::write::create(path, serde_json::to_string_pretty(&json)?.as_bytes())?;
     }
     let mut err = anstream::stderr();
     let code = if let Some(first) = report.first_incompatibility() {
@@ -131,6 +153,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     for p in &report.problems {
         writeln!(err, "  note: unreadable emulator event: {p}")?;
+    }
+    if args.advise {
+        match (&analysis, report.advice()) {
+            (Some(a), Some((p, _))) => {
+                let who = p.summary.as_ref().and_then(|s| s.rank).map(|r| format!("rank {r}"));
+                advise::render(&mut err, a, who.as_deref(), args.step_marker.is_some())?
+            }
+            _ => writeln!(err, "xla2tpu run --advise: no process used the emulated chip; nothing to advise on")?,
+        }
     }
     Ok(ExitCode::from(code))
 }
@@ -239,7 +270,7 @@ fn render_finished(out: &mut impl Write, report: &RunReport, torch: &str, chips:
 
 /// `train.py:42`, relative to the working directory when inside it.
 /// `file:line`, relative to the working directory when under it.
-fn site(at: &Site) -> String {
+pub(crate) fn site(at: &Site) -> String {
     let Some(file) = at.file.as_deref() else { return "<unknown>".into() };
     let shown = std::env::current_dir()
         .ok()
@@ -251,7 +282,7 @@ fn site(at: &Site) -> String {
     }
 }
 
-fn site_fn(at: &Site, function: Option<&str>) -> String {
+pub(crate) fn site_fn(at: &Site, function: Option<&str>) -> String {
     match function.filter(|f| !f.is_empty() && *f != "<module>") {
         Some(f) => format!("{} in {f}", site(at)),
         None => site(at),

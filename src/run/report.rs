@@ -9,6 +9,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::advise::Advice;
+
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 pub struct Frame {
     pub file: String,
@@ -42,6 +44,7 @@ enum Event {
     Warning(Warning),
     Exception(ExceptionEvent),
     Summary(Summary),
+    Advice(Box<Advice>),
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -118,6 +121,9 @@ pub struct Process {
     /// None when the process ended without writing its summary (killed).
     pub summary: Option<Summary>,
     pub exception: Option<ExceptionEvent>,
+    /// What `--advise` counted, per step and call site.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advice: Option<Advice>,
 }
 
 /// Everything a run saw, in start order.
@@ -164,7 +170,8 @@ impl RunReport {
     }
 
     fn add_process(&mut self, file: &Path, text: &str) {
-        let mut process = Process { pid: 0, argv: vec![], started: f64::MAX, summary: None, exception: None };
+        let mut process =
+            Process { pid: 0, argv: vec![], started: f64::MAX, summary: None, exception: None, advice: None };
         for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let event: Event = match serde_json::from_str(line) {
                 Ok(e) => e,
@@ -197,6 +204,7 @@ impl RunReport {
                     process.exception.get_or_insert(e);
                 }
                 Event::Summary(s) => process.summary = Some(s),
+                Event::Advice(a) => process.advice = Some(*a),
             }
         }
         self.processes.push(process);
@@ -232,6 +240,18 @@ impl RunReport {
         }
         merged.sort_by_key(|h| std::cmp::Reverse(h.count));
         merged
+    }
+
+    /// The process whose advice a person reads: rank 0 (else the first process that counted
+    /// steps, else the first that counted anything), and how many processes counted.
+    pub fn advice(&self) -> Option<(&Process, &Advice)> {
+        let with: Vec<(&Process, &Advice)> =
+            self.processes.iter().filter_map(|p| p.advice.as_ref().map(|a| (p, a))).collect();
+        with.iter()
+            .find(|(p, _)| p.summary.as_ref().and_then(|s| s.rank) == Some(0))
+            .or_else(|| with.iter().find(|(_, a)| !a.steps.is_empty()))
+            .or(with.first())
+            .copied()
     }
 
     /// Ranks seen (from each process's default process group), sorted.

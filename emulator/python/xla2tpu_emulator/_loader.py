@@ -93,3 +93,6 @@ def _init_device():
   distributed.install()
   emu_compile.install()
   patches.install()
+  from xla2tpu_emulator import advise  # pylint: disable=import-outside-toplevel
+
+  advise.install()

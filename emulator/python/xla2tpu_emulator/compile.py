@@ -101,6 +101,9 @@ def _registry():
 
   if "tpu" not in reg._COMPILER_FNS:  # pylint: disable=protected-access
     reg.register_backend(name="tpu", compiler_fn=tpu_backend)
+    from xla2tpu_emulator import kernels  # pylint: disable=import-outside-toplevel
+
+    kernels.keep_dynamo_out()
   from xla2tpu_emulator import tpu_module  # pylint: disable=import-outside-toplevel
 
   tpu_module.forbid_set_eager_mode_in_graph()

@@ -24,6 +24,7 @@ import torch
 from torch._C import DispatchKey
 from torch._C import DispatchKeySet
 
+from xla2tpu_emulator import advise
 from xla2tpu_emulator import cpu_impls
 from xla2tpu_emulator import device
 from xla2tpu_emulator import devicecheck
@@ -260,12 +261,15 @@ def make_generic(op, sync_kind=None, impl=None):
   sig = _Sig(op)
   name = sig.name
   run = impl if impl is not None else op
+  watch = advise.ENABLED and (name in advise.DYNAMIC_OPS or name in advise.MASK_INDEX_OPS)
 
   def kernel(*args, **kwargs):
     if device.bad_fork:
       device.check_fork()
     devicecheck.check(op, args, kwargs)
     _OPS[name] = _OPS.get(name, 0) + 1
+    if watch:
+      advise.dynamic_op(name, args, sys._getframe(1))  # pylint: disable=protected-access
     amap = {}
     tpu_ptrs = {}
     cpu_ids = set()
@@ -395,16 +399,27 @@ def _non_blocking_d2h(dst):
   report.warning("non_blocking_copy", NON_BLOCKING_D2H, frame=frame)
 
 
+def _transfer(direction, t):
+  if advise.ENABLED and isinstance(t, torch.Tensor):
+    advise.transfer(direction, t, sys._getframe(2))  # pylint: disable=protected-access
+
+
 def _count_sync(kind, args, kwargs, out_tpu):
   if kind == "item":
     host_sync("item")
   elif kind == "to":
+    if out_tpu and args and isinstance(args[0], torch.Tensor) and not _is_tpu(args[0]):
+      _transfer("h2d", args[0])
     if not out_tpu and args and _is_tpu(args[0]):
+      _transfer("d2h", args[0])
       host_sync("cpu")
       if kwargs.get("non_blocking"):
         _non_blocking_d2h(None)
   elif kind == "copy":
+    if len(args) >= 2 and _is_tpu(args[0]) and isinstance(args[1], torch.Tensor) and not _is_tpu(args[1]):
+      _transfer("h2d", args[1])
     if len(args) >= 2 and not _is_tpu(args[0]) and _is_tpu(args[1]):
+      _transfer("d2h", args[1])
       host_sync("cpu")
       if (args[2] if len(args) > 2 else kwargs.get("non_blocking")):
         _non_blocking_d2h(args[0])
@@ -488,7 +503,10 @@ def _copy_from(self, dst, non_blocking=False):
   _OPS["aten::_copy_from"] = _OPS.get("aten::_copy_from", 0) + 1
   s = cpu_alias(self) if _is_tpu(self) else self
   d = cpu_alias(dst) if _is_tpu(dst) else dst
+  if _is_tpu(dst) and not _is_tpu(self):
+    _transfer("h2d", self)
   if not _is_tpu(dst) and _is_tpu(self):
+    _transfer("d2h", self)
     host_sync("cpu")
     if non_blocking:
       _non_blocking_d2h(dst)
@@ -826,6 +844,34 @@ def _is_view_op(op):
   return all(r.alias_info is not None for r in rets)
 
 
+_kernel_codes = set()  # code objects the dispatcher calls into (one per kernel factory)
+
+
+def dynamo_skip(fn):
+  """Keeps Dynamo out of `fn` (see keep_dynamo_out)."""
+  _kernel_codes.add(getattr(fn, "__code__", None))
+
+
+def keep_dynamo_out():
+  """Dynamo must not compile the emulator's kernels (nor what they call): on
+  TorchTPU they are C++, invisible to it. Without this, Dynamo compiled them as
+  frames of their own when called from eager code, and reported their graph
+  breaks and recompiles as the program's. Called at the first torch.compile,
+  so that processes that never compile never import Dynamo."""
+  try:
+    from torch._C._dynamo.eval_frame import set_code_exec_strategy  # pylint: disable=import-outside-toplevel
+    from torch._dynamo.types import FrameAction  # pylint: disable=import-outside-toplevel
+    from torch._dynamo.types import FrameExecStrategy  # pylint: disable=import-outside-toplevel
+  except ImportError:
+    return
+  codes = set(_kernel_codes)
+  for fn in (fallback, sdpa_route):
+    codes.add(fn.__code__)
+  codes.discard(None)
+  for code in codes:
+    set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
+
+
 def install():
   """Registers the emulator's PrivateUse1 kernels and the fallback."""
   global TPU
@@ -847,6 +893,7 @@ def install():
     else:
       fn = make_generic(op, SYNC_KINDS.get(name), cpu_impls.IMPLS.get(name))
       how = "generic"
+    _kernel_codes.add(getattr(fn, "__code__", None))
     try:
       lib.impl(name, fn, "PrivateUse1")
       registered[name] = how
@@ -864,7 +911,9 @@ def install():
   _libs.append(ag)
   for name in registry.AUTOGRAD_OVERRIDES:
     if registered.get(name) in ("generic", "special", "view") and _autograd_is_fallback(name):
-      ag.impl(name, make_autograd(_resolve(name)), "AutogradPrivateUse1")
+      fn = make_autograd(_resolve(name))
+      _kernel_codes.add(fn.__code__)
+      ag.impl(name, fn, "AutogradPrivateUse1")
   # Other CompositeImplicit ops with a TorchTPU kernel but no autograd kernel
   # (lstm.input, gru.input, avg_pool1d, ...): torch's autograd fallback would
   # silently drop their gradients.
@@ -876,5 +925,7 @@ def install():
     ):
       continue
     if _autograd_is_fallback(name):
-      ag.impl(name, make_autograd(_resolve(name), inferred=True), "AutogradPrivateUse1")
+      fn = make_autograd(_resolve(name), inferred=True)
+      _kernel_codes.add(fn.__code__)
+      ag.impl(name, fn, "AutogradPrivateUse1")
       registered[name] = how + "+autograd_inferred"

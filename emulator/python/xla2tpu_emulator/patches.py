@@ -50,6 +50,10 @@ def _patch_method(name, kind):
     return orig(self, *args, **kwargs)
 
   setattr(torch.Tensor, name, method)
+  # A wrapper the user's compiled code reaches (`if t:` calls __bool__): Dynamo must
+  # not compile it, as it cannot see TorchTPU's C++ methods.
+  kernels.dynamo_skip(method)
+  kernels.dynamo_skip(_sync_call)
 
 
 def _patch_numpy():

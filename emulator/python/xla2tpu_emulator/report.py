@@ -17,6 +17,8 @@ import sysconfig
 import threading
 import time
 
+from xla2tpu_emulator import advise
+
 SCHEMA = "xla2tpu-emulator/1"
 MAX_STACK = 8
 
@@ -297,6 +299,8 @@ def count_host_sync(kind, frame=None):
   key = (kind, file, line, function)
   with _lock:
     HOST_SYNCS[key] = HOST_SYNCS.get(key, 0) + 1
+  if advise.ENABLED:
+    advise.record("sync", kind, file, line, function)
 
 
 def summary():
@@ -314,6 +318,9 @@ def summary():
         )
     ]
     ops = dict(sorted(OP_COUNTS.items()))
+  advice = advise.event()
+  if advice is not None:
+    emit(advice)
   emit({
       "event": "summary",
       "rank": STATE["rank"],
@@ -336,6 +343,7 @@ def _after_fork_in_child():
   OP_COUNTS.clear()
   HOST_SYNCS.clear()
   _warned = set()
+  advise.reset()
   STATE["rank"] = None
   STATE["world_size"] = None
   # device_initialized is reset by the device module's own fork hook.

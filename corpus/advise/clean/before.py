@@ -1,0 +1,16 @@
+import torch
+
+torch.manual_seed(0)
+torch.tpu.eager_mode = torch.tpu.EagerMode.DEFER_AND_FUSE  # once, before the loop
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).to("tpu")
+opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+x = torch.randn(6, 32, 16, device="tpu")
+y = torch.randint(0, 4, (6, 32), device="tpu")
+losses = torch.zeros(6, device="tpu")
+for step in range(6):
+    loss = torch.nn.functional.cross_entropy(model(x[step]), y[step])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    losses[step] = loss.detach()
+print("losses", [round(v, 4) for v in losses.tolist()])

@@ -1,0 +1,17 @@
+# advise-expect: eager_dispatch
+import torch
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).to("tpu")
+opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+x = torch.randn(6, 32, 16, device="tpu")
+y = torch.randint(0, 4, (6, 32), device="tpu")
+losses = torch.zeros(6, device="tpu")
+for step in range(6):
+    loss = torch.nn.functional.cross_entropy(model(x[step]), y[step])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    losses[step] = loss.detach()  # stays on the chip
+for step, value in enumerate(losses.tolist()):  # one read, after the loop
+    print(f"step {step} loss {value:.4f}")
