@@ -19,6 +19,7 @@ pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod discover;
+pub mod html;
 pub mod isolate;
 pub mod migrate;
 pub mod noqa;

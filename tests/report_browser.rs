@@ -204,3 +204,37 @@ fn the_sweep_report_reads_well_in_a_browser() {
         assert!(size > 10_000, "{} is {size} bytes: nothing rendered", png.display());
     }
 }
+
+#[test]
+fn the_advice_page_reads_well_in_a_browser() {
+    let Some(chromium) = chromium() else { return };
+    let Some(python) = skip::tracer_python() else { return };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("advice.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_xla2tpu"))
+        .current_dir(dir.path())
+        .env("XLA2TPU_CACHE_DIR", root.join("target/xla2tpu-test-cache"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .args(["run", "--advise", "--advise-html"])
+        .arg(&page)
+        .arg("--")
+        .arg(&python)
+        .arg(root.join("corpus/advise/item_every_step/before.py"))
+        .output()
+        .expect("xla2tpu runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The per-step chart has a bar per step for the sync, and the fix is on the page.
+    assert!(html.matches("<rect").count() >= 6 + 6, "a bar per step for syncs and for ops: {html}");
+    assert!(html.contains("step 6: 1 host syncs"), "{html}");
+    assert!(html.contains("running_loss += loss.detach()"), "{html}");
+    let bad = check(&chromium, dir.path(), &page);
+    assert!(bad.is_empty(), "the advice page:\n{}", bad.join("\n"));
+    let shots = root.join("target/report-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let png = shots.join("advice-phone.png");
+    let probe = probe_page(dir.path(), "advice.html", &[PHONE]);
+    browse(&chromium, dir.path(), &probe, &[&format!("--screenshot={}", png.display()), "--window-size=390,844"]);
+    assert!(std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0) > 10_000, "nothing rendered");
+}

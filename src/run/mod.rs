@@ -78,6 +78,9 @@ pub struct RunArgs {
     /// the work between two optimizer steps.
     #[arg(long, value_name = "FUNCTION", requires = "advise")]
     pub step_marker: Option<String>,
+    /// With --advise: also write the advice as a self-contained HTML page with a per-step chart.
+    #[arg(long, value_name = "FILE", requires = "advise")]
+    pub advise_html: Option<PathBuf>,
     /// The program and its arguments, after `--`: `python train.py ARGS`, `torchrun …`.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -156,9 +159,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if args.advise {
         match (&analysis, report.advice()) {
-            (Some(a), Some((p, _))) => {
+            (Some(a), Some((p, raw))) => {
                 let who = p.summary.as_ref().and_then(|s| s.rank).map(|r| format!("rank {r}"));
-                advise::render(&mut err, a, who.as_deref(), args.step_marker.is_some())?
+                advise::render(&mut err, a, who.as_deref(), args.step_marker.is_some())?;
+                if let Some(path) = &args.advise_html {
+                    // `train.py`, not the interpreter's path before it.
+                    let words: Vec<String> = args.command.iter().map(|c| c.to_string_lossy().to_string()).collect();
+                    let program = words.iter().find(|w| w.ends_with(".py")).cloned().unwrap_or_else(|| words.join(" "));
+                    let page = advise::html::render(raw, a, &program);
+                    crate::write::create(path, page.as_bytes())?;
+                    writeln!(err, "  advice page: {}", path.display())?;
+                }
             }
             _ => writeln!(err, "xla2tpu run --advise: no process used the emulated chip; nothing to advise on")?,
         }

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use super::{
     Report, bf16_line, count, detail, exact_line, execution_line, first_line, human, mix, pct, source_line, thousands,
 };
+use crate::html::escape as e;
 use crate::sweep::execution::{ExecutionSummary, explain};
 use crate::sweep::plan::Rate;
 use crate::sweep::verdict::Verdict;
@@ -278,7 +279,6 @@ pub fn render(r: &Report) -> String {
     o
 }
 
-/// HTML-escapes text for element content and quoted attributes.
 /// The execution verdict: its rates, where it disagrees with op coverage, and the failures.
 fn execution_section(o: &mut String, x: &ExecutionSummary) {
     let _ = writeln!(o, "<h2>Op coverage against a run on the device</h2><p>{}.</p>", e(&execution_line(x)));
@@ -323,21 +323,6 @@ fn execution_section(o: &mut String, x: &ExecutionSummary) {
         }
         let _ = writeln!(o, "</table></details>");
     }
-}
-
-pub(crate) fn e(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn card(o: &mut String, value: &str, label: &str) {

@@ -9,6 +9,8 @@
 //! A CPU cannot time a TPU, so the cost is a model with stated constants ([`COST_MODEL`]): good
 //! for ranking one hazard against another, not for predicting a step time.
 
+pub mod html;
+
 use serde::{Deserialize, Serialize};
 
 use super::report::Site;
