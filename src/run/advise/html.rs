@@ -97,6 +97,9 @@ pub fn render(advice: &Advice, a: &Analysis, program: &str) -> String {
     o
 }
 
+/// One row of the chart: its label, colour, and what it counts in a step.
+type Row = (&'static str, &'static str, fn(&StepTotals) -> u64);
+
 /// Three rows of bars, one bar per step: host syncs, copies to the chip, ops.
 fn chart(o: &mut String, steps: &[StepTotals]) {
     if steps.is_empty() {
@@ -106,7 +109,7 @@ fn chart(o: &mut String, steps: &[StepTotals]) {
     let per = steps.len().div_ceil(MAX_BARS);
     let buckets: Vec<&[StepTotals]> = steps.chunks(per).collect();
     let mean = |b: &[StepTotals], f: fn(&StepTotals) -> u64| b.iter().map(f).sum::<u64>() as f64 / b.len() as f64;
-    let rows: [(&str, &str, fn(&StepTotals) -> u64); 3] = [
+    let rows: [Row; 3] = [
         ("host syncs", "var(--sync)", |s| s.syncs),
         ("copies to the chip", "var(--copy)", |s| s.h2d),
         ("ops dispatched", "var(--ops)", |s| s.ops),
