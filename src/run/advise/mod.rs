@@ -447,7 +447,8 @@ fn dynamic_finding(kind: &str, per_step: f64, compiled: bool) -> Option<Finding>
 }
 
 fn optimizer_finding(o: &OptimizerInfo) -> Option<Finding> {
-    if o.implementation != "for-loop" || o.steps == 0 {
+    // No ops dispatched: its parameters are not on the chip (a CPU program), nothing to gain.
+    if o.implementation != "for-loop" || o.steps == 0 || o.ops == 0 {
         return None;
     }
     let ops = o.ops as f64 / o.steps as f64;
