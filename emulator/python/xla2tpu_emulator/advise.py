@@ -201,13 +201,10 @@ def _op_total():
 
 
 def _graph_breaks():
-  dynamo = sys.modules.get("torch._dynamo.utils")
-  if dynamo is None:
-    return 0
-  try:
-    return sum(dynamo.counters["graph_break"].values())
-  except Exception:  # pylint: disable=broad-except
-    return 0
+  """Graph breaks so far, as `_watch_graph_breaks` counted them (one source for the
+  per-step totals and the per-site list)."""
+  with _lock:
+    return sum(_breaks.values())
 
 
 def _eager_mode():
