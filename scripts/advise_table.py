@@ -12,6 +12,7 @@ process, with their `run.yaml` arguments, each in a copy of its folder.
 """
 
 import argparse
+import collections
 import json
 import os
 import pathlib
@@ -61,8 +62,8 @@ def migrated_rows(binary, python):
 
   lines = [
       "| program | steps | host syncs/step | copies to the chip/step | dynamic-shape ops/step | ops/step"
-      " | graph breaks | recompiles | costliest finding |",
-      "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+      " | graph breaks | recompiles | costliest finding | `check --select TPU75` | fast form (TPU752) |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|",
   ]
   left = []
   for d in sorted(p for p in (ROOT / "corpus/migrate").iterdir() if (p / "expected.py").exists()):
@@ -73,7 +74,10 @@ def migrated_rows(binary, python):
     with tempfile.TemporaryDirectory() as tmp:
       work = pathlib.Path(tmp) / d.name
       shutil.copytree(d, work)
-      a = advise(binary, python, work / "expected.py", [str(x) for x in spec.get("args", [])], cwd=work, strict=False)
+      program_args = [str(x) for x in spec.get("args", [])]
+      a = advise(binary, python, work / "expected.py", program_args, cwd=work, strict=False)
+      static = static_findings(binary, work / "expected.py")
+      fast = fast_form(binary, python, work, program_args) if a and a["steps"] else None
     if a is None:
       left.append(d.name)
       continue
@@ -90,7 +94,7 @@ def migrated_rows(binary, python):
       top = f"{f[0]['kind']}{where}"
     lines.append(
         f"| `{d.name}` | {a['steps']} | {p['syncs']} | {p['h2d']} | {p['dynamic']} | {p['ops']}"
-        f" | {breaks} | {recompiles} | {top} |"
+        f" | {breaks} | {recompiles} | {top} | {static} | {fast or '—'} |"
     )
   if left:
     lines.append("")
@@ -98,7 +102,30 @@ def migrated_rows(binary, python):
   return "\n".join(lines)
 
 
-def row(name, side, a):
+def static_findings(binary, program):
+  """The opt-in performance rules' findings on the migrated program, as `TPU751 ×2`."""
+  done = subprocess.run([binary, "check", "--select", "TPU75", "--output-format", "json", str(program)],
+                        capture_output=True, text=True, check=False)
+  codes = collections.Counter(d["code"] for d in json.loads(done.stdout or "[]"))
+  return ", ".join(f"{c} ×{n}" for c, n in sorted(codes.items())) or "none"
+
+
+def fast_form(binary, python, work, program_args):
+  """Migrate input.py with TPU752's unsafe fix (deferred eager) and run --advise on it: what is
+  left of the plain migration's findings, or None where the fix does not apply."""
+  fast = work / "fast.py"
+  shutil.copy(work / "input.py", fast)
+  subprocess.run([binary, "migrate", "--extend-select", "TPU752", "--unsafe-fixes", "--write", str(fast)],
+                 capture_output=True, text=True, check=False)
+  if "EagerMode.DEFER_AND_FUSE" not in fast.read_text():
+    return None
+  a = advise(binary, python, fast, program_args, cwd=work, strict=False)
+  if a is None:
+    return "did not run"
+  p = a["per_step"]
+  kinds = sorted({f["kind"] for f in a["findings"]})
+  eager = "ops dispatched alone" if "eager_dispatch" in kinds else "deferred"
+  return f"{eager}; {p['syncs']} syncs/step"
   p = a["per_step"]
   findings = a["findings"]
   breaks = sum(1 for f in findings if f["kind"] == "graph_break")

@@ -163,11 +163,16 @@ struct Layer {
 }
 
 impl Layer {
-    fn decide(&self, code: &str, before: bool) -> bool {
+    /// An opt-in rule is enabled only by a selector naming its family or itself (`TPU75`,
+    /// `TPU751`), never by `ALL` or a broader prefix; ignoring it works as for any rule.
+    fn decide(&self, code: &str, opt_in: bool, before: bool) -> bool {
         let specificity = |selectors: &mut dyn Iterator<Item = &String>| {
             selectors.filter(|s| selects(s, code)).map(|s| if s == "ALL" { 0 } else { s.len() }).max()
         };
-        let enable = specificity(&mut self.select.iter().flatten().chain(&self.extend_select));
+        let family = code.len().saturating_sub(1);
+        let enable = specificity(
+            &mut self.select.iter().flatten().chain(&self.extend_select).filter(|s| !opt_in || s.len() >= family),
+        );
         let disable = specificity(&mut self.ignore.iter());
         match (enable, disable) {
             (Some(e), Some(d)) => e > d,
@@ -220,6 +225,8 @@ pub struct Settings {
     pub rule_dirs: Vec<PathBuf>,
     /// Codes enabled before per-file ignores.
     enabled: BTreeSet<String>,
+    /// Those of them that are opt-in rules (see `Selection::opt_in`).
+    opt_in: Vec<String>,
     /// TPU002's code when it was named: parse files no rule can match too, where it is enabled
     /// ([`Selection::parse_every_file`]).
     named_syntax_rule: Option<String>,
@@ -281,10 +288,11 @@ impl Settings {
         let enabled = rules
             .rules
             .iter()
-            .map(|r| &r.code)
-            .filter(|code| cli_layer.decide(code, file_layer.decide(code, true)))
-            .cloned()
-            .collect();
+            .filter(|r| cli_layer.decide(&r.code, r.opt_in, file_layer.decide(&r.code, r.opt_in, !r.opt_in)))
+            .map(|r| r.code.clone())
+            .collect::<BTreeSet<String>>();
+        let opt_in =
+            rules.rules.iter().filter(|r| r.opt_in && enabled.contains(&r.code)).map(|r| r.code.clone()).collect();
 
         // Naming TPU002 asks for every file's syntax errors, even in files no rule can match
         // (those are otherwise not parsed): `select`/`extend-select` of a level that counts.
@@ -328,6 +336,7 @@ impl Settings {
             rules,
             rule_dirs,
             enabled,
+            opt_in,
             named_syntax_rule,
             per_file_ignores,
             exclude,
@@ -358,7 +367,9 @@ impl Settings {
             self.enabled.iter().filter(|code| !ignored.iter().any(|s| selects(s, code))).cloned().collect();
         // An empty `select` means every rule to `Selection`; `ALL` ignored means none.
         let ignore = if select.is_empty() { vec!["ALL".to_string()] } else { Vec::new() };
-        let mut selection = Selection { select, ignore, unsafe_fixes: self.unsafe_fixes, ..Selection::default() };
+        let opt_in = self.opt_in.iter().filter(|code| select.contains(code)).cloned().collect();
+        let mut selection =
+            Selection { select, ignore, opt_in, unsafe_fixes: self.unsafe_fixes, ..Selection::default() };
         selection.parse_every_file = self.named_syntax_rule.as_deref().is_some_and(|code| selection.enabled(code));
         selection
     }
@@ -563,7 +574,7 @@ mod tests {
     #[test]
     fn the_most_specific_selector_wins_and_select_starts_over() {
         let file = layer(Some(&["TPU1"]), &["TPU212"], &["TPU110"]);
-        let on = |code: &str, cli: &Layer| cli.decide(code, file.decide(code, true));
+        let on = |code: &str, cli: &Layer| cli.decide(code, false, file.decide(code, false, true));
         let nothing = layer(None, &[], &[]);
         assert!(on("TPU101", &nothing));
         assert!(!on("TPU110", &nothing), "ignore is more specific than select");
@@ -574,8 +585,23 @@ mod tests {
         assert!(
             on("TPU201", &cli_select) && !on("TPU101", &cli_select) && !on("TPU212", &layer(Some(&["TPU1"]), &[], &[]))
         );
-        assert!(!layer(Some(&["TPU1"]), &[], &["TPU1"]).decide("TPU110", true), "a tie goes to ignore");
-        assert!(layer(Some(&["TPU110"]), &[], &["ALL"]).decide("TPU110", true));
+        assert!(!layer(Some(&["TPU1"]), &[], &["TPU1"]).decide("TPU110", false, true), "a tie goes to ignore");
+        assert!(layer(Some(&["TPU110"]), &[], &["ALL"]).decide("TPU110", false, true));
+    }
+
+    #[test]
+    fn an_opt_in_rule_is_on_only_where_its_family_or_code_is_named() {
+        let on = |file: &Layer, cli: &Layer| cli.decide("TPU751", true, file.decide("TPU751", true, false));
+        let nothing = layer(None, &[], &[]);
+        assert!(!on(&nothing, &nothing), "off by default");
+        for broad in ["ALL", "TPU", "TPU7"] {
+            assert!(!on(&nothing, &layer(Some(&[broad]), &[], &[])), "`{broad}` does not name it");
+            assert!(!on(&layer(None, &[broad], &[]), &nothing), "`{broad}` does not name it");
+        }
+        assert!(on(&nothing, &layer(None, &["TPU75"], &[])), "the family names it");
+        assert!(on(&layer(None, &["TPU751"], &[]), &nothing), "so does its code, in a configuration file");
+        assert!(!on(&layer(None, &["TPU75"], &[]), &layer(None, &[], &["TPU7"])), "an ignore still disables it");
+        assert!(!on(&layer(None, &["TPU75"], &[]), &layer(Some(&["TPU1"]), &[], &[])), "select starts over");
     }
 
     #[test]

@@ -150,3 +150,94 @@ fn marks_are_read_as_written() {
     assert_eq!(expected(src), want);
     assert_eq!(extra_args("# advise-args: --step-marker f\n"), vec!["--step-marker", "f"]);
 }
+
+/// The static side (`check --select TPU75`) agrees with what the runs measure: each of its
+/// findings on `corpus/advise` sits where the run marks the same hazard, the advice applied
+/// (`after.py`, `clean/`) leaves none, and each marked sync, dynamic shape and graph break is
+/// found, except in `step_marker`, whose step is a function named only at run time.
+#[test]
+fn check_finds_statically_what_the_runs_measure() {
+    let statically = |kind: &str| -> &[&str] {
+        match kind {
+            "host_sync" => &["TPU751", "TPU753"],
+            "graph_break" => &["TPU753"],
+            "dynamic_shape" => &["TPU754"],
+            "recompile" => &["TPU755"],
+            _ => &[],
+        }
+    };
+    let mut problems = Vec::new();
+    for dir in std::fs::read_dir(corpus()).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
+        for program in std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()) {
+            if program.extension().is_none_or(|e| e != "py") {
+                continue;
+            }
+            let source = std::fs::read_to_string(&program).unwrap();
+            let out = Command::cargo_bin("xla2tpu")
+                .unwrap()
+                .args(["check", "--select", "TPU75", "--output-format", "json"])
+                .arg(&program)
+                .output()
+                .unwrap();
+            let found: serde_json::Value = serde_json::from_slice(&out.stdout)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{}", program.display(), String::from_utf8_lossy(&out.stderr)));
+            let found: Vec<(String, u64)> = found
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| (d["code"].as_str().unwrap().to_string(), d["location"]["row"].as_u64().unwrap()))
+                .collect();
+            let marks = expected(&source);
+            let name = program.strip_prefix(corpus()).unwrap().display().to_string();
+            for (code, line) in &found {
+                let explained = marks.iter().any(|(kind, at)| {
+                    statically(kind).contains(&code.as_str()) && (code == "TPU755" || *at == Some(*line as u32))
+                });
+                if !explained {
+                    problems.push(format!("{name}:{line}: {code} where the run marks no such hazard"));
+                }
+            }
+            if dir.ends_with("step_marker") {
+                continue;
+            }
+            for (kind, at) in &marks {
+                let codes = statically(kind);
+                let seen =
+                    found.iter().any(|(c, l)| codes.contains(&c.as_str()) && (c == "TPU755" || Some(*l as u32) == *at));
+                if !codes.is_empty() && !seen {
+                    problems.push(format!("{name}:{at:?}: the run's {kind} has no {codes:?} finding"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// `migrate`'s fast form (TPU752's unsafe fix, issue 23 item 3) on a corpus program that ended
+/// each step with `mark_step`: the migrated program runs on the emulator in deferred eager mode,
+/// and the advice on it is the plain migration's without the ops-dispatched-alone finding.
+#[test]
+fn the_fast_form_runs_deferred_and_loses_only_the_eager_finding() {
+    let Some(_) = skip::tracer_python() else { return };
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/migrate/defect_06b_del_torch_xla");
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, fast) = (dir.path().join("plain.py"), dir.path().join("fast.py"));
+    std::fs::copy(source.join("expected.py"), &plain).unwrap();
+    std::fs::copy(source.join("input.py"), &fast).unwrap();
+    Command::cargo_bin("xla2tpu")
+        .unwrap()
+        .args(["migrate", "--extend-select", "TPU752", "--unsafe-fixes", "--write"])
+        .arg(&fast)
+        .assert()
+        .success();
+    let migrated = std::fs::read_to_string(&fast).unwrap();
+    assert!(migrated.contains("torch.tpu.eager_mode = torch.tpu.EagerMode.DEFER_AND_FUSE"), "{migrated}");
+    assert!(!migrated.contains("mark_step"), "{migrated}");
+    let (Some((plain, _)), Some((fast, stderr))) = (advise(&plain), advise(&fast)) else { return };
+    assert!(plain.iter().any(|(kind, _)| kind == "eager_dispatch"), "{plain:?}");
+    let mut want = plain.clone();
+    want.retain(|(kind, _)| kind != "eager_dispatch");
+    // The fast form's lines are shifted by the statement it adds: the kinds are compared.
+    let kinds = |f: &Findings| -> BTreeSet<String> { f.iter().map(|(k, _)| k.clone()).collect() };
+    assert_eq!(kinds(&fast), kinds(&want), "{stderr}");
+}

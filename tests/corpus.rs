@@ -24,8 +24,15 @@ fn fixtures() -> Vec<PathBuf> {
     dirs
 }
 
-fn all_fixes() -> Selection {
-    Selection { unsafe_fixes: true, ..Selection::default() }
+/// The rules on by default, plus the fixture's own rule when it is opt-in (`corpus/rules/TPU751`).
+fn selection(dir: &Path, rules: &RuleSet) -> Selection {
+    let code = dir.file_name().unwrap_or_default().to_string_lossy();
+    let opt_in = rules.by_code(&code).filter(|r| r.opt_in).map(|r| vec![r.code.clone()]).unwrap_or_default();
+    Selection { opt_in, ..Selection::default() }
+}
+
+fn all_fixes(dir: &Path, rules: &RuleSet) -> Selection {
+    Selection { unsafe_fixes: true, ..selection(dir, rules) }
 }
 
 #[test]
@@ -43,7 +50,7 @@ fn every_fixture_migrates_to_its_expected_output() {
         let input = SourceFile::read(&dir.join("input.py")).expect("fixture is UTF-8");
         let expected_path = dir.join("expected.py");
         let expected = std::fs::read(&expected_path).unwrap_or_else(|_| panic!("{name}: missing expected.py"));
-        let m = migrate(&input.text, &rules, &all_fixes());
+        let m = migrate(&input.text, &rules, &all_fixes(&dir, &rules));
         assert!(m.problem.is_none(), "{name}: {:?}", m.problem);
         if input.encode(&m.output) != expected {
             let expected = String::from_utf8_lossy(&expected);
@@ -55,15 +62,15 @@ fn every_fixture_migrates_to_its_expected_output() {
             continue;
         }
         ruff_python_parser::parse_module(&m.output).unwrap_or_else(|e| panic!("{name}: output does not parse: {e}"));
-        let again = migrate(&m.output, &rules, &all_fixes());
+        let again = migrate(&m.output, &rules, &all_fixes(&dir, &rules));
         assert_eq!(again.output, m.output, "{name}: a second run changed the output");
         assert!(again.applied.is_empty(), "{name}: a second run applied {:?}", again.applied);
-        let safe = migrate(&input.text, &rules, &Selection::default());
+        let safe = migrate(&input.text, &rules, &selection(&dir, &rules));
         assert!(safe.problem.is_none(), "{name} (safe fixes): {:?}", safe.problem);
         ruff_python_parser::parse_module(&safe.output)
             .unwrap_or_else(|e| panic!("{name}: safe output does not parse: {e}"));
         assert_eq!(
-            migrate(&safe.output, &rules, &Selection::default()).output,
+            migrate(&safe.output, &rules, &selection(&dir, &rules)).output,
             safe.output,
             "{name}: safe run not idempotent"
         );
@@ -77,7 +84,7 @@ fn findings_on_every_input_are_pinned() {
     for dir in fixtures() {
         let input = SourceFile::read(&dir.join("input.py")).expect("fixture is UTF-8");
         // `None`: no rule can match the input (a negative fixture), so there is nothing to pin.
-        let linted = lint(&input.text, &rules, &Selection::default()).expect("fixture parses");
+        let linted = lint(&input.text, &rules, &selection(&dir, &rules)).expect("fixture parses");
         let diagnostics = linted.map(|l| l.diagnostics).unwrap_or_default();
         let lines = LineIndex::new(&input.text);
         let report: Vec<String> = diagnostics

@@ -25,3 +25,20 @@ fn findings_per_rule_on_the_corpus_are_pinned() {
     assert!(files.is_some_and(|n| n > 100), "{stderr}");
     insta::assert_yaml_snapshot!(counts);
 }
+
+/// The opt-in performance rules (TPU75x) on the same programs: each finding was read when the
+/// rules were written (most are a training loop's `print(loss.item())`), so a change is a
+/// decision. Without `--select TPU75` they report nothing (the test above).
+#[test]
+fn performance_findings_on_the_corpus_are_pinned() {
+    let out = Command::cargo_bin("xla2tpu")
+        .expect("binary")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["check", "--isolated", "--select", "TPU75", "--statistics", "--output-format", "json", "corpus"])
+        .output()
+        .expect("runs");
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).expect("JSON statistics");
+    let counts: Vec<String> = rows.iter().map(|r| format!("{} {}", r["code"].as_str().unwrap(), r["count"])).collect();
+    assert!(counts.iter().all(|c| c.starts_with("TPU75")), "{counts:?}");
+    insta::assert_yaml_snapshot!(counts);
+}

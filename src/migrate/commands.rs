@@ -1092,6 +1092,14 @@ pub fn rule(args: RuleArgs) -> anyhow::Result<ExitCode> {
             if let Some(range) = &rule.torchtpu {
                 writeln!(out, "Applies to TorchTPU {range}\n")?;
             }
+            if rule.opt_in {
+                let family = &rule.code[..rule.code.len() - 1];
+                writeln!(
+                    out,
+                    "Opt-in: enabled only when named (`--extend-select {family}` or `{}`), not by `ALL`\n",
+                    rule.code
+                )?;
+            }
             writeln!(out, "{fix}\n\n{}", rule.explanation.trim_end())?;
             if let Some(changes) = &rule.changes {
                 writeln!(out, "\nWhat behaves differently after the fix: {}", changes.trim_end())?;
@@ -1106,7 +1114,8 @@ pub fn rule(args: RuleArgs) -> anyhow::Result<ExitCode> {
                     Some(Safety::Unsafe) => "unsafe",
                     None => "manual",
                 };
-                writeln!(out, "{}  {fix}  {:<22} {}", r.code, r.name, r.help)?;
+                let help = if r.opt_in { format!("(opt-in) {}", r.help) } else { r.help.clone() };
+                writeln!(out, "{}  {fix}  {:<22} {help}", r.code, r.name)?;
             }
         }
     }

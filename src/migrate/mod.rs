@@ -38,6 +38,9 @@ pub struct Selection {
     pub select: Vec<String>,
     /// Codes or prefixes to drop.
     pub ignore: Vec<String>,
+    /// The opt-in rules (TPU75x) to analyse: they run only when named here, so an empty
+    /// `select` (every rule) still leaves them off.
+    pub opt_in: Vec<String>,
     pub unsafe_fixes: bool,
     /// Parse every file, even one no rule can match, so that its syntax errors are reported
     /// (TPU002 named in `select` or `extend-select`). Otherwise such a file, which cannot hold
@@ -114,17 +117,23 @@ pub struct Linted {
 /// ([`RuleSet::may_match`]). Such a file cannot hold a torch_xla reference, so it is parsed
 /// only when the selection asks for every file's syntax errors ([`Selection::parse_every_file`]).
 pub fn lint(text: &str, rules: &RuleSet, selection: &Selection) -> Result<Option<Linted>, ParseError> {
-    if !rules.may_match(text) {
+    if !may_match(text, rules, selection) {
         if selection.parse_every_file {
             time(Phase::Parse, || parse_module(text))?;
         }
         return Ok(None);
     }
     let parsed = time(Phase::Parse, || parse_module(text))?;
-    let CheckResult { mut diagnostics, noqa, .. } =
-        time(Phase::Semantic, || check(&parsed, text, rules, selection.run.as_deref()));
+    let CheckResult { mut diagnostics, noqa, .. } = time(Phase::Semantic, || check(&parsed, text, rules, selection));
     diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
     Ok(Some(Linted { diagnostics, parsed, noqa }))
+}
+
+/// Whether a selected rule could match in `text`: the prefilter of the rules on by default, or
+/// an opt-in performance rule's words (they hold in most PyTorch files, so they are looked
+/// for only when such a rule is selected).
+fn may_match(text: &str, rules: &RuleSet, selection: &Selection) -> bool {
+    rules.may_match(text) || (!selection.opt_in.is_empty() && checker::performance_may_match(text))
 }
 
 /// [`migrate`], with a panic turned into [`Problem::Internal`] and the file left unchanged.
@@ -162,7 +171,7 @@ pub(crate) fn fault_injection_point(text: &str) {
 pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migration {
     let mut m = Migration::unchanged(original);
     // Nothing any rule could match: parsed for its syntax errors only if asked (see `lint`).
-    let relevant = rules.may_match(original);
+    let relevant = may_match(original, rules, selection);
     if !relevant && !selection.parse_every_file {
         return m;
     }
@@ -180,7 +189,7 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
             return m;
         }
         let CheckResult { mut diagnostics, blocks, .. } =
-            time(Phase::Semantic, || check(&parsed, &m.output, rules, selection.run.as_deref()));
+            time(Phase::Semantic, || check(&parsed, &m.output, rules, selection));
         diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
         let fixable: Vec<&Diagnostic> = diagnostics
             .iter()

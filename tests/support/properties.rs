@@ -107,7 +107,8 @@ fn check_findings(text: &str, parsed: bool) {
             assert!(parsed, "lint accepted a text that does not parse");
             // The prefilter is sound: the checker itself finds nothing in such a text.
             let module = parse_module(text).expect("parses");
-            let found = xla2tpu::migrate::checker::check(&module, text, rules, None).diagnostics;
+            let found = xla2tpu::migrate::checker::check(&module, text, rules, &xla2tpu::migrate::Selection::default())
+                .diagnostics;
             assert!(found.is_empty(), "the prefilter skipped a text with findings: {:?}", found);
             return;
         }

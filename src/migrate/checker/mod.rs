@@ -17,10 +17,12 @@ mod imports;
 mod inventory;
 mod loaders;
 mod noqa;
+mod performance;
 mod strings;
 
 use imports::{catches_import_error, try_only_guards_imports};
 use noqa::Suppressions;
+pub use performance::may_match as performance_may_match;
 
 use crate::migrate::fix::{Block, Fix, StmtRef};
 use crate::migrate::rules::template::{Bound, arg_matches};
@@ -53,8 +55,9 @@ pub fn check(
     parsed: &Parsed<ast::ModModule>,
     text: &str,
     rules: &RuleSet,
-    run: Option<&crate::migrate::facts::RunFacts>,
+    selection: &crate::migrate::Selection,
 ) -> CheckResult {
+    let run = selection.run.as_deref();
     let module = parsed.syntax();
     let sem = Semantic::build(module);
     let mut checker = Checker {
@@ -91,6 +94,7 @@ pub fn check(
     let mut diagnostics = std::mem::take(&mut checker.diagnostics);
     checker.report_xla_only_branches(&mut diagnostics);
     checker.report_other_hardware(&mut diagnostics);
+    checker.report_performance(&selection.opt_in, &mut diagnostics);
     let suppressed = Suppressions::new(text, parsed);
     diagnostics.retain(|d| !suppressed.covers(text, d.range, &rules.rules[d.rule].code));
     diagnostics.sort_by_key(|d| (d.range.start(), d.rule));

@@ -56,6 +56,10 @@ struct RawRule {
     /// The TorchTPU releases the rule applies to (a PEP 440 specifier); all when absent.
     #[serde(default)]
     torchtpu: Option<String>,
+    /// Off unless a selector names the rule's family or the rule (`TPU75`, `TPU751`): advice
+    /// about speed, not about code that fails, is asked for, as ruff's preview rules are.
+    #[serde(default)]
+    opt_in: bool,
 }
 
 /// A list of qualified names, or a map from qualified name to a `{target}` value (`~`: none,
@@ -211,6 +215,31 @@ pub enum Builtin {
     AccelerateLaunch,
     /// A Lightning CLI config with `trainer: {accelerator: tpu}` or an XLA strategy.
     LightningConfig,
+    // performance (TPU75x, opt-in; src/migrate/checker/performance.rs):
+    /// A host sync (`.item()`, printing the loss, `.cpu()`) in every step of a training loop.
+    SyncInTrainingLoop,
+    /// A `mark_step` ending a training step in a file that compiles nothing.
+    EagerStep,
+    /// Python control flow on a tensor's value in a module's `forward`.
+    TensorBranch,
+    /// An op whose output shape depends on the data, in a module's `forward`.
+    DynamicShape,
+    /// A `DataLoader` without `drop_last=True` in a file that compiles.
+    LoaderDropLast,
+}
+
+impl Builtin {
+    /// The opt-in performance rules (TPU75x): analysed only where one is selected.
+    pub fn is_performance(self) -> bool {
+        matches!(
+            self,
+            Builtin::SyncInTrainingLoop
+                | Builtin::EagerStep
+                | Builtin::TensorBranch
+                | Builtin::DynamicShape
+                | Builtin::LoaderDropLast
+        )
+    }
 }
 
 /// Argument conditions: parameter → accepted source texts (`~` = not passed).
@@ -408,6 +437,8 @@ pub struct Rule {
     pub origin: String,
     /// The TorchTPU releases the rule applies to (`torchtpu: ">=0.2.0"`); `None` = all.
     pub torchtpu: Option<pep440_rs::VersionSpecifiers>,
+    /// See `RawRule::opt_in`.
+    pub opt_in: bool,
 }
 
 pub type RuleId = usize;
@@ -819,6 +850,7 @@ impl RuleSet {
             side_effects: m.side_effects,
             origin: origin.to_string(),
             torchtpu,
+            opt_in: raw.opt_in,
         });
         Ok(())
     }
