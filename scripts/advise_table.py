@@ -126,6 +126,9 @@ def fast_form(binary, python, work, program_args):
   kinds = sorted({f["kind"] for f in a["findings"]})
   eager = "ops dispatched alone" if "eager_dispatch" in kinds else "deferred"
   return f"{eager}; {p['syncs']} syncs/step"
+
+
+def row(name, side, a):
   p = a["per_step"]
   findings = a["findings"]
   breaks = sum(1 for f in findings if f["kind"] == "graph_break")

@@ -41,3 +41,16 @@ def train_with_scaler(model, loader, optimizer, loss_fn, scaler):
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         print(f"loss {loss}")  # reported: the scaled loss is still `loss`
+
+
+class Trainer:
+    def train_step(self, x, y):
+        loss = self.loss_fn(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+    def fit(self, loader):
+        for x, y in loader:
+            loss = self.train_step(x, y)  # a step function: this loop is the training loop
+            self.history.append(loss.item())  # reported

@@ -18,7 +18,7 @@ class Pool(nn.Module):
 def train(model, batches, optimizer):
     keep = torch.rand(4, 8) > 0.5
     for step, (x, y) in enumerate(batches):
-        per_token = model(x)
+        per_token = model(x.to("tpu"))
         loss = per_token[keep[step]].mean()  # reported: in the training step
         loss.backward()
         optimizer.step()

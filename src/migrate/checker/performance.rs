@@ -10,6 +10,7 @@
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustc_hash::FxHashSet;
 
 use super::{Checker, Diagnostic};
 use crate::migrate::fix::{Edit, Fix, Helper, ImportRequest};
@@ -76,6 +77,8 @@ const COMPILERS: &[&str] = &["torch.compile", "torch_xla.compile", "torch_xla.ex
 /// What selects TorchTPU's deferred eager mode.
 const EAGER_MODES: &[&str] = &["torch.tpu.eager_mode", "torch.tpu.set_eager_mode", "torch.tpu.EagerMode"];
 const MARK_STEPS: &[&str] = &["torch_xla.core.xla_model.mark_step", "torch_xla.sync"];
+/// Methods that put a model or tensors on a device.
+const DEVICE_METHODS: &[&str] = &["to", "cuda", "tpu", "prepare", "prepare_model"];
 const DATA_LOADERS: &[&str] = &["torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"];
 
 /// The selected performance rules.
@@ -102,13 +105,15 @@ impl<'a> Checker<'a> {
             dynamic: on(Builtin::DynamicShape),
             drop_last: on(Builtin::LoaderDropLast),
         };
-        let mut names = Names { checker: self, scope: 0, compiles: false, eager_mode: false };
-        names.visit_body(&self.module.body);
+        let mut facts = FileFacts { checker: self, scope: 0, compiles: false, eager_mode: false, uses_device: false };
+        facts.visit_body(&self.module.body);
         let mut finder = Finder {
             checker: self,
             selected,
-            compiles: names.compiles,
-            eager_mode: names.eager_mode,
+            steps: step_functions(self.module),
+            compiles: facts.compiles,
+            eager_mode: facts.eager_mode,
+            uses_device: facts.uses_device,
             scope: 0,
             step: None,
             periodic: false,
@@ -126,15 +131,18 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// First pass: does the file compile anything, or choose an eager mode?
-struct Names<'c, 'a> {
+/// First pass: does the file compile anything, choose an eager mode, put work on a device?
+struct FileFacts<'c, 'a> {
     checker: &'c Checker<'a>,
     scope: ScopeId,
     compiles: bool,
     eager_mode: bool,
+    /// `.to(...)`, `.cuda()`, `device=...`, `accelerator.prepare(...)` or torch_xla: without any,
+    /// the file's loops run on the CPU and reading a value costs no sync.
+    uses_device: bool,
 }
 
-impl<'a> Visitor<'a> for Names<'_, 'a> {
+impl<'a> Visitor<'a> for FileFacts<'_, 'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         if let Stmt::FunctionDef(def) = stmt {
             let saved = self.scope;
@@ -152,6 +160,11 @@ impl<'a> Visitor<'a> for Names<'_, 'a> {
         {
             self.compiles |= COMPILERS.contains(&q.as_str());
             self.eager_mode |= EAGER_MODES.contains(&q.as_str());
+            self.uses_device |= q.starts_with("torch_xla");
+        }
+        if let Expr::Call(call) = expr {
+            self.uses_device |= call.arguments.find_keyword("device").is_some()
+                || matches!(&*call.func, Expr::Attribute(a) if DEVICE_METHODS.contains(&a.attr.as_str()));
         }
         visitor::walk_expr(self, expr);
     }
@@ -166,8 +179,11 @@ struct Step {
 struct Finder<'c, 'a> {
     checker: &'c Checker<'a>,
     selected: Selected,
+    /// The file's step functions, whose calls make a loop a training loop.
+    steps: FxHashSet<String>,
     compiles: bool,
     eager_mode: bool,
+    uses_device: bool,
     scope: ScopeId,
     step: Option<Step>,
     /// Inside `if step % N == 0:` of the step: code that runs every N steps on purpose.
@@ -197,15 +213,16 @@ impl<'a> Finder<'_, 'a> {
         self.checker.src(range)
     }
 
-    /// Whether the host runs this code in every step (in a step, not only every N steps).
+    /// Whether the host runs this code in every step (in a step, not only every N steps) of
+    /// a loop that trains on a device.
     fn every_step(&self) -> bool {
-        self.step.is_some() && !self.periodic
+        self.step.is_some() && !self.periodic && self.uses_device
     }
 
     fn visit_loop(&mut self, stmt: &'a Stmt, body: &'a [Stmt]) {
-        let training = TrainingCalls::of(body);
+        let training = TrainingCalls::of(body, &self.steps, true);
         // An epoch loop around the batch loop is not the step: the innermost one is.
-        let innermost = training.is_training() && !body_has_training_loop(body);
+        let innermost = training.is_training() && !body_has_training_loop(body, &self.steps);
         if !innermost {
             visitor::walk_stmt(self, stmt);
             return;
@@ -500,17 +517,21 @@ fn is_torch_read(q: &str) -> bool {
     q.strip_prefix("torch.").is_some_and(|name| VALUE_READS.contains(&name))
 }
 
-/// What a loop body calls, as far as training goes.
-#[derive(Default)]
-struct TrainingCalls {
+/// What a loop body calls, as far as training goes: `backward()` and `step()`, directly or
+/// through a step function of the file (`loss = self.train_step(batch)`).
+struct TrainingCalls<'s> {
+    /// The file's step functions (see [`step_functions`]).
+    steps: &'s FxHashSet<String>,
+    /// Look inside nested loops (a loop body), or not (a function's own step).
+    loops: bool,
     backward: bool,
     step: bool,
     losses: Vec<String>,
 }
 
-impl TrainingCalls {
-    fn of(body: &[Stmt]) -> TrainingCalls {
-        let mut calls = TrainingCalls::default();
+impl<'s> TrainingCalls<'s> {
+    fn of(body: &[Stmt], steps: &'s FxHashSet<String>, loops: bool) -> TrainingCalls<'s> {
+        let mut calls = TrainingCalls { steps, loops, backward: false, step: false, losses: Vec::new() };
         for stmt in body {
             calls.visit_stmt(stmt);
         }
@@ -520,16 +541,42 @@ impl TrainingCalls {
     fn is_training(&self) -> bool {
         self.backward && self.step
     }
+
+    /// `train_step(batch)` or `self.train_step(batch)`, a step function of the file.
+    fn calls_step_function(&self, e: &Expr) -> bool {
+        let Expr::Call(call) = e else { return false };
+        match &*call.func {
+            Expr::Name(n) => self.steps.contains(n.id.as_str()),
+            Expr::Attribute(a) => {
+                matches!(&*a.value, Expr::Name(n) if n.id.as_str() == "self") && self.steps.contains(a.attr.as_str())
+            }
+            _ => false,
+        }
+    }
 }
 
-impl<'b> Visitor<'b> for TrainingCalls {
+impl<'b> Visitor<'b> for TrainingCalls<'_> {
     fn visit_stmt(&mut self, stmt: &'b Stmt) {
-        if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
-            visitor::walk_stmt(self, stmt);
+        match stmt {
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            Stmt::For(_) | Stmt::While(_) if !self.loops => {}
+            // loss = self.train_step(batch): the step function's result is the loss.
+            Stmt::Assign(a) if self.calls_step_function(&a.value) => {
+                if let [Expr::Name(n)] = a.targets.as_slice()
+                    && !self.losses.iter().any(|l| l == n.id.as_str())
+                {
+                    self.losses.push(n.id.to_string());
+                }
+                visitor::walk_stmt(self, stmt);
+            }
+            _ => visitor::walk_stmt(self, stmt),
         }
     }
 
     fn visit_expr(&mut self, expr: &'b Expr) {
+        if self.calls_step_function(expr) {
+            (self.backward, self.step) = (true, true);
+        }
         if let Expr::Call(call) = expr
             && let Expr::Attribute(attr) = &*call.func
         {
@@ -558,14 +605,14 @@ impl<'b> Visitor<'b> for TrainingCalls {
 }
 
 /// Whether a loop nested in `body` is itself a training loop.
-fn body_has_training_loop(body: &[Stmt]) -> bool {
-    struct Loops(bool);
-    impl<'b> Visitor<'b> for Loops {
+fn body_has_training_loop(body: &[Stmt], steps: &FxHashSet<String>) -> bool {
+    struct Loops<'s>(bool, &'s FxHashSet<String>);
+    impl<'b> Visitor<'b> for Loops<'_> {
         fn visit_stmt(&mut self, stmt: &'b Stmt) {
             match stmt {
                 Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
                 Stmt::For(ast::StmtFor { body, .. }) | Stmt::While(ast::StmtWhile { body, .. })
-                    if TrainingCalls::of(body).is_training() =>
+                    if TrainingCalls::of(body, self.1, true).is_training() =>
                 {
                     self.0 = true;
                 }
@@ -573,11 +620,30 @@ fn body_has_training_loop(body: &[Stmt]) -> bool {
             }
         }
     }
-    let mut loops = Loops(false);
+    let mut loops = Loops(false, steps);
     for stmt in body {
         loops.visit_stmt(stmt);
     }
     loops.0
+}
+
+/// The names of the file's step functions: functions and methods that call `backward()` and
+/// `step()` outside any loop of their own (one training step, called from a loop elsewhere).
+fn step_functions(module: &ast::ModModule) -> FxHashSet<String> {
+    struct Defs(FxHashSet<String>);
+    impl<'b> Visitor<'b> for Defs {
+        fn visit_stmt(&mut self, stmt: &'b Stmt) {
+            if let Stmt::FunctionDef(def) = stmt
+                && TrainingCalls::of(&def.body, &FxHashSet::default(), false).is_training()
+            {
+                self.0.insert(def.name.to_string());
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+    }
+    let mut defs = Defs(FxHashSet::default());
+    defs.visit_body(&module.body);
+    defs.0
 }
 
 /// `step % 100 == 0`: a test that holds every N steps.
