@@ -11,8 +11,9 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, bail};
 
-use super::profile::{OpRecord, Profile};
-use super::{Registry, evaluate};
+use super::Registry;
+use super::eval::missing_ops;
+use super::profile::OpRecord;
 
 /// The table the tracer generated for the torch the emulator and profiles use.
 const TABLE: &str = include_str!("../../rules/api/torch-2.15.0.tsv");
@@ -151,10 +152,8 @@ impl ApiOps {
         let mut apis: FxHashMap<String, Vec<Gap>> = FxHashMap::default();
         for (api, variants) in rows {
             for (variant, ops) in variants {
-                let profile = Profile { id: format!("{api}({variant})"), ops, ..Profile::default() };
-                let evaluation = evaluate(registry, &profile);
                 let (mut forward, mut backward) = (Vec::new(), Vec::new());
-                for m in evaluation.missing {
+                for m in missing_ops(registry, &ops) {
                     let entry = (m.op, m.reason);
                     if m.phases.iter().any(|p| p != "backward") { forward.push(entry) } else { backward.push(entry) }
                 }
@@ -236,10 +235,69 @@ impl ApiOps {
         all.iter().collect()
     }
 
+    /// What a call of `api` with this shape certainly lacks: the forward pass's missing ops
+    /// when every shape it may have ([`ApiOps::candidates`]) lacks some, else the backward
+    /// pass's when every one lacks only those (`true`). `None` when a shape it may have runs:
+    /// TPU801/TPU802 report a certain failure, not a guess.
+    pub fn certain_gap(
+        &self,
+        api: &str,
+        positional: usize,
+        keywords: &[(&str, Option<&str>)],
+    ) -> Option<(bool, &[(String, String)])> {
+        let gaps = self.candidates(api, positional, keywords);
+        let first = gaps.first()?;
+        if gaps.iter().all(|g| !g.forward.is_empty()) {
+            Some((false, &first.forward))
+        } else if gaps.iter().all(|g| g.forward.is_empty() && !g.backward.is_empty()) {
+            Some((true, &first.backward))
+        } else {
+            None
+        }
+    }
+
+    /// The keyword values one of which a call of `api` must pass literally to be reported
+    /// (`"trilinear"` of `F.interpolate`), when there is such a keyword: every shape of the API
+    /// names a value for it, and every shape that lacks a kernel has a twin, the same shape
+    /// with another value for it, that lacks none. A call passing none of those values then
+    /// has the twin among its [`ApiOps::candidates`] whenever it has the shape, and is not
+    /// reported. `None` when no keyword does that (any call of the API may be reported).
+    pub fn needles(&self, api: &str) -> Option<Vec<String>> {
+        let gaps = self.apis.get(api)?;
+        let lacking = |g: &Gap| !g.forward.is_empty() || !g.backward.is_empty();
+        let keys: std::collections::BTreeSet<&str> =
+            gaps.iter().flat_map(|g| g.variant.keywords.iter().map(|(k, _)| k.as_str())).collect();
+        keys.into_iter().find_map(|key| {
+            let twins = |g: &Gap, n: &Gap| {
+                n.variant.positional == g.variant.positional
+                    && n.variant.keywords.len() == g.variant.keywords.len()
+                    && n.variant.keywords.iter().all(|kv| kv.0 == key || g.variant.keywords.contains(kv))
+                    && value(n, key) != value(g, key)
+            };
+            let mut needles = Vec::new();
+            for g in gaps.iter().filter(|g| lacking(g)) {
+                if !gaps.iter().any(|n| !lacking(n) && value(n, key).is_some() && twins(g, n)) {
+                    return None;
+                }
+                needles.push(value(g, key)?.to_string());
+            }
+            gaps.iter().all(|g| value(g, key).is_some()).then(|| {
+                needles.sort();
+                needles.dedup();
+                needles
+            })
+        })
+    }
+
     /// Whether every call shape of `api` runs on the backend, forward and backward.
     pub fn fully_supported(&self, api: &str) -> Option<bool> {
         self.apis.get(api).map(|gaps| gaps.iter().all(|g| g.forward.is_empty() && g.backward.is_empty()))
     }
+}
+
+/// The value a call shape names for `key` (`trilinear` of `mode=trilinear`).
+fn value<'g>(g: &'g Gap, key: &str) -> Option<&'g str> {
+    g.variant.keywords.iter().find(|(k, _)| k == key).and_then(|(_, v)| v.as_deref())
 }
 
 /// `op=a,b;op2=c` → {op: "a,b", op2: "c"}.
@@ -266,9 +324,46 @@ pub fn load(backend: &str) -> anyhow::Result<ApiOps> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     fn torchtpu() -> ApiOps {
         load(crate::ops::DEFAULT_BACKEND).expect("the embedded table loads")
+    }
+
+    #[test]
+    fn a_call_is_reported_only_with_a_value_its_twin_shapes_lack() {
+        let table = torchtpu();
+        let interpolate = "torch.nn.functional.interpolate";
+        // `linear` and `trilinear` lack backward kernels; `bilinear` and the rest run.
+        assert_eq!(table.needles(interpolate), Some(vec!["linear".to_string(), "trilinear".to_string()]));
+        assert_eq!(table.needles("torch.median"), None, "every call of it lacks a kernel");
+        // For every API with needles: every shape in the table, with its keyword given no
+        // value, another shape's value, or one no shape names, is never a certain gap.
+        let mut checked = 0;
+        for (api, gaps) in &table.apis {
+            let Some(needles) = table.needles(api) else { continue };
+            let values: BTreeSet<Option<&str>> = gaps
+                .iter()
+                .flat_map(|g| g.variant.keywords.iter().map(|(_, v)| v.as_deref()))
+                .filter(|v| v.is_none_or(|v| !needles.iter().any(|n| n == v)))
+                .chain([Some("no shape names this")])
+                .collect();
+            for g in gaps {
+                let keys: Vec<&str> = g.variant.keywords.iter().map(|(k, _)| k.as_str()).collect();
+                for (at, _) in keys.iter().enumerate() {
+                    for &value in &values {
+                        let call: Vec<(&str, Option<&str>)> = (g.variant.keywords.iter().enumerate())
+                            .map(|(i, (k, v))| (k.as_str(), if i == at { value } else { v.as_deref() }))
+                            .filter(|(_, v)| v.is_none_or(|v| !needles.iter().any(|n| n == v)))
+                            .collect();
+                        let reported = table.certain_gap(api, g.variant.positional.len(), &call);
+                        assert!(reported.is_none(), "{api} {call:?} is reported without {needles:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "only {checked} calls checked");
     }
 
     #[test]

@@ -73,11 +73,15 @@ pub fn op_support_with_inner(registry: &Registry, op: &str, inner: Vec<String>) 
     Checker::new(registry, std::slice::from_ref(&record), false).check(op)
 }
 
-/// Evaluates one profile against one backend.
-pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
-    let mut checker = Checker::new(registry, &profile.ops, true);
+/// The ops of `records` the backend lacks, sorted: what [`evaluate`] reports as missing,
+/// without the notes and coverage (the API table judges thousands of call shapes at start-up).
+pub fn missing_ops(registry: &Registry, records: &[OpRecord]) -> Vec<MissingOp> {
+    missing_and_notes(&mut Checker::new(registry, records, true), records)
+}
+
+fn missing_and_notes(checker: &mut Checker, records: &[OpRecord]) -> Vec<MissingOp> {
     let mut missing = Vec::new();
-    for record in &profile.ops {
+    for record in records {
         match checker.check(&record.op) {
             Support::Yes => {}
             Support::Noted(note) | Support::Ignored(note) => checker.note(note, Some(&record.op)),
@@ -87,6 +91,13 @@ pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
         }
     }
     missing.sort_by(|a, b| a.op.cmp(&b.op));
+    missing
+}
+
+/// Evaluates one profile against one backend.
+pub fn evaluate(registry: &Registry, profile: &Profile) -> Evaluation {
+    let mut checker = Checker::new(registry, &profile.ops, true);
+    let missing = missing_and_notes(&mut checker, &profile.ops);
     let inference_ok = missing.iter().all(|m| !m.phases.is_empty() && !m.phases.iter().any(|p| p == "inference"));
     let mut notes: Vec<String> = checker
         .notes

@@ -157,3 +157,7 @@ fsdp = L.pytorch.Trainer(strategy="xla_fsdp", devices=8)  # FSDP: reported
 fabric = Fabric(**torchtpu_fabric_kwargs())
 gpu = L.Trainer(accelerator="gpu", devices=8)  # not TPU: untouched
 device = "tpu"  # TorchTPU's device name: untouched
+
+
+def configure(trainer: L.Trainer) -> None:  # an annotation calls nothing: untouched
+    print(trainer.max_epochs)

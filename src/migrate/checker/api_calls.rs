@@ -13,6 +13,7 @@ use ruff_text_size::Ranged;
 
 use super::{Checker, Diagnostic};
 use crate::migrate::rules::Builtin;
+use crate::migrate::rules::template::string_value;
 
 impl<'a> Checker<'a> {
     /// Judge a call of `api` (qualified; `torch.Tensor.x` for methods).
@@ -33,26 +34,21 @@ impl<'a> Checker<'a> {
             .keywords
             .iter()
             .filter_map(|k| {
+                // A value written as one plain literal (`mode="trilinear"`), which the prefilter
+                // finds in the file's bytes ([`crate::ops::api::ApiOps::needles`]); a spelling
+                // that hides it (escapes, implicit concatenation) is a value not known here.
                 let value = match &k.value {
-                    Expr::StringLiteral(s) => Some(s.value.to_str()),
+                    Expr::StringLiteral(_) => {
+                        string_value(self.src(k.value.range()).trim_start_matches(['r', 'R', 'u', 'U']))
+                    }
                     _ => None,
                 };
                 Some((k.arg.as_ref()?.id.as_str(), value))
             })
             .collect();
         let positional = call.arguments.args.len() + usize::from(method);
-        let gaps = table.candidates(api, positional, &keywords);
-        if gaps.is_empty() {
-            return;
-        }
-        // Report what every shape this call may have lacks: a certain failure, not a guess.
-        let (builtin, missing) = if gaps.iter().all(|g| !g.forward.is_empty()) {
-            (Builtin::ApiOps, &gaps[0].forward)
-        } else if gaps.iter().all(|g| g.forward.is_empty() && !g.backward.is_empty()) {
-            (Builtin::ApiOpsBackward, &gaps[0].backward)
-        } else {
-            return;
-        };
+        let Some((backward_only, missing)) = table.certain_gap(api, positional, &keywords) else { return };
+        let builtin = if backward_only { Builtin::ApiOpsBackward } else { Builtin::ApiOps };
         let Some(rule) = self.rules.builtin(builtin) else { return };
         let (op, why) = &missing[0];
         let spelled = self.src(call.func.range());

@@ -415,6 +415,8 @@ pub struct Rule {
     pub fixes: Vec<FixSpec>,
     pub when: When,
     pub when_any: Vec<When>,
+    /// What a call this rule matches must contain, by its condition: see [`call_needles`].
+    pub needles: Option<Vec<String>>,
     pub probe: bool,
     /// See `RawMatcher::instances`.
     pub instances: bool,
@@ -458,16 +460,26 @@ struct Prefilter {
     /// Identifiers that let a rule match when the module they come from is imported too: a
     /// segment of each name rules match under another root (`GradScaler` of
     /// `torch.amp.GradScaler`), and the last segment of every API the backend cannot run
-    /// (`median` of `torch.median` and `Tensor.median`, for TPU8xx); with the roots one of
-    /// which must be in the file. Searched as literals (leftmost-longest, so the match at an
-    /// identifier's start is the whole identifier if any lead is), not by splitting every
-    /// identifier of the file.
-    identifiers: aho_corasick::AhoCorasick,
-    /// The roots of each identifier, by pattern.
-    roots: Vec<Vec<String>>,
-    /// All those roots: a file with none of them needs no identifier scan.
+    /// (`median` of `torch.median` and `Tensor.median`, for TPU8xx).
+    leads: FxHashMap<String, Vec<Lead>>,
+    /// All the leads' roots: a file that imports none of them needs no identifier scan.
+    roots: Vec<String>,
+    /// The same, searched first: most files do not even mention one.
     any_root: aho_corasick::AhoCorasick,
 }
+
+/// What else a file needs for a lead identifier to let a rule match in it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Lead {
+    /// The first segment of the name (`torch`): only an import binds it.
+    root: String,
+    /// What every matching call contains ([`call_needles`]), when all the name's rules are such.
+    needles: Option<Vec<String>>,
+}
+
+/// Builtins and everyday words: a lead only when called as an attribute (`torch.range(`,
+/// `x.mode(`), since `for i in range(n)` is in every file.
+const CALLED_ONLY: [&str; 2] = ["range", "mode"];
 
 impl Prefilter {
     fn new(rules: &RuleSet) -> Prefilter {
@@ -493,12 +505,14 @@ impl Prefilter {
         // take the SIMD (Teddy) search, several times faster than an automaton over every byte.
         let minimal: Vec<&String> =
             words.iter().filter(|w| !words.iter().any(|o| o != *w && w.contains(o.as_str()))).collect();
-        let words = literals(&minimal);
+        // A needle holding one of them is found by the word search already.
+        let found_by_words = |needle: &String| minimal.iter().any(|w| needle.contains(w.as_str()));
 
-        let mut identifiers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for name in rules.names.keys().chain(rules.members.keys()) {
+        let mut leads: BTreeMap<String, BTreeSet<Lead>> = BTreeMap::new();
+        let named = rules.names.iter().map(|(name, entries)| (name, needles_of(rules, entries)));
+        for (name, needles) in named.chain(rules.members.keys().map(|module| (module, None))) {
             let (first, rest) = name.split_once('.').unwrap_or((name, name));
-            if sources.contains(first) {
+            if sources.contains(first) || needles.as_ref().is_some_and(|n| n.iter().all(found_by_words)) {
                 continue;
             }
             // Every segment of a name is written in a file that uses it (as an attribute, an
@@ -506,24 +520,25 @@ impl Prefilter {
             // `torch.tpu.device`, else the longest.
             let segments: Vec<&str> = rest.split('.').collect();
             let lead = segments.iter().find(|s| **s == "tpu").or_else(|| segments.iter().max_by_key(|s| s.len()));
-            identifiers.entry(lead.unwrap_or(&rest).to_string()).or_default().insert(first.to_string());
+            let lead = lead.unwrap_or(&rest).to_string();
+            leads.entry(lead).or_default().insert(Lead { root: first.to_string(), needles });
         }
         let api_rules =
             rules.rules.iter().any(|r| matches!(r.builtin, Some(Builtin::ApiOps | Builtin::ApiOpsBackward)));
         if let Some(table) = rules.api_ops.as_ref().filter(|_| api_rules) {
             for api in table.reportable() {
                 let last = api.rsplit('.').next().unwrap_or(api);
-                identifiers.entry(last.to_string()).or_default().insert("torch".to_string());
+                // A keyword value the call must pass, as the checker reads it: one plain literal.
+                let quoted = |v: &String| [format!("\"{v}\""), format!("'{v}'")];
+                let needles = table.needles(api).map(|values| values.iter().flat_map(quoted).collect());
+                leads.entry(last.to_string()).or_default().insert(Lead { root: "torch".into(), needles });
             }
         }
-        let all_roots: BTreeSet<&String> = identifiers.values().flatten().collect();
-        let any_root = literals(&all_roots.into_iter().collect::<Vec<_>>());
-        let roots = identifiers.values().map(|r| r.iter().cloned().collect()).collect();
-        let identifiers = aho_corasick::AhoCorasick::builder()
-            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(identifiers.keys())
-            .expect("literal needles always build");
+        let roots: BTreeSet<&String> = leads.values().flatten().map(|l| &l.root).collect();
+        let roots: Vec<String> = roots.into_iter().cloned().collect();
+        let any_root = literals(&roots);
+        let leads = leads.into_iter().map(|(lead, of)| (lead, of.into_iter().collect())).collect();
+        let words = literals(&minimal);
         let noqa = aho_corasick::AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .build(["noqa"])
@@ -531,7 +546,7 @@ impl Prefilter {
         let families: BTreeSet<&str> = rules.rules.iter().map(|r| code_family(&r.code)).collect();
         let families: Vec<String> = families.into_iter().filter(|f| !f.is_empty()).map(String::from).collect();
         let any_family = literals(&families);
-        Prefilter { words, noqa, families, any_family, identifiers, roots, any_root }
+        Prefilter { words, noqa, families, any_family, leads, roots, any_root }
     }
 
     fn may_match(&self, text: &str) -> bool {
@@ -545,48 +560,85 @@ impl Prefilter {
         {
             return true;
         }
-        if !self.any_root.is_match(text) {
+        self.any_root.is_match(text) && self.a_lead_is_used(text)
+    }
+
+    /// Whether a lead is written where a program can use it, with its root and needles in the
+    /// file: as an attribute (`torch.cross`, `x.cross`), or imported (`from torch import
+    /// cross`; with `*`, anywhere), not in prose (`# cross attention`) or as an unrelated local.
+    /// Attributes are found from their dots (a SIMD byte search), not by stepping an automaton
+    /// through every byte of the file.
+    fn a_lead_is_used<'p>(&'p self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        // A name resolves under its root only where an import binds the root.
+        let imported = Imported::of(text);
+        if !self.roots.iter().any(|root| imported.names.contains(root.as_str())) {
             return false;
         }
-        let bytes = text.as_bytes();
-        let mut present: BTreeMap<&str, bool> = BTreeMap::new();
-        let mut imported: Option<Imported> = None;
-        let ident = |at: usize| bytes.get(at).is_some_and(|&b| IDENT[usize::from(b)]);
-        for m in self.identifiers.find_iter(text) {
-            let (start, i) = (m.start(), m.end());
-            if (start > 0 && ident(start - 1)) || ident(i) {
-                continue; // part of a longer identifier
-            }
-            let roots = &self.roots[m.pattern().as_usize()];
-            // Builtins and everyday words are only a lead when called as an attribute
-            // (`torch.range(`, `x.mode(`): `for i in range(n)` is in every file.
-            let word = &text[start..i];
-            let attribute = bytes[..start].trim_ascii_end().last() == Some(&b'.');
-            if matches!(word, "range" | "mode")
-                && !(attribute && text[i..].trim_start_matches([' ', '\t']).starts_with('('))
-            {
-                continue;
-            }
-            // A segment of a name is written as an attribute (`torch.cross`, `x.cross`) or
-            // imported (`from torch import cross`, or `*`); elsewhere it is prose or an
-            // unrelated local (`# cross attention`). A one-segment name is its own root and lead.
-            let reachable = attribute
-                || roots.iter().any(|r| r == word)
-                || imported.get_or_insert_with(|| Imported::of(text)).may_bind(word);
-            if !reachable {
-                continue;
-            }
-            if roots.iter().any(|root| *present.entry(root.as_str()).or_insert_with(|| text.contains(root.as_str()))) {
+        let mut present: FxHashMap<&'p str, bool> = FxHashMap::default();
+        let mut in_file = |needle: &'p str| {
+            *present.entry(needle).or_insert_with(|| memchr::memmem::find(bytes, needle.as_bytes()).is_some())
+        };
+        let mut usable = |word: &str| {
+            self.leads.get(word).is_some_and(|leads| {
+                leads.iter().any(|l| {
+                    imported.names.contains(l.root.as_str())
+                        && l.needles.as_ref().is_none_or(|needles| needles.iter().any(|n| in_file(n.as_str())))
+                })
+            })
+        };
+        // The ASCII identifier at a byte offset (empty, and not sliced, inside a UTF-8 sequence).
+        let identifier_at = |start: usize| match bytes[start..].iter().take_while(|&&b| IDENT[usize::from(b)]).count() {
+            0 => "",
+            len => &text[start..start + len],
+        };
+        for dot in memchr::memchr_iter(b'.', bytes) {
+            let start = dot + 1 + bytes[dot + 1..].iter().take_while(|b| b.is_ascii_whitespace()).count();
+            let word = identifier_at(start);
+            let called = || text[start + word.len()..].trim_start_matches([' ', '\t']).starts_with('(');
+            if !word.is_empty() && (!CALLED_ONLY.contains(&word) || called()) && usable(word) {
                 return true;
             }
         }
-        false
+        if imported.star {
+            // `from torch import *`: any identifier of the file may be a lead.
+            let mut at = 0;
+            while at < bytes.len() {
+                let word = identifier_at(at);
+                if word.is_empty() {
+                    at += 1;
+                    continue;
+                }
+                if !CALLED_ONLY.contains(&word) && usable(word) {
+                    return true;
+                }
+                at += word.len();
+            }
+            return false;
+        }
+        // A lead bound by an import (`from torch import cross as product`) is used by its alias.
+        imported.names.iter().any(|word| !CALLED_ONLY.contains(word) && usable(word))
     }
+}
+
+/// What every call of a name needs ([`call_needles`]): only when each rule naming it matches
+/// calls alone and has some; a `with` or a reference needs none.
+fn needles_of(rules: &RuleSet, entries: &[NameEntry]) -> Option<Vec<String>> {
+    let mut needles = Vec::new();
+    for (kind, id, _) in entries {
+        if *kind != MatchKind::Call {
+            return None;
+        }
+        needles.extend(rules.rules[*id].needles.clone()?);
+    }
+    Some(needles)
 }
 
 /// The names import statements may bind in a file, read from its bytes: every identifier after
 /// an `import` keyword up to the statement's end (a parenthesised list may hold comments, and a
-/// backslash continues a line). Over-approximate by design: `import` in prose counts too.
+/// backslash continues a line), and the first after a `from` (the module's root, `torch` of
+/// `from torch.nn import functional`). Over-approximate by design: `import` and `from` in prose
+/// count too.
 struct Imported<'a> {
     names: FxHashSet<&'a str>,
     star: bool,
@@ -599,11 +651,23 @@ impl<'a> Imported<'a> {
         let ident = |i: usize| IDENT[usize::from(bytes[i])];
         // A backslash before the line's end (`\n` or `\r\n`) continues the statement.
         let continued = |i: usize| bytes[..i].strip_suffix(b"\r").unwrap_or(&bytes[..i]).ends_with(b"\\");
-        for (at, _) in text.match_indices("import") {
-            let end = at + "import".len();
-            if (at > 0 && ident(at - 1)) || (end < bytes.len() && ident(end)) {
-                continue;
+        // A keyword, not part of an identifier (`from_pretrained`, `reimport`).
+        let word = |at: usize, len: usize| !((at > 0 && ident(at - 1)) || (at + len < bytes.len() && ident(at + len)));
+        for at in memchr::memmem::find_iter(bytes, b"from").filter(|&at| word(at, 4)) {
+            let mut i = at + 4;
+            while i < bytes.len() && matches!(bytes[i], b' ' | b'\t' | b'.' | b'\\' | b'\r' | b'\n') {
+                i += 1;
             }
+            let start = i;
+            while i < bytes.len() && ident(i) {
+                i += 1;
+            }
+            if i > start {
+                imported.names.insert(&text[start..i]);
+            }
+        }
+        for at in memchr::memmem::find_iter(bytes, b"import").filter(|&at| word(at, 6)) {
+            let end = at + "import".len();
             let parenthesised = text[end..].trim_start_matches([' ', '\t']).starts_with('(');
             let (mut i, mut in_comment) = (end, false);
             while i < bytes.len() {
@@ -627,10 +691,6 @@ impl<'a> Imported<'a> {
             }
         }
         imported
-    }
-
-    fn may_bind(&self, name: &str) -> bool {
-        self.star || self.names.contains(name)
     }
 }
 
@@ -685,6 +745,42 @@ pub struct RuleSet {
 /// A rule code's letters, its family: `TPU` of `TPU110`.
 pub fn code_family(code: &str) -> &str {
     code.trim_end_matches(|c: char| c.is_ascii_digit())
+}
+
+/// The texts one of which every call a rule matches contains, by its condition (`when`,
+/// `when_any`): an accepted value of an argument the condition requires (it matches as
+/// written or as the inside of a plain string literal, so either way its text is in the file),
+/// or the name of a keyword-only parameter that must be passed at all (`"*"`). `None` when a
+/// call may match without any of them: no condition, or one that also accepts an omitted
+/// argument, a `$kind` of value, or any value of a positional parameter.
+fn call_needles(signature: Option<&Signature>, when: &When, when_any: &[When]) -> Option<Vec<String>> {
+    let signature = signature?;
+    let of_param = |param: &str, accepted: &[Option<String>]| -> Option<Vec<String>> {
+        let keyword_only =
+            || signature.params.iter().any(|p| p.name == param && p.kind == template::ParamKind::KeywordOnly);
+        accepted
+            .iter()
+            .map(|value| match value.as_deref()? {
+                "*" => keyword_only().then(|| param.to_string()),
+                v if v.starts_with('$') || v.is_empty() => None,
+                v => Some(v.to_string()),
+            })
+            .collect()
+    };
+    // Every parameter of a `when` must match: the one with the fewest needles is the best.
+    let of_when = |when: &When| when.iter().filter_map(|(p, accepted)| of_param(p, accepted)).min_by_key(Vec::len);
+    if let Some(needles) = of_when(when) {
+        return Some(needles);
+    }
+    // One of the alternatives must hold: all of theirs.
+    if when_any.is_empty() {
+        return None;
+    }
+    let alternatives: Option<Vec<Vec<String>>> = when_any.iter().map(of_when).collect();
+    let mut needles: Vec<String> = alternatives?.concat();
+    needles.sort();
+    needles.dedup();
+    Some(needles)
 }
 
 /// Whether `text` calls `name` (`name(` as a whole word): what a fix's code or a helper calls.
@@ -824,6 +920,7 @@ impl RuleSet {
                 entries.push((kind, id, target));
             }
         }
+        let needles = call_needles(signature.as_ref(), &m.when, &m.when_any);
         self.rules.push(Rule {
             code: raw.code,
             name: raw.name,
@@ -833,6 +930,7 @@ impl RuleSet {
             explanation: raw.explanation,
             changes: raw.changes,
             fixes,
+            needles,
             when: m.when,
             when_any: m.when_any,
             probe: m.probe,
@@ -893,11 +991,14 @@ impl RuleSet {
             .find_map(|(dot, _)| self.members.get(&qualified[..dot]).and_then(|e| of_kind(e, kind)))
     }
 
-    /// Any rule that names `qualified` (used to report indirect references).
+    /// Any rule that names `qualified` whatever a call of it passes (used to report indirect
+    /// references: `f = torch.compile` shows no arguments, so a call rule whose condition needs
+    /// some, TPU121's `backend="openxla"`, cannot be judged there and is not reported).
     pub fn lookup_any(&self, qualified: &str) -> Option<RuleId> {
-        [MatchKind::Call, MatchKind::With, MatchKind::Reference]
-            .into_iter()
-            .find_map(|k| self.lookup(k, qualified).map(|(id, _)| id))
+        [MatchKind::Call, MatchKind::With, MatchKind::Reference].into_iter().find_map(|k| {
+            let (id, _) = self.lookup(k, qualified)?;
+            (k != MatchKind::Call || self.rules[id].needles.is_none()).then_some(id)
+        })
     }
 
     /// Whether `name` is one of the rule files' shared `helpers:`.
@@ -1132,7 +1233,8 @@ rules:
             "from optimum.tpu import fsdp_v2\n",
             "import os\nos.environ['PJRT_DEVICE'] = 'TPU'\n",
             "if _XLA_AVAILABLE:\n    pass\n",
-            "x = torch.median(t)\n",
+            "import torch\nx = torch.median(t)\n",
+            "from torch.nn import functional as F\ny = F.interpolate(x, mode='trilinear')\n",
             "x = 1  # NOQA: TPU110\n",
             "USE_XLA = 1\n",
             "if Xla_Available:\n    pass\n",
@@ -1145,7 +1247,8 @@ rules:
             "from torch import (  # (sic)\n    cross,\n)\nc = cross(a, b)\n",
             "from torch import linalg, \\\n    cross as product\nc = product(a, b)\n",
             "from torch import *\nc = cross(a, b)\n",
-            "import torch\nfrom lightning import Trainer\nTrainer(accelerator=kind)\n",
+            "import torch\nfrom lightning import Trainer\nTrainer(accelerator='tpu')\n",
+            "import lightning as L\nL.Trainer(tpu_cores=8)\n",
         ] {
             assert!(rules.may_match(text), "{text:?} must be checked");
         }
@@ -1155,6 +1258,14 @@ rules:
             "import torch\nfor i in range(3):\n    model.train(mode=True)\n    x = torch.medianx(i)\n",
             "import torch\n# cross attention, then median pooling\ncross = torch.cat([a, b])\n",
             "import torch\nimport os  # noqa: F401\nx = 1  # NOQA\n",
+            // No import binds `torch`: the name resolves to nothing.
+            "x = torch.median(t)  # torch\n",
+            // Only the trilinear shapes of `interpolate` lack a kernel.
+            "import torch.nn.functional as F\ny = F.interpolate(x, mode='bilinear')\n",
+            // TPU710 matches a Trainer only with a TPU accelerator, strategy or core count.
+            "import torch\nfrom lightning import Trainer\nTrainer(accelerator=kind)\n",
+            // TPU121 needs `backend="openxla"`, which the word `xla` finds already.
+            "import torch\nmodel = torch.compile(model)\n",
         ] {
             assert!(!rules.may_match(text), "{text:?} needs no semantic model");
         }
