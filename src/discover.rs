@@ -60,7 +60,9 @@ pub fn discover(paths: &[PathBuf], no_ignore: bool, exclusion: Arc<dyn Exclusion
 
 /// Hand each input to `found` as soon as the walk meets it, once each (overlapping arguments
 /// such as `src src/a.py` name a file twice), so processing overlaps the walk; returns what
-/// could not be read. Inputs come in walk order: callers sort what they report.
+/// could not be read. The inputs of one argument come sorted (each directory is read in name
+/// order, which is `Input`'s order for a depth-first walk); several arguments come one after
+/// the other.
 pub fn discover_each(
     paths: &[PathBuf],
     no_ignore: bool,
@@ -68,9 +70,11 @@ pub fn discover_each(
     mut found: impl FnMut(Input),
 ) -> Vec<(String, String)> {
     let mut errors = Vec::new();
+    // Only several arguments can name a file twice: one walk meets each file once.
     let mut seen = std::collections::HashSet::new();
+    let several = paths.len() > 1;
     let mut emit = |input: Input| {
-        if seen.insert(input.clone()) {
+        if !several || seen.insert(input.clone()) {
             found(input);
         }
     };
@@ -107,14 +111,16 @@ fn walk(
     let config_errors: Arc<Mutex<BTreeSet<String>>> = Arc::default();
     let filter_errors = config_errors.clone();
     let mut builder = ignore::WalkBuilder::new(root);
-    builder.standard_filters(!no_ignore).follow_links(false).filter_entry(move |e| {
-        // The directory named on the command line is walked whatever its name.
-        e.depth() == 0
-            || !exclusion.walked(e.path()).unwrap_or_else(|err| {
-                filter_errors.lock().expect("not poisoned").insert(format!("{err:#}"));
-                true
-            })
-    });
+    builder.standard_filters(!no_ignore).follow_links(false).sort_by_file_name(|a, b| a.cmp(b)).filter_entry(
+        move |e| {
+            // The directory named on the command line is walked whatever its name.
+            e.depth() == 0
+                || !exclusion.walked(e.path()).unwrap_or_else(|err| {
+                    filter_errors.lock().expect("not poisoned").insert(format!("{err:#}"));
+                    true
+                })
+        },
+    );
     for entry in builder.build() {
         match entry {
             Ok(e) if e.file_type().is_some_and(|t| t.is_file()) && Kind::of(e.path()).is_some() => {
@@ -135,4 +141,41 @@ fn walk(
     }
     let config_errors = std::mem::take(&mut *config_errors.lock().expect("not poisoned"));
     errors.extend(config_errors.into_iter().map(|e| (root.display().to_string(), e)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Excludes nothing.
+    struct Everything;
+
+    impl Exclusion for Everything {
+        fn walked(&self, _: &Path) -> anyhow::Result<bool> {
+            Ok(false)
+        }
+        fn named(&self, _: &Path) -> anyhow::Result<bool> {
+            Ok(false)
+        }
+    }
+
+    #[test]
+    fn one_argument_is_walked_in_input_order() {
+        // Names whose byte order differs from the order of the paths they start: `x-y` sorts
+        // before `x/…` as text, after it as a path; `X` and `_x` sort before `x`.
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        for file in ["x/1.py", "x/a/b.py", "x.py", "x-y/2.py", "x-y.py", "X/3.py", "_x/4.py", "x0/5.py", "b.py", "a.py"]
+        {
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().expect("in the directory")).expect("a directory");
+            std::fs::write(&path, "x = 1\n").expect("a file");
+        }
+        let mut met = Vec::new();
+        let errors = discover_each(&[dir.path().to_path_buf()], true, Arc::new(Everything), |i| met.push(i));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(met.len(), 10);
+        let mut sorted = met.clone();
+        sorted.sort();
+        assert_eq!(met, sorted, "`check` prints findings as files are done, in this order");
+    }
 }

@@ -47,6 +47,17 @@ pub fn time<T>(phase: Phase, f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Run `f` inside a timed `phase` without counting its time there: a walk waiting for the
+/// workers to catch up is not walking. The enclosing [`time`] adds the elapsed time back
+/// (the counter wraps, so the order of the two does not matter).
+pub fn excluded<T>(phase: Phase, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = f();
+    let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    NANOS[phase as usize].fetch_sub(nanos, Ordering::Relaxed);
+    out
+}
+
 /// The breakdown as one line, when `XLA2TPU_TIMINGS` asks for it.
 pub fn report() -> Option<String> {
     std::env::var_os("XLA2TPU_TIMINGS").filter(|v| !v.is_empty() && v != "0")?;

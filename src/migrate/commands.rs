@@ -276,6 +276,63 @@ fn process_all<T: Send>(
     results.into_iter().map(|(_, t)| t).collect()
 }
 
+/// [`process_all`] for a report printed as it goes: `sink` gets each result in input order as soon
+/// as it and those before it are done. The walk of one argument meets its files in that order
+/// ([`discover_each`]) and the workers take them in the order met, so the walk still overlaps the
+/// work; with several arguments the inputs are sorted first. Only the results finished ahead of a
+/// file still in progress wait in memory, so the peak does not grow with the tree, where
+/// `process_all` holds every result. Returns the walk's errors.
+fn process_in_order<T: Send>(
+    common: &CommonArgs,
+    resolver: &Arc<Resolver>,
+    work: impl Fn(Input) -> T + Sync,
+    mut sink: impl FnMut(T),
+) -> Vec<String> {
+    // Bounded, so a walk far ahead of the workers does not hold the whole tree's paths either.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Input>(1024);
+    let (done, results) = std::sync::mpsc::channel::<(usize, T)>();
+    let walk_errors = std::thread::scope(|scope| {
+        let walker = scope.spawn(move || {
+            // `tx` moves here: the workers' input ends with the walk.
+            let send = |input| {
+                let _ = crate::timings::excluded(Phase::Walk, || tx.send(input)); // taken until the last input
+            };
+            let walk = |found: &mut dyn FnMut(Input)| {
+                discover_each(&common.paths, resolver.no_ignore(), resolver.clone(), found)
+            };
+            time(Phase::Walk, || {
+                if common.paths.len() == 1 {
+                    walk(&mut |input| send(input))
+                } else {
+                    let mut inputs = Vec::new();
+                    let errors = walk(&mut |input| inputs.push(input));
+                    inputs.sort();
+                    inputs.into_iter().for_each(send);
+                    errors
+                }
+            })
+        });
+        let work = &work;
+        // `par_bridge` takes the inputs one at a time, in order, as workers become free.
+        scope.spawn(move || {
+            rx.into_iter().enumerate().par_bridge().for_each_with(done, |done, (i, input)| {
+                let _ = done.send((i, work(input)));
+            })
+        });
+        let mut waiting: BTreeMap<usize, T> = BTreeMap::new();
+        let mut expected = 0;
+        for (i, result) in results {
+            waiting.insert(i, result);
+            while let Some(result) = waiting.remove(&expected) {
+                sink(result);
+                expected += 1;
+            }
+        }
+        walker.join().expect("the walk does not panic")
+    });
+    walk_errors.iter().map(|(p, e)| format!("{p}: {e}")).collect()
+}
+
 fn load(input: Input, resolver: &Resolver, run: &Arc<RunFacts>) -> Result<Loaded, String> {
     let failed = |e: &dyn std::fmt::Display| format!("{}: {e:#}", input.display());
     let source = match &input {
@@ -952,6 +1009,67 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 
     // Each worker reads, checks and locates (renders) its file; only findings come back.
     let run = run_facts(&args.common, &resolver);
+    // A report of one line or frame per finding is printed as the files are done, in path order,
+    // so memory does not grow with the tree; a baseline, statistics, `--add-noqa` and the
+    // whole-document formats (JSON, SARIF, …) need every finding first.
+    let line_per_finding = matches!(
+        format,
+        OutputFormat::Full
+            | OutputFormat::Concise
+            | OutputFormat::JsonLines
+            | OutputFormat::Pylint
+            | OutputFormat::Github
+    );
+    if line_per_finding && baseline.is_none() && args.write_baseline.is_none() && !args.statistics && !args.add_noqa {
+        let (mut err, mut out) = (anstream::stderr(), anstream::stdout());
+        let (mut loaded, mut found, mut safe, mut unsafe_) = (0, 0, 0, 0);
+        let (mut file_errors, mut written) = (Vec::new(), Ok(()));
+        let walk_errors = process_in_order(
+            &args.common,
+            &resolver,
+            |input| check_input(input, &resolver, &run, &mode),
+            |f: FileCheck| {
+                for w in &f.warnings {
+                    let _ = writeln!(err, "warning: {w}");
+                }
+                file_errors.extend(f.error.clone());
+                if f.settings.is_none() {
+                    return;
+                }
+                loaded += 1;
+                if f.findings.is_empty() {
+                    return;
+                }
+                let rules = f.rules();
+                let findings: Vec<Finding> = (f.findings.iter())
+                    .map(|located| Finding { path: &f.path, located, rule: &rules.rules[located.diagnostic.rule] })
+                    .collect();
+                found += findings.len();
+                for fix in findings.iter().filter_map(|x| x.located.diagnostic.fix.as_ref()) {
+                    *(if fix.safety == Safety::Safe { &mut safe } else { &mut unsafe_ }) += 1;
+                }
+                let text = time(Phase::Render, || render::report(format, &findings, &[]));
+                if written.is_ok() {
+                    written = out.write_all(text.as_bytes());
+                }
+            },
+        );
+        written?;
+        out.flush()?;
+        errors.extend(walk_errors.into_iter().chain(file_errors));
+        for e in &errors {
+            writeln!(err, "error: {e}")?;
+        }
+        writeln!(
+            err,
+            "{loaded} files checked: {found} findings ({safe} fixable with `xla2tpu migrate --write`, {unsafe_} more with `--unsafe-fixes`){}",
+            if errors.is_empty() { String::new() } else { format!("; {} errors", errors.len()) }
+        )?;
+        if let Some(timings) = crate::timings::report() {
+            writeln!(err, "{timings}")?;
+        }
+        return Ok(finish(&errors, found > 0, args.exit_zero));
+    }
     let files = process_all(&args.common, &resolver, &mut errors, |input| check_input(input, &resolver, &run, &mode));
     let mut err = anstream::stderr();
     for f in &files {
