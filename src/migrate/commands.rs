@@ -288,49 +288,88 @@ fn process_in_order<T: Send>(
     work: impl Fn(Input) -> T + Sync,
     mut sink: impl FnMut(T),
 ) -> Vec<String> {
-    // Bounded, so a walk far ahead of the workers does not hold the whole tree's paths either.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Input>(1024);
-    let (done, results) = std::sync::mpsc::channel::<(usize, T)>();
+    // Bounded, so a walk far ahead of the workers does not hold the whole tree's paths either;
+    // in batches, so the walk and the workers do not wake each other for every file.
+    const BATCH: usize = 32;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Input>>(1024 / BATCH);
+    // Results by input index, and the index the printer needs next: a worker wakes the printer
+    // only with that one, not for every file.
+    let finished = std::sync::Mutex::new(Finished { waiting: BTreeMap::new(), next: 0, all: false });
+    let ready = std::sync::Condvar::new();
     let walk_errors = std::thread::scope(|scope| {
         let walker = scope.spawn(move || {
             // `tx` moves here: the workers' input ends with the walk.
-            let send = |input| {
-                let _ = crate::timings::excluded(Phase::Walk, || tx.send(input)); // taken until the last input
+            let mut batch = Vec::with_capacity(BATCH);
+            // `None` sends what is left.
+            let mut send = |input: Option<Input>| {
+                let last = input.is_none();
+                batch.extend(input);
+                if batch.len() == BATCH || (last && !batch.is_empty()) {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    let _ = crate::timings::excluded(Phase::Walk, || tx.send(full)); // taken until the last input
+                }
             };
             let walk = |found: &mut dyn FnMut(Input)| {
                 discover_each(&common.paths, resolver.no_ignore(), resolver.clone(), found)
             };
             time(Phase::Walk, || {
-                if common.paths.len() == 1 {
-                    walk(&mut |input| send(input))
+                let errors = if common.paths.len() == 1 {
+                    walk(&mut |input| send(Some(input)))
                 } else {
                     let mut inputs = Vec::new();
                     let errors = walk(&mut |input| inputs.push(input));
                     inputs.sort();
-                    inputs.into_iter().for_each(send);
+                    inputs.into_iter().for_each(|input| send(Some(input)));
                     errors
-                }
+                };
+                send(None);
+                errors
             })
         });
-        let work = &work;
-        // `par_bridge` takes the inputs one at a time, in order, as workers become free.
+        let (work, finished, ready) = (&work, &finished, &ready);
         scope.spawn(move || {
-            rx.into_iter().enumerate().par_bridge().for_each_with(done, |done, (i, input)| {
-                let _ = done.send((i, work(input)));
-            })
+            // `par_bridge` takes the inputs one at a time, in order, as workers become free.
+            rx.into_iter().flatten().enumerate().par_bridge().for_each(|(i, input)| {
+                let result = work(input);
+                let mut f = finished.lock().expect("not poisoned");
+                f.waiting.insert(i, result);
+                if i == f.next {
+                    ready.notify_one();
+                }
+            });
+            finished.lock().expect("not poisoned").all = true;
+            ready.notify_one();
         });
-        let mut waiting: BTreeMap<usize, T> = BTreeMap::new();
-        let mut expected = 0;
-        for (i, result) in results {
-            waiting.insert(i, result);
-            while let Some(result) = waiting.remove(&expected) {
-                sink(result);
-                expected += 1;
+        loop {
+            let mut f = finished.lock().expect("not poisoned");
+            while !f.all && !f.waiting.contains_key(&f.next) {
+                f = ready.wait(f).expect("not poisoned");
+            }
+            let mut due = Vec::new();
+            let taken = &mut *f;
+            while let Some(result) = taken.waiting.remove(&taken.next) {
+                due.push(result);
+                taken.next += 1;
+            }
+            let all = f.all && f.waiting.is_empty();
+            drop(f); // printing does not hold up the workers
+            due.into_iter().for_each(&mut sink);
+            if all {
+                break;
             }
         }
         walker.join().expect("the walk does not panic")
     });
     walk_errors.iter().map(|(p, e)| format!("{p}: {e}")).collect()
+}
+
+/// What [`process_in_order`]'s workers have finished and its printer has not taken yet.
+struct Finished<T> {
+    waiting: BTreeMap<usize, T>,
+    /// The index the printer takes next.
+    next: usize,
+    /// Every input is done.
+    all: bool,
 }
 
 fn load(input: Input, resolver: &Resolver, run: &Arc<RunFacts>) -> Result<Loaded, String> {
