@@ -309,18 +309,13 @@ fn process_in_order<T: Send>(
                     let _ = crate::timings::excluded(Phase::Walk, || tx.send(full)); // taken until the last input
                 }
             };
-            let walk = |found: &mut dyn FnMut(Input)| {
-                discover_each(&common.paths, resolver.no_ignore(), resolver.clone(), found)
-            };
             time(Phase::Walk, || {
                 let errors = if common.paths.len() == 1 {
-                    walk(&mut |input| send(Some(input)))
+                    discover_each(&common.paths, resolver.no_ignore(), resolver.clone(), |input| send(Some(input)))
                 } else {
-                    let mut inputs = Vec::new();
-                    let errors = walk(&mut |input| inputs.push(input));
-                    inputs.sort();
-                    inputs.into_iter().for_each(|input| send(Some(input)));
-                    errors
+                    let found = discover(&common.paths, resolver.no_ignore(), resolver.clone());
+                    found.inputs.into_iter().for_each(|input| send(Some(input)));
+                    found.errors
                 };
                 send(None);
                 errors
@@ -1061,8 +1056,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     );
     if line_per_finding && baseline.is_none() && args.write_baseline.is_none() && !args.statistics && !args.add_noqa {
         let (mut err, mut out) = (anstream::stderr(), anstream::stdout());
-        let (mut loaded, mut found, mut safe, mut unsafe_) = (0, 0, 0, 0);
-        let (mut file_errors, mut written) = (Vec::new(), Ok(()));
+        let (mut tally, mut file_errors, mut written) = (Tally::default(), Vec::new(), Ok(()));
         let walk_errors = process_in_order(
             &args.common,
             &resolver,
@@ -1075,7 +1069,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 if f.settings.is_none() {
                     return;
                 }
-                loaded += 1;
+                tally.files += 1;
                 if f.findings.is_empty() {
                     return;
                 }
@@ -1083,10 +1077,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 let findings: Vec<Finding> = (f.findings.iter())
                     .map(|located| Finding { path: &f.path, located, rule: &rules.rules[located.diagnostic.rule] })
                     .collect();
-                found += findings.len();
-                for fix in findings.iter().filter_map(|x| x.located.diagnostic.fix.as_ref()) {
-                    *(if fix.safety == Safety::Safe { &mut safe } else { &mut unsafe_ }) += 1;
-                }
+                tally.count(&findings);
                 let text = time(Phase::Render, || render::report(format, &findings, &[]));
                 if written.is_ok() {
                     written = out.write_all(text.as_bytes());
@@ -1096,18 +1087,7 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         written?;
         out.flush()?;
         errors.extend(walk_errors.into_iter().chain(file_errors));
-        for e in &errors {
-            writeln!(err, "error: {e}")?;
-        }
-        writeln!(
-            err,
-            "{loaded} files checked: {found} findings ({safe} fixable with `xla2tpu migrate --write`, {unsafe_} more with `--unsafe-fixes`){}",
-            if errors.is_empty() { String::new() } else { format!("; {} errors", errors.len()) }
-        )?;
-        if let Some(timings) = crate::timings::report() {
-            writeln!(err, "{timings}")?;
-        }
-        return Ok(finish(&errors, found > 0, args.exit_zero));
+        return tally.close(&errors, "", args.exit_zero);
     }
     let files = process_all(&args.common, &resolver, &mut errors, |input| check_input(input, &resolver, &run, &mode));
     let mut err = anstream::stderr();
@@ -1197,25 +1177,45 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         stdout.flush()
     })?;
 
-    for e in &errors {
-        writeln!(err, "error: {e}")?;
+    let mut tally = Tally { files: loaded.len(), ..Tally::default() };
+    tally.count(&findings);
+    tally.close(&errors, &baseline_note, args.exit_zero)
+}
+
+/// What `check`'s closing line counts.
+#[derive(Default)]
+struct Tally {
+    files: usize,
+    findings: usize,
+    safe: usize,
+    unsafe_: usize,
+}
+
+impl Tally {
+    fn count(&mut self, findings: &[Finding]) {
+        self.findings += findings.len();
+        for fix in findings.iter().filter_map(|f| f.located.diagnostic.fix.as_ref()) {
+            *(if fix.safety == Safety::Safe { &mut self.safe } else { &mut self.unsafe_ }) += 1;
+        }
     }
-    let fixable = |safety: Safety| {
-        findings.iter().filter(|f| f.located.diagnostic.fix.as_ref().is_some_and(|x| x.safety == safety)).count()
-    };
-    writeln!(
-        err,
-        "{} files checked: {} findings{baseline_note} ({} fixable with `xla2tpu migrate --write`, {} more with `--unsafe-fixes`){}",
-        loaded.len(),
-        findings.len(),
-        fixable(Safety::Safe),
-        fixable(Safety::Unsafe),
-        if errors.is_empty() { String::new() } else { format!("; {} errors", errors.len()) }
-    )?;
-    if let Some(timings) = crate::timings::report() {
-        writeln!(err, "{timings}")?;
+
+    /// The errors, the closing line and the timings on standard error; the exit code.
+    fn close(self, errors: &[String], baseline_note: &str, exit_zero: bool) -> anyhow::Result<ExitCode> {
+        let mut err = anstream::stderr();
+        for e in errors {
+            writeln!(err, "error: {e}")?;
+        }
+        let Tally { files, findings, safe, unsafe_ } = self;
+        writeln!(
+            err,
+            "{files} files checked: {findings} findings{baseline_note} ({safe} fixable with `xla2tpu migrate --write`, {unsafe_} more with `--unsafe-fixes`){}",
+            if errors.is_empty() { String::new() } else { format!("; {} errors", errors.len()) }
+        )?;
+        if let Some(timings) = crate::timings::report() {
+            writeln!(err, "{timings}")?;
+        }
+        Ok(finish(errors, findings > 0, exit_zero))
     }
-    Ok(finish(&errors, !findings.is_empty(), args.exit_zero))
 }
 
 /// 2 on errors, else 1 on findings (unless `--exit-zero`), else 0.
