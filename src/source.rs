@@ -71,7 +71,7 @@ pub struct LineIndex {
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
         let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
         let non_ascii = if text.is_ascii() {
             vec![false; starts.len()]
         } else {

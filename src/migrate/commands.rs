@@ -236,10 +236,13 @@ fn run_facts(common: &CommonArgs, resolver: &Arc<Resolver>) -> Arc<RunFacts> {
     let paths = common.paths.clone();
     // Weak: the facts live in every file's selection, the resolver in the run.
     let resolver = Arc::downgrade(resolver);
-    Arc::new(RunFacts::new(move || {
-        let Some(resolver) = resolver.upgrade() else { return Vec::new() };
-        let found = discover(&paths, resolver.no_ignore(), resolver.clone());
-        found.inputs.into_iter().filter_map(|i| if let Input::File(p) = i { Some(p) } else { None }).collect()
+    Arc::new(RunFacts::walking(move |visit| {
+        let Some(resolver) = resolver.upgrade() else { return };
+        discover_each(&paths, resolver.no_ignore(), resolver.clone(), |input| {
+            if let Input::File(p) = input {
+                visit(p);
+            }
+        });
     }))
 }
 
@@ -632,8 +635,9 @@ fn migrate_python(l: &Loaded, path: &str, warnings: &mut Vec<String>) -> Result<
             _ => return Err(line),
         }
     }
-    // Locations refer to the user's file as it was, not to the rewritten text.
-    let lines = LineIndex::new(text);
+    // Locations refer to the user's file as it was, not to the rewritten text. Most files have
+    // none to locate, so the index is built on the first.
+    let lines = std::cell::LazyCell::new(|| LineIndex::new(text));
     let at = |offset: TextSize| lines.line_col(text, offset);
     let mut reverted: Vec<String> = m
         .reverted

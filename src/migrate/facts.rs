@@ -6,8 +6,9 @@
 //! where F is known; the file alone cannot tell, the project can. Gathered once, on the first
 //! file that asks, so a run that never needs it (most `check` runs) never pays for a second walk.
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 
@@ -26,9 +27,12 @@ pub const LAUNCHERS: [&str; 2] = ["torch_xla.distributed.xla_multiprocessing.spa
 
 pub const INIT_PROCESS_GROUP: &str = "torch.distributed.init_process_group";
 
+/// Hands each of the run's files to the visitor it is given.
+type Walk = Box<dyn Fn(&mut dyn FnMut(PathBuf)) + Send + Sync>;
+
 pub struct RunFacts {
-    /// The run's files, listed when first needed.
-    files: Box<dyn Fn() -> Vec<PathBuf> + Send + Sync>,
+    /// The run's files, walked when first needed.
+    files: Walk,
     creates_group: OnceLock<bool>,
     accelerate_xla_configs: OnceLock<Vec<PathBuf>>,
     spmd_programs: OnceLock<Vec<PathBuf>>,
@@ -41,28 +45,61 @@ impl std::fmt::Debug for RunFacts {
 }
 
 impl RunFacts {
-    pub fn new(files: impl Fn() -> Vec<PathBuf> + Send + Sync + 'static) -> RunFacts {
+    /// Facts about the files `list` returns.
+    pub fn new(list: impl Fn() -> Vec<PathBuf> + Send + Sync + 'static) -> RunFacts {
+        RunFacts::walking(move |visit| list().into_iter().for_each(visit))
+    }
+
+    /// Facts about the files `walk` hands to its visitor, as it finds them.
+    pub fn walking(walk: impl Fn(&mut dyn FnMut(PathBuf)) + Send + Sync + 'static) -> RunFacts {
         RunFacts {
-            files: Box::new(files),
+            files: Box::new(walk),
             creates_group: OnceLock::new(),
             accelerate_xla_configs: OnceLock::new(),
             spmd_programs: OnceLock::new(),
         }
     }
 
+    /// What `hit` finds in the run's files, read in parallel while the walk goes on (the list
+    /// of a large tree's paths is never held: it was most of what a run's peak memory grew by
+    /// with the tree); after the first find only, if `first_only`. In no particular order.
+    fn scan<R: Send>(&self, hit: impl Fn(&Path) -> Option<R> + Sync, first_only: bool) -> Vec<R> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<PathBuf>(1024);
+        let found = Mutex::new(Vec::new());
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                // Once `done`, the rest of the walk is not read.
+                (self.files)(&mut |p| {
+                    if !done.load(Ordering::Relaxed) {
+                        let _ = tx.send(p);
+                    }
+                });
+                drop(tx);
+            });
+            rx.into_iter().par_bridge().for_each(|p| {
+                if done.load(Ordering::Relaxed) {
+                    return;
+                }
+                if let Some(r) = hit(&p) {
+                    found.lock().expect("not poisoned").push(r);
+                    done.fetch_or(first_only, Ordering::Relaxed);
+                }
+            });
+        });
+        found.into_inner().expect("not poisoned")
+    }
+
     /// The run's accelerate configs (YAML or JSON) with `distributed_type: XLA`. `migrate --write`
     /// asks before any file is written: the migration turns them into `MULTI_GPU`.
     pub fn accelerate_xla_configs(&self) -> &[PathBuf] {
         self.accelerate_xla_configs.get_or_init(|| {
-            let config = |p: &PathBuf| p.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json");
-            (self.files)()
-                .into_par_iter()
-                .filter(config)
-                .filter(|p| {
-                    std::fs::read_to_string(p)
-                        .is_ok_and(|text| crate::migrate::project::launch::yaml::launches_torch_xla(&text))
-                })
-                .collect()
+            let config = |p: &Path| p.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json");
+            let launches = |p: &Path| {
+                std::fs::read_to_string(p)
+                    .is_ok_and(|text| crate::migrate::project::launch::yaml::launches_torch_xla(&text))
+            };
+            self.scan(|p| (config(p) && launches(p)).then(|| p.to_path_buf()), false)
         })
     }
 
@@ -78,11 +115,11 @@ impl RunFacts {
     pub fn spmd_programs(&self) -> &[PathBuf] {
         self.spmd_programs.get_or_init(|| {
             let spmd = |text: &str| text.contains(SPMD_HELPER) || text_calls(text, USE_SPMD);
-            (self.files)()
-                .into_par_iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "py"))
-                .filter(|p| std::fs::read_to_string(p).is_ok_and(|text| spmd(&text)))
-                .collect()
+            let python = |p: &Path| p.extension().is_some_and(|e| e == "py");
+            self.scan(
+                |p| (python(p) && std::fs::read_to_string(p).is_ok_and(|text| spmd(&text))).then(|| p.to_path_buf()),
+                false,
+            )
         })
     }
 
@@ -94,10 +131,9 @@ impl RunFacts {
     /// Whether a Python file of the run creates a process group.
     pub fn creates_process_group(&self) -> bool {
         *self.creates_group.get_or_init(|| {
-            (self.files)()
-                .par_iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "py"))
-                .any(|p| std::fs::read_to_string(p).is_ok_and(|text| text_creates_group(&text)))
+            let python = |p: &Path| p.extension().is_some_and(|e| e == "py");
+            let creates = |p: &Path| python(p) && std::fs::read_to_string(p).is_ok_and(|t| text_creates_group(&t));
+            !self.scan(|p| creates(p).then_some(()), true).is_empty()
         })
     }
 }

@@ -24,7 +24,7 @@ use ruff_text_size::{Ranged, TextSize};
 
 use crate::source::{line_end_inclusive, newline_of};
 use crate::timings::{Phase, time};
-use checker::{CheckResult, Diagnostic, check};
+use checker::{CheckResult, Contingent, Diagnostic, check};
 use fix::{Edit, Fix, ImportRequest};
 use rules::{RuleSet, Safety};
 
@@ -175,8 +175,10 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
     if !relevant && !selection.parse_every_file {
         return m;
     }
+    // A pass's result is parsed once, to prove it still parses, and that tree is the next pass's.
+    let mut reparsed: Option<Parsed<ast::ModModule>> = None;
     for pass in 0..=MAX_PASSES {
-        let parsed = match time(Phase::Parse, || parse_module(&m.output)) {
+        let parsed = match reparsed.take().map_or_else(|| time(Phase::Parse, || parse_module(&m.output)), Ok) {
             Ok(parsed) => parsed,
             Err(error) => {
                 // Every pass's result was parsed before it was kept, so only the input can fail here.
@@ -188,9 +190,19 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
         if !relevant {
             return m;
         }
-        let CheckResult { mut diagnostics, blocks, .. } =
+        let CheckResult { mut diagnostics, blocks, contingent, .. } =
             time(Phase::Semantic, || check(&parsed, &m.output, rules, selection));
         diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
+        // An import removal waiting on this pass's fixes goes where its finding would be fixed.
+        let import_rule = rules.builtin(rules::Builtin::Import);
+        let contingent: Vec<&Contingent> = contingent
+            .iter()
+            .filter(|c| {
+                let kept = diagnostics.iter().any(|d| Some(d.rule) == import_rule && d.range == c.range);
+                kept && selection.applies(&c.fix)
+                    && import_rule.is_some_and(|r| !m.was_reverted(&rules.rules[r].code, c.range.start()))
+            })
+            .collect();
         let fixable: Vec<&Diagnostic> = diagnostics
             .iter()
             .filter(|d| d.fix.as_ref().is_some_and(|f| selection.applies(f)))
@@ -210,7 +222,10 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
         let pass_input = Pass { text: &m.output, module: parsed.syntax(), blocks: &blocks, fixes: &fixes };
         let mut chosen = fix::choose(&fixes, &m.output, &blocks);
         let mut refused = Vec::new();
-        let (next, edits, applied) = time(Phase::Fix, || {
+        let (next, edits, applied, tree) = time(Phase::Fix, || {
+            if let Some(done) = pass_input.with_contingent(&chosen, &contingent) {
+                return done;
+            }
             loop {
                 match pass_input.apply(&chosen) {
                     Ok(done) => break done,
@@ -230,7 +245,9 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
             m.reverted.push(Reverted { rule: rules.rules[d.rule].code.clone(), offset, reason });
         }
         for i in applied {
-            *m.applied.entry(rules.rules[fixable[i].rule].code.clone()).or_default() += 1;
+            // Past the fixable findings' fixes come the contingent import removals.
+            let rule = fixable.get(i).map(|d| d.rule).or(import_rule).expect("a contingent fix is the import rule's");
+            *m.applied.entry(rules.rules[rule].code.clone()).or_default() += 1;
         }
         if next == m.output {
             m.remaining = diagnostics;
@@ -238,6 +255,7 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
         }
         m.output = next;
         m.passes.push(edits);
+        reparsed = Some(tree);
     }
     unreachable!("the loop returns by its last pass")
 }
@@ -262,8 +280,8 @@ impl Migration {
     }
 }
 
-/// A pass's result: the new text, the edits that made it, the fixes applied.
-type Applied = (String, Vec<Edit>, Vec<usize>);
+/// A pass's result: the new text, the edits that made it, the fixes applied, and the text's tree.
+type Applied = (String, Vec<Edit>, Vec<usize>, Parsed<ast::ModModule>);
 /// Fixes that cannot be applied, with why.
 type Refused = Vec<(usize, String)>;
 
@@ -279,9 +297,10 @@ impl Pass<'_> {
     /// The text with the `chosen` fixes applied, the edits that made it and the
     /// fixes they came from; or the fixes that cannot be applied, with why.
     fn apply(&self, chosen: &[usize]) -> Result<Applied, Refused> {
-        match self.assemble(chosen) {
-            Some((next, edits)) if parse_module(&next).is_ok() => return Ok((next, edits, chosen.to_vec())),
-            _ => {}
+        if let Some((next, edits)) = self.assemble(chosen)
+            && let Ok(tree) = parse_module(&next)
+        {
+            return Ok((next, edits, chosen.to_vec(), tree));
         }
         // Something in this set breaks the file or collides: find the fixes that do so alone.
         let mut bad = Vec::new();
@@ -302,17 +321,42 @@ impl Pass<'_> {
             let mut last = None;
             for &i in chosen {
                 kept.push(i);
-                match self.assemble(&kept) {
-                    Some((next, edits)) if parse_module(&next).is_ok() => last = Some((next, edits)),
-                    _ => {
+                match self.assemble(&kept).and_then(|(next, edits)| Some((parse_module(&next).ok()?, next, edits))) {
+                    Some((tree, next, edits)) => last = Some((next, edits, tree)),
+                    None => {
                         kept.pop();
                     }
                 }
             }
-            let (next, edits) = last.expect("the first fix applies alone");
-            return Ok((next, edits, kept));
+            let (next, edits, tree) = last.expect("the first fix applies alone");
+            return Ok((next, edits, kept, tree));
         }
         Err(bad)
+    }
+
+    /// The `chosen` fixes with those `contingent` import removals whose names the result no
+    /// longer holds as words anywhere (so no use of them is left, nor a string annotation or
+    /// `del` naming them); the others wait for the next pass, which finds their imports unused.
+    /// `None` when no removal can go now, or the result does not parse: then [`Pass::apply`]
+    /// sorts out the chosen fixes alone. The removals' indices continue after `self.fixes`.
+    fn with_contingent(&self, chosen: &[usize], contingent: &[&Contingent]) -> Option<Applied> {
+        if contingent.is_empty() || chosen.is_empty() {
+            return None;
+        }
+        let fixes: Vec<&Fix> = self.fixes.iter().copied().chain(contingent.iter().map(|c| &c.fix)).collect();
+        let all = Pass { fixes: &fixes, ..*self };
+        let mut extra: Vec<usize> = (self.fixes.len()..fixes.len()).collect();
+        while !extra.is_empty() {
+            let with: Vec<usize> = chosen.iter().chain(&extra).copied().collect();
+            let (next, edits) = all.assemble(&with)?;
+            let before = extra.len();
+            extra.retain(|&i| !contingent[i - self.fixes.len()].names.iter().any(|n| has_word(&next, n)));
+            if extra.len() == before {
+                let tree = parse_module(&next).ok()?;
+                return Some((next, edits, with, tree));
+            }
+        }
+        None
     }
 
     /// Apply the `chosen` fixes together, with their deletions planned and their
@@ -342,6 +386,17 @@ impl Pass<'_> {
         let next = fix::apply(self.text, &mut edits)?;
         Some((next, edits))
     }
+}
+
+/// Whether `word` occurs in `text` as a whole word (not inside a longer identifier).
+fn has_word(text: &str, word: &str) -> bool {
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || !b.is_ascii();
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, word.as_bytes()).any(|at| {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + word.len()).copied();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
 }
 
 /// The standard-library modules fixes import; isort puts them above third-party ones.
@@ -451,6 +506,63 @@ mod tests {
     fn run(src: &str) -> String {
         let rules = RuleSet::load(&[]).expect("rules");
         migrate(src, &rules, &Selection { unsafe_fixes: true, ..Selection::default() }).output
+    }
+
+    fn migrated(src: &str, selection: &Selection) -> Migration {
+        let rules = RuleSet::load(&[]).expect("rules");
+        let m = migrate(src, &rules, selection);
+        assert_eq!(migrate(&m.output, &rules, selection).output, m.output, "a second run changes nothing");
+        m
+    }
+
+    #[test]
+    fn an_import_goes_in_the_pass_that_removes_its_last_use() {
+        let m = migrated(
+            "import torch_xla.core.xla_model as xm\nimport torch\n\nxm.mark_step()\nprint(1)\n",
+            &Selection::default(),
+        );
+        assert_eq!(m.output, "import torch\n\nprint(1)\n");
+        assert_eq!(m.passes.len(), 1, "one pass with edits, then the one that finds nothing");
+        assert_eq!(m.applied.get("TPU001"), Some(&1));
+        assert_eq!(m.applied.get("TPU110"), Some(&1));
+    }
+
+    #[test]
+    fn an_import_whose_name_is_left_in_the_text_goes_a_pass_later() {
+        // The comment still says `xm`: no proof in this pass that no use is left.
+        let src = "import torch_xla.core.xla_model as xm\n\nxm.mark_step()  # sync\nprint(1)  # was xm\n";
+        let m = migrated(src, &Selection::default());
+        assert_eq!(m.output, "print(1)  # was xm\n");
+        assert_eq!(m.passes.len(), 2);
+        assert_eq!(m.applied.get("TPU001"), Some(&1));
+    }
+
+    #[test]
+    fn an_import_still_used_after_the_pass_stays() {
+        let src = "import torch_xla.core.xla_model as xm\n\nxm.mark_step()\nxm.not_an_api_we_know()\n";
+        let m = migrated(src, &Selection::default());
+        assert_eq!(m.output, "import torch_xla.core.xla_model as xm\n\nxm.not_an_api_we_know()\n");
+        assert_eq!(m.applied.get("TPU001"), None);
+    }
+
+    #[test]
+    fn an_import_whose_finding_is_off_or_suppressed_stays() {
+        let src = "import torch_xla.core.xla_model as xm\n\nxm.mark_step()\nprint(1)\n";
+        let ignored = Selection { ignore: vec!["TPU001".into()], ..Selection::default() };
+        assert_eq!(migrated(src, &ignored).output, "import torch_xla.core.xla_model as xm\n\nprint(1)\n");
+        let noqa = "import torch_xla.core.xla_model as xm  # noqa: TPU001\n\nxm.mark_step()\nprint(1)\n";
+        assert_eq!(
+            migrated(noqa, &Selection::default()).output,
+            "import torch_xla.core.xla_model as xm  # noqa: TPU001\n\nprint(1)\n"
+        );
+    }
+
+    #[test]
+    fn whole_words_only() {
+        assert!(has_word("a = xm.f()", "xm"));
+        assert!(has_word("xm", "xm"));
+        assert!(!has_word("xmm = 1; _xm = 2; x_xm; xmé", "xm"));
+        assert!(has_word("(xm)", "xm"));
     }
 
     #[test]

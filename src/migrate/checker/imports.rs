@@ -11,6 +11,27 @@ use crate::migrate::fix::{Edit, Fix, StmtRef};
 use crate::migrate::rules::{Builtin, RuleId};
 use crate::source::{indentation_at, newline_of};
 
+/// The name an import alias binds: `xm` of `import … as xm`, `a` of `import a.b.c`.
+fn bound_name(alias: &ast::Alias) -> &str {
+    match &alias.asname {
+        Some(name) => name.id.as_str(),
+        None => alias.name.id.as_str().split('.').next().unwrap_or_default(),
+    }
+}
+
+/// The removal of an import whose names are all still used, for `migrate` to apply in the
+/// same pass as the fixes that remove those uses: only when, after them, none of `names` is
+/// left anywhere in the text as a word (see `migrate::Pass::with_contingent`). Without it an
+/// import goes one pass after its last use, and a file costs a parse and a check more.
+#[derive(Debug)]
+pub struct Contingent {
+    /// The import statement: its finding (TPU001) must be among those kept.
+    pub range: TextRange,
+    pub fix: Fix,
+    /// The names the statement binds.
+    pub names: Vec<String>,
+}
+
 /// What a removed torch_xla import in a guarded `try:` becomes.
 const PROBE: &str = "import torch_tpu  # noqa: F401  (TorchTPU probe; was a torch_xla import)";
 
@@ -90,19 +111,27 @@ impl<'a> Checker<'a> {
             } else {
                 None
             };
-            let fix = match spec {
-                Some(spec) if !unused.is_empty() && !star => {
-                    let (edits, deletes) = if unused.len() == aliases.len() && probes.contains(&sref) {
-                        (vec![Edit::replace(stmt.range(), PROBE)], vec![])
-                    } else if unused.len() == aliases.len() {
-                        (vec![], vec![sref])
-                    } else {
-                        (vec![self.keep_aliases(&aliases, &unused)], vec![])
-                    };
-                    Some(Fix { safety: spec.safety, edits, deletes, imports: vec![], helpers: vec![] })
-                }
-                _ => None,
+            let removal = |removed: &[&ast::Alias]| {
+                let spec = spec?;
+                let (edits, deletes) = if removed.len() == aliases.len() && probes.contains(&sref) {
+                    (vec![Edit::replace(stmt.range(), PROBE)], vec![])
+                } else if removed.len() == aliases.len() {
+                    (vec![], vec![sref])
+                } else {
+                    (vec![self.keep_aliases(&aliases, removed)], vec![])
+                };
+                Some(Fix { safety: spec.safety, edits, deletes, imports: vec![], helpers: vec![] })
             };
+            let fix = if !unused.is_empty() && !star { removal(&unused) } else { None };
+            if unused.is_empty() && !star && relied_on.is_empty() {
+                // Every name is still used: if this pass's fixes remove every use, the import
+                // can go in the same pass instead of the next one.
+                let all: Vec<&ast::Alias> = xla.iter().map(|(a, _)| *a).collect();
+                let names = all.iter().map(|a| bound_name(a).to_string()).collect();
+                if let Some(fix) = removal(&all) {
+                    self.contingent.push(Contingent { range: stmt.range(), fix, names });
+                }
+            }
             self.diagnostics.push(Diagnostic { rule, range: stmt.range(), message, note, fix });
         }
     }

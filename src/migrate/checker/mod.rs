@@ -20,6 +20,7 @@ mod noqa;
 mod performance;
 mod strings;
 
+pub use imports::Contingent;
 use imports::{catches_import_error, try_only_guards_imports};
 use noqa::Suppressions;
 pub use performance::may_match as performance_may_match;
@@ -42,6 +43,8 @@ pub struct Diagnostic {
 
 pub struct CheckResult {
     pub diagnostics: Vec<Diagnostic>,
+    /// Import removals that wait on this pass's other fixes (see [`Contingent`]).
+    pub contingent: Vec<Contingent>,
     pub blocks: Vec<Block>,
     /// The file's `# noqa` directives, read once here and reused by `check`.
     pub noqa: crate::noqa::Noqa,
@@ -88,6 +91,7 @@ pub fn check(
         scope_body: vec![&module.body],
         module,
         all_names: std::cell::OnceCell::new(),
+        contingent: Vec::new(),
     };
     checker.visit_block(&module.body, None);
     checker.report_imports();
@@ -98,7 +102,7 @@ pub fn check(
     let suppressed = Suppressions::new(text, parsed);
     diagnostics.retain(|d| !suppressed.covers(text, d.range, &rules.rules[d.rule].code));
     diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
-    CheckResult { diagnostics, blocks: checker.blocks, noqa: suppressed.into_inner() }
+    CheckResult { diagnostics, contingent: checker.contingent, blocks: checker.blocks, noqa: suppressed.into_inner() }
 }
 
 /// Whether the module calls one of [`crate::migrate::facts::GROUP_CREATORS`].
@@ -163,6 +167,7 @@ struct Checker<'a> {
     /// Every identifier used or bound anywhere, so a new import alias never clashes. Only fixes
     /// that add an import ask, so it is collected then, not for every file.
     all_names: std::cell::OnceCell<FxHashSet<&'a str>>,
+    contingent: Vec<Contingent>,
 }
 
 /// Where a match sits, for building its fix.

@@ -161,7 +161,7 @@ pub struct DeviceString {
 }
 
 /// Rules whose matching is code, not a name list; their texts are still data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Builtin {
     /// An import of one of `modules` (fixable once nothing references it).
@@ -740,6 +740,19 @@ pub struct RuleSet {
     prefilter: std::sync::OnceLock<Prefilter>,
     /// Shared helper definitions (rule files' `helpers:`), by name.
     helpers: BTreeMap<String, String>,
+    /// The rules of each literal matcher, asked about at every string literal: a scan of every
+    /// rule there was a tenth of the checker's time.
+    by_kind: ByKind,
+}
+
+/// Rule ids by the literal matcher they have, and the built-in rules by their handler.
+#[derive(Debug, Default)]
+struct ByKind {
+    env: Vec<RuleId>,
+    device_string: Vec<RuleId>,
+    string: Vec<RuleId>,
+    dict_keys: Vec<RuleId>,
+    builtins: FxHashMap<Builtin, RuleId>,
 }
 
 /// A rule code's letters, its family: `TPU` of `TPU110`.
@@ -921,6 +934,20 @@ impl RuleSet {
             }
         }
         let needles = call_needles(signature.as_ref(), &m.when, &m.when_any);
+        let k = &mut self.by_kind;
+        for (has, ids) in [
+            (!env_pairs.is_empty(), &mut k.env),
+            (m.device_string.is_some(), &mut k.device_string),
+            (m.string.is_some(), &mut k.string),
+            (!m.dict_key.is_empty(), &mut k.dict_keys),
+        ] {
+            if has {
+                ids.push(id);
+            }
+        }
+        if let Some(b) = m.builtin {
+            k.builtins.entry(b).or_insert(id);
+        }
         self.rules.push(Rule {
             code: raw.code,
             name: raw.name,
@@ -1007,7 +1034,7 @@ impl RuleSet {
     }
 
     pub fn builtin(&self, builtin: Builtin) -> Option<RuleId> {
-        self.rules.iter().position(|r| r.builtin == Some(builtin))
+        self.by_kind.builtins.get(&builtin).copied()
     }
 
     /// A code-driven rule's fix text (launchers, configs: a `replace:` or `statement:` without
@@ -1022,16 +1049,20 @@ impl RuleSet {
         Ok((spec, text))
     }
 
+    fn with_ids<'s>(&'s self, ids: &'s [RuleId]) -> impl Iterator<Item = (RuleId, &'s Rule)> {
+        ids.iter().map(|&id| (id, &self.rules[id]))
+    }
+
     pub fn env_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
-        self.rules.iter().enumerate().filter(|(_, r)| !r.env.is_empty())
+        self.with_ids(&self.by_kind.env)
     }
 
     pub fn device_string_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
-        self.rules.iter().enumerate().filter(|(_, r)| r.device_string.is_some())
+        self.with_ids(&self.by_kind.device_string)
     }
 
     pub fn string_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
-        self.rules.iter().enumerate().filter(|(_, r)| r.string.is_some())
+        self.with_ids(&self.by_kind.string)
     }
 
     /// The rule matching a call of the method `name` on any receiver.
@@ -1040,7 +1071,7 @@ impl RuleSet {
     }
 
     pub fn dict_key_rules(&self) -> impl Iterator<Item = (RuleId, &Rule)> {
-        self.rules.iter().enumerate().filter(|(_, r)| !r.dict_keys.is_empty())
+        self.with_ids(&self.by_kind.dict_keys)
     }
 
     pub fn by_code(&self, code: &str) -> Option<&Rule> {
