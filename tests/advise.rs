@@ -241,3 +241,32 @@ fn the_fast_form_runs_deferred_and_loses_only_the_eager_finding() {
     let kinds = |f: &Findings| -> BTreeSet<String> { f.iter().map(|(k, _)| k.clone()).collect() };
     assert_eq!(kinds(&fast), kinds(&want), "{stderr}");
 }
+
+/// The advice's code examples are code people paste: each runs on the emulator, in a context
+/// that gives the names it uses (`tests/fixtures/advice_examples.py`).
+#[test]
+fn every_code_example_of_the_advice_runs_on_the_emulator() {
+    let Some(python) = skip::tracer_python() else { return };
+    let examples = xla2tpu::run::advise::examples();
+    assert!(examples.len() >= 15, "every kind of finding brings its example: {examples:?}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("examples.json"), serde_json::to_string(&examples).unwrap()).unwrap();
+    let runner = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/advice_examples.py");
+    let output = Command::cargo_bin("xla2tpu")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("XLA2TPU_CACHE_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("target/xla2tpu-test-cache"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .args(["run", "--"])
+        .arg(&python)
+        .arg(&runner)
+        .arg("examples.json")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

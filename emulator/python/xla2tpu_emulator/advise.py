@@ -159,6 +159,23 @@ def _transfer(direction, tensor, frame):
   record("transfer", direction, file, line, function, nbytes, same)
 
 
+def reads_output_size(name, args):
+  """Whether `name` with `args` makes an output whose size depends on values, which the
+  host must read from the chip before it can go on: a host sync, counted with the others.
+  (`x[mask] = v` keeps `x`'s shape: a compiler can do it without reading the mask.)"""
+  if name in DYNAMIC_OPS:
+    return True
+  return name == "aten::index.Tensor" and _has_mask(args)
+
+
+def _has_mask(args):
+  indices = args[1] if len(args) > 1 else None
+  return isinstance(indices, (list, tuple)) and any(
+      getattr(i, "dtype", None) is not None and str(i.dtype) in ("torch.bool", "torch.uint8")
+      for i in indices
+  )
+
+
 def dynamic_op(name, args, frame):
   """`name` was dispatched to the chip: count it when its output shape is data-dependent."""
   try:
@@ -169,11 +186,7 @@ def dynamic_op(name, args, frame):
 
 def _dynamic_op(name, args, frame):
   if name in MASK_INDEX_OPS:
-    indices = args[1] if len(args) > 1 else None
-    if not isinstance(indices, (list, tuple)) or not any(
-        getattr(i, "dtype", None) is not None and str(i.dtype) in ("torch.bool", "torch.uint8")
-        for i in indices
-    ):
+    if not _has_mask(args):
       return
     kind = "boolean mask index" if name == "aten::index.Tensor" else "boolean mask assignment"
   elif name in DYNAMIC_OPS:

@@ -262,6 +262,7 @@ def make_generic(op, sync_kind=None, impl=None):
   name = sig.name
   run = impl if impl is not None else op
   watch = advise.ENABLED and (name in advise.DYNAMIC_OPS or name in advise.MASK_INDEX_OPS)
+  sizes = name in advise.DYNAMIC_OPS or name == "aten::index.Tensor"
 
   def kernel(*args, **kwargs):
     if device.bad_fork:
@@ -270,6 +271,8 @@ def make_generic(op, sync_kind=None, impl=None):
     _OPS[name] = _OPS.get(name, 0) + 1
     if watch:
       advise.dynamic_op(name, args, sys._getframe(1))  # pylint: disable=protected-access
+    if sizes and advise.reads_output_size(name, args):
+      host_sync("output size")
     amap = {}
     tpu_ptrs = {}
     cpu_ids = set()

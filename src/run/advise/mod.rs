@@ -228,6 +228,8 @@ impl Advice {
             let per_step = count as f64 / denominator;
             let bytes_per_step = (bytes as f64 / denominator).round() as u64;
             let finding = match s.category.as_str() {
+                // An op's output size read back: its dynamic-shape finding carries the cost.
+                "sync" if s.kind == OUTPUT_SIZE_SYNC => None,
                 "sync" => sync_finding(&s.kind, per_step),
                 "transfer" if s.kind == "h2d" => {
                     let repeated = !one_step && s.same_steady == s.steady;
@@ -270,7 +272,7 @@ impl Advice {
                        `if` inside the compiled function), or move it out of the function; \
                        `torch._dynamo.explain(fn)(*args)` lists every break with its line"
                     .into(),
-                example: "explanation = torch._dynamo.explain(model)(batch)\nprint(explanation.break_reasons)".into(),
+                example: GRAPH_BREAK_EXAMPLE.into(),
             });
         }
         for r in &self.compile.recompiles {
@@ -289,7 +291,7 @@ impl Advice {
                 help: "keep shapes fixed from step to step: `DataLoader(..., drop_last=True)`, pad sequences to a few \
                        fixed lengths"
                     .into(),
-                example: "loader = DataLoader(dataset, batch_size=32, shuffle=True, drop_last=True)".into(),
+                example: RECOMPILE_EXAMPLE.into(),
             });
         }
         findings.sort_by(|a, b| b.cost_us_per_step.total_cmp(&a.cost_us_per_step));
@@ -326,12 +328,12 @@ fn sync_finding(kind: &str, per_step: f64) -> Option<Finding> {
         "item" => (
             "`.item()` reads a value from the chip",
             "read it every N steps, or keep a running total on the chip and read it once",
-            "running_loss += loss.detach()      # stays on the chip\nif step % 100 == 0:\n    print(running_loss.item() / 100)  # one sync per 100 steps\n    running_loss.zero_()",
+            "running_loss += loss.detach()      # stays on the chip\nif (step + 1) % 100 == 0:\n    print(running_loss.item() / 100)  # one sync per 100 steps\n    running_loss.zero_()",
         ),
         "print" => (
             "printing a tensor copies it to the host",
             "print every N steps, or print a value read once per N steps",
-            "if step % 100 == 0:\n    print(f\"loss {loss.item():.4f}\")",
+            "if (step + 1) % 100 == 0:\n    print(f\"loss {loss.item():.4f}\")",
         ),
         "bool" => (
             "Python control flow on a tensor (`if t:`, `while`, `assert`, `and`/`or`) waits for its value",
@@ -351,7 +353,7 @@ fn sync_finding(kind: &str, per_step: f64) -> Option<Finding> {
         "save" => (
             "`torch.save` of chip tensors copies them to the host",
             "save every N steps, not every step",
-            "if step % 1000 == 0:\n    torch.save(model.state_dict(), \"checkpoint.pt\")",
+            "if (step + 1) % 1000 == 0:\n    torch.save(model.state_dict(), \"checkpoint.pt\")",
         ),
         other => return Some(blank("host_sync", format!("host sync ({other})"), per_step, per_step * SYNC_US)),
     };
@@ -500,6 +502,55 @@ fn eager_finding(ops: u64, syncs: u64, steps: u64) -> Finding {
                  # or:\nmodel = torch.compile(model, backend=\"tpu\")"
         .into();
     f
+}
+
+/// The host-sync kind of an op whose output size depends on values (`nonzero`, `x[mask]`).
+const OUTPUT_SIZE_SYNC: &str = "output size";
+
+const GRAPH_BREAK_EXAMPLE: &str = "explanation = torch._dynamo.explain(model)(batch)\nprint(explanation.break_reasons)";
+const RECOMPILE_EXAMPLE: &str = "loader = DataLoader(dataset, batch_size=32, shuffle=True, drop_last=True)";
+
+/// Every code example a finding can carry, with the finding it belongs to: code we print for
+/// people to paste, so `tests/advise.rs` runs each on the emulator.
+pub fn examples() -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = Vec::new();
+    let mut add = |what: String, f: Option<Finding>| {
+        if let Some(f) = f.filter(|f| !f.example.is_empty()) {
+            all.push((what, f.example));
+        }
+    };
+    for kind in ["item", "print", "bool", "tolist", "cpu", "save"] {
+        add(format!("host sync {kind}"), sync_finding(kind, 1.0));
+    }
+    for (repeated, bytes) in [(true, 64), (false, 64), (false, SMALL_TRANSFER)] {
+        add(format!("transfer of {bytes} B, repeated {repeated}"), transfer_finding(1.0, bytes, true, repeated));
+    }
+    for kind in [
+        "boolean mask index",
+        "boolean mask assignment",
+        "aten::nonzero",
+        "aten::masked_select",
+        "aten::repeat_interleave.Tensor",
+        "aten::_unique2",
+    ] {
+        add(format!("dynamic shape {kind}"), dynamic_finding(kind, 1.0, false));
+    }
+    for (torch_optimizer, foreach) in [(true, Some(false)), (true, None), (false, None)] {
+        let o = OptimizerInfo {
+            class: "AdamW".into(),
+            torch_optimizer,
+            foreach,
+            implementation: "for-loop".into(),
+            steps: 1,
+            ops: 1,
+            ..OptimizerInfo::default()
+        };
+        add(format!("optimizer, torch's {torch_optimizer}, foreach {foreach:?}"), optimizer_finding(&o));
+    }
+    add("eager dispatch".into(), Some(eager_finding(1, 0, 1)));
+    all.push(("graph break".into(), GRAPH_BREAK_EXAMPLE.into()));
+    all.push(("recompile".into(), RECOMPILE_EXAMPLE.into()));
+    all
 }
 
 fn first_line(text: &str) -> &str {
