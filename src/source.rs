@@ -96,6 +96,19 @@ impl LineIndex {
 
 /// Start of the line containing `offset`. Bytes, not `str` slices: `offset - 1` may fall inside
 /// a character (found by the fuzzer), and a line break is always a boundary.
+/// Whether the `len` bytes at `at` stand alone: no byte that can continue a Python identifier
+/// (an ASCII letter, digit or `_`, or any byte of a non-ASCII character) touches them.
+pub fn is_whole_word(bytes: &[u8], at: usize, len: usize) -> bool {
+    let continues = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || !b.is_ascii();
+    !(at.checked_sub(1).and_then(|i| bytes.get(i)).is_some_and(continues) || bytes.get(at + len).is_some_and(continues))
+}
+
+/// Whether `word` occurs in `text` as a whole word ([`is_whole_word`]).
+pub fn has_word(text: &str, word: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, word.as_bytes()).any(|at| is_whole_word(bytes, at, word.len()))
+}
+
 pub fn line_start(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
 }
@@ -119,5 +132,18 @@ pub fn newline_of(text: &str) -> &'static str {
     match text.find('\n') {
         Some(i) if i > 0 && text.as_bytes()[i - 1] == b'\r' => "\r\n",
         _ => "\n",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_words_only() {
+        assert!(has_word("a = xm.f()", "xm"));
+        assert!(has_word("xm", "xm"));
+        assert!(!has_word("xmm = 1; _xm = 2; x_xm; xmé", "xm"));
+        assert!(has_word("(xm)", "xm"));
     }
 }

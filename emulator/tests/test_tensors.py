@@ -197,6 +197,21 @@ def test_host_syncs_counted(xs):
   assert any(isinstance(n, int) for n in lines)
 
 
+def test_an_output_size_read_from_the_chip_is_a_host_sync():
+  t = torch.tensor([1.0, -2.0, 3.0, -4.0]).tpu()
+  counted = lambda: sum(n for k, n in report.HOST_SYNCS.items() if k[0] == "output size")  # noqa: E731
+  before = counted()
+  torch.nonzero(t > 0)
+  assert counted() == before + 1
+  assert t[t > 0].shape == (2,)  # the mask's count is read to size the result
+  assert counted() == before + 2
+  t[t < 0] = 0.0  # keeps the shape: nothing to read
+  torch.where(t > 0, t, 0.0)
+  assert counted() == before + 2
+  lines = {k[2] for k in report.HOST_SYNCS if k[0] == "output size" and k[1] == __file__}
+  assert lines, "counted at this file's lines"
+
+
 def test_numpy_on_tpu_raises_like_torch(xs, capture_report):
   _, t = xs
   with pytest.raises(TypeError, match="can't convert tpu:0 device type tensor to numpy"):

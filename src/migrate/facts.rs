@@ -115,9 +115,8 @@ impl RunFacts {
     pub fn spmd_programs(&self) -> &[PathBuf] {
         self.spmd_programs.get_or_init(|| {
             let spmd = |text: &str| text.contains(SPMD_HELPER) || text_calls(text, USE_SPMD);
-            let python = |p: &Path| p.extension().is_some_and(|e| e == "py");
             self.scan(
-                |p| (python(p) && std::fs::read_to_string(p).is_ok_and(|text| spmd(&text))).then(|| p.to_path_buf()),
+                |p| (is_python(p) && std::fs::read_to_string(p).is_ok_and(|text| spmd(&text))).then(|| p.to_path_buf()),
                 false,
             )
         })
@@ -131,11 +130,14 @@ impl RunFacts {
     /// Whether a Python file of the run creates a process group.
     pub fn creates_process_group(&self) -> bool {
         *self.creates_group.get_or_init(|| {
-            let python = |p: &Path| p.extension().is_some_and(|e| e == "py");
-            let creates = |p: &Path| python(p) && std::fs::read_to_string(p).is_ok_and(|t| text_creates_group(&t));
+            let creates = |p: &Path| is_python(p) && std::fs::read_to_string(p).is_ok_and(|t| text_creates_group(&t));
             !self.scan(|p| creates(p).then_some(()), true).is_empty()
         })
     }
+}
+
+fn is_python(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "py")
 }
 
 /// Whether `spelled`, a path as a command names it (relative to a directory it does not say),

@@ -652,7 +652,7 @@ impl<'a> Imported<'a> {
         // A backslash before the line's end (`\n` or `\r\n`) continues the statement.
         let continued = |i: usize| bytes[..i].strip_suffix(b"\r").unwrap_or(&bytes[..i]).ends_with(b"\\");
         // A keyword, not part of an identifier (`from_pretrained`, `reimport`).
-        let word = |at: usize, len: usize| !((at > 0 && ident(at - 1)) || (at + len < bytes.len() && ident(at + len)));
+        let word = |at: usize, len: usize| crate::source::is_whole_word(bytes, at, len);
         for at in memchr::memmem::find_iter(bytes, b"from").filter(|&at| word(at, 4)) {
             let mut i = at + 4;
             while i < bytes.len() && matches!(bytes[i], b' ' | b'\t' | b'.' | b'\\' | b'\r' | b'\n') {

@@ -323,39 +323,49 @@ fn blank(kind: &'static str, what: String, per_step: f64, cost: f64) -> Finding 
     }
 }
 
+/// Each host-sync kind's advice: what it is, what to do, and code doing it.
+const SYNC_ADVICE: &[(&str, &str, &str, &str)] = &[
+    (
+        "item",
+        "`.item()` reads a value from the chip",
+        "read it every N steps, or keep a running total on the chip and read it once",
+        "running_loss += loss.detach()      # stays on the chip\nif (step + 1) % 100 == 0:\n    print(running_loss.item() / 100)  # one sync per 100 steps\n    running_loss.zero_()",
+    ),
+    (
+        "print",
+        "printing a tensor copies it to the host",
+        "print every N steps, or print a value read once per N steps",
+        "if (step + 1) % 100 == 0:\n    print(f\"loss {loss.item():.4f}\")",
+    ),
+    (
+        "bool",
+        "Python control flow on a tensor (`if t:`, `while`, `assert`, `and`/`or`) waits for its value",
+        "compute both branches on the chip and select with `torch.where`, or decide on Python numbers",
+        "# before: if x.sum() > 0: y = a\n#         else:           y = b\ny = torch.where(x.sum() > 0, a, b)",
+    ),
+    (
+        "tolist",
+        "`.tolist()` copies a tensor to the host",
+        "keep the values on the chip while the step runs; read them every N steps or after the loop",
+        "predictions.append(logits.argmax(-1))          # on the chip\n# after the loop:\nall_predictions = torch.cat(predictions).tolist()",
+    ),
+    (
+        "cpu",
+        "`.cpu()` / `.to(\"cpu\")` copies a tensor to the host and waits for it",
+        "keep the values on the chip while the step runs; move them after the loop, or every N steps",
+        "outputs.append(logits.detach())                # on the chip\n# after the loop:\nall_outputs = torch.cat(outputs).cpu()",
+    ),
+    (
+        "save",
+        "`torch.save` of chip tensors copies them to the host",
+        "save every N steps, not every step",
+        "if (step + 1) % 1000 == 0:\n    torch.save(model.state_dict(), \"checkpoint.pt\")",
+    ),
+];
+
 fn sync_finding(kind: &str, per_step: f64) -> Option<Finding> {
-    let (what, help, example) = match kind {
-        "item" => (
-            "`.item()` reads a value from the chip",
-            "read it every N steps, or keep a running total on the chip and read it once",
-            "running_loss += loss.detach()      # stays on the chip\nif (step + 1) % 100 == 0:\n    print(running_loss.item() / 100)  # one sync per 100 steps\n    running_loss.zero_()",
-        ),
-        "print" => (
-            "printing a tensor copies it to the host",
-            "print every N steps, or print a value read once per N steps",
-            "if (step + 1) % 100 == 0:\n    print(f\"loss {loss.item():.4f}\")",
-        ),
-        "bool" => (
-            "Python control flow on a tensor (`if t:`, `while`, `assert`, `and`/`or`) waits for its value",
-            "compute both branches on the chip and select with `torch.where`, or decide on Python numbers",
-            "# before: if x.sum() > 0: y = a\n#         else:           y = b\ny = torch.where(x.sum() > 0, a, b)",
-        ),
-        "tolist" => (
-            "`.tolist()` copies a tensor to the host",
-            "keep the values on the chip while the step runs; read them every N steps or after the loop",
-            "predictions.append(logits.argmax(-1))          # on the chip\n# after the loop:\nall_predictions = torch.cat(predictions).tolist()",
-        ),
-        "cpu" => (
-            "`.cpu()` / `.to(\"cpu\")` copies a tensor to the host and waits for it",
-            "keep the values on the chip while the step runs; move them after the loop, or every N steps",
-            "outputs.append(logits.detach())                # on the chip\n# after the loop:\nall_outputs = torch.cat(outputs).cpu()",
-        ),
-        "save" => (
-            "`torch.save` of chip tensors copies them to the host",
-            "save every N steps, not every step",
-            "if (step + 1) % 1000 == 0:\n    torch.save(model.state_dict(), \"checkpoint.pt\")",
-        ),
-        other => return Some(blank("host_sync", format!("host sync ({other})"), per_step, per_step * SYNC_US)),
+    let Some(&(_, what, help, example)) = SYNC_ADVICE.iter().find(|a| a.0 == kind) else {
+        return Some(blank("host_sync", format!("host sync ({kind})"), per_step, per_step * SYNC_US));
     };
     let mut f = blank("host_sync", what.into(), per_step, per_step * SYNC_US);
     f.why = "the host stops and waits until the chip has run everything queued before it; with deferred \
@@ -398,39 +408,49 @@ fn transfer_finding(per_step: f64, bytes_per_step: u64, every_step: bool, repeat
     Some(f)
 }
 
+/// The advice for each op (or indexing) whose output size depends on values.
+const DYNAMIC_ADVICE: &[(&str, &str, &str, &str)] = &[
+    (
+        "boolean mask index",
+        "`x[mask]` with a boolean mask: its size depends on the mask's values",
+        "keep the shape: zero out (or mask) instead of selecting",
+        "# before: loss = per_token[mask].mean()\nloss = (per_token * mask).sum() / mask.sum()",
+    ),
+    (
+        "boolean mask assignment",
+        "`x[mask] = v` with a boolean mask is computed through the mask's nonzero positions",
+        "use `masked_fill` or `torch.where`, which keep the shape",
+        "# before: x[mask] = 0.0\nx = x.masked_fill(mask, 0.0)",
+    ),
+    (
+        "aten::nonzero",
+        "`x[mask]` with a boolean mask, `torch.nonzero`, `torch.where(cond)`: the number of results depends on values",
+        "keep the shape: select with `torch.where(cond, a, b)` (three arguments) or multiply by the mask",
+        "# before: loss = per_token[mask].mean()\nloss = (per_token * mask).sum() / mask.sum()\n# before: kept = scores[scores > t]\nkept = torch.where(scores > t, scores, 0.0)",
+    ),
+    (
+        "aten::masked_select",
+        "`torch.masked_select`: the number of results depends on the mask",
+        "keep the shape with `torch.where` and a mask",
+        "# before: v = torch.masked_select(x, m)\nv = torch.where(m, x, 0.0)",
+    ),
+    (
+        "aten::repeat_interleave.Tensor",
+        "`repeat_interleave` with a tensor of repeats: the output size depends on values",
+        "pass the output size when you know it",
+        "y = torch.repeat_interleave(x, repeats, dim=0, output_size=total)",
+    ),
+];
+
 fn dynamic_finding(kind: &str, per_step: f64, compiled: bool) -> Option<Finding> {
-    let (what, help, example) = match kind {
-        "boolean mask index" => (
-            "`x[mask]` with a boolean mask: its size depends on the mask's values",
-            "keep the shape: zero out (or mask) instead of selecting",
-            "# before: loss = per_token[mask].mean()\nloss = (per_token * mask).sum() / mask.sum()",
-        ),
-        "boolean mask assignment" => (
-            "`x[mask] = v` with a boolean mask is computed through the mask's nonzero positions",
-            "use `masked_fill` or `torch.where`, which keep the shape",
-            "# before: x[mask] = 0.0\nx = x.masked_fill(mask, 0.0)",
-        ),
-        "aten::nonzero" => (
-            "`x[mask]` with a boolean mask, `torch.nonzero`, `torch.where(cond)`: the number of results depends on values",
-            "keep the shape: select with `torch.where(cond, a, b)` (three arguments) or multiply by the mask",
-            "# before: loss = per_token[mask].mean()\nloss = (per_token * mask).sum() / mask.sum()\n# before: kept = scores[scores > t]\nkept = torch.where(scores > t, scores, 0.0)",
-        ),
-        "aten::masked_select" => (
-            "`torch.masked_select`: the number of results depends on the mask",
-            "keep the shape with `torch.where` and a mask",
-            "# before: v = torch.masked_select(x, m)\nv = torch.where(m, x, 0.0)",
-        ),
-        "aten::repeat_interleave.Tensor" => (
-            "`repeat_interleave` with a tensor of repeats: the output size depends on values",
-            "pass the output size when you know it",
-            "y = torch.repeat_interleave(x, repeats, dim=0, output_size=total)",
-        ),
-        k if k.contains("unique") => (
+    let (what, help, example) = match DYNAMIC_ADVICE.iter().find(|a| a.0 == kind) {
+        Some(&(_, what, help, example)) => (what, help, example),
+        None if kind.contains("unique") => (
             "`torch.unique`: the number of results depends on values",
             "compute it once outside the step, or on the CPU before the loop",
             "",
         ),
-        _ => (
+        None => (
             "an op whose output size depends on values",
             "compute it once outside the step, or on the CPU before the loop",
             "",
@@ -519,20 +539,13 @@ pub fn examples() -> Vec<(String, String)> {
             all.push((what, f.example));
         }
     };
-    for kind in ["item", "print", "bool", "tolist", "cpu", "save"] {
+    for &(kind, ..) in SYNC_ADVICE {
         add(format!("host sync {kind}"), sync_finding(kind, 1.0));
     }
     for (repeated, bytes) in [(true, 64), (false, 64), (false, SMALL_TRANSFER)] {
         add(format!("transfer of {bytes} B, repeated {repeated}"), transfer_finding(1.0, bytes, true, repeated));
     }
-    for kind in [
-        "boolean mask index",
-        "boolean mask assignment",
-        "aten::nonzero",
-        "aten::masked_select",
-        "aten::repeat_interleave.Tensor",
-        "aten::_unique2",
-    ] {
+    for &(kind, ..) in DYNAMIC_ADVICE {
         add(format!("dynamic shape {kind}"), dynamic_finding(kind, 1.0, false));
     }
     for (torch_optimizer, foreach) in [(true, Some(false)), (true, None), (false, None)] {
