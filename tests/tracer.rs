@@ -1,5 +1,5 @@
-//! The Python tracer, run for real: its own pytest suite, and a re-trace of
-//! `bert` that must reproduce the committed profile's op set.
+//! The Python tracer, run for real: its own pytest suite, and re-traces of `bert` and of
+//! types with recipes that must reproduce the committed profiles' op sets.
 //!
 //! Needs the pinned venv (`tracer/setup_venv.sh`, which `scripts/test` runs). Without
 //! it these tests say so and pass, unless `XLA2TPU_REQUIRE_TRACER=1` (set by
@@ -50,24 +50,19 @@ fn tracer_unit_tests_pass() {
     );
 }
 
+/// bert through the generic builders, and one type per kind of recipe (`tracer/xla2tpu_tracer/
+/// hf_types`): videomae's inputs (5-D video), dbrx's config (attributes its checkpoints carry),
+/// musicgen's config built from the composite's decoder. Each must reproduce its committed profile.
 #[test]
-fn retracing_bert_reproduces_the_committed_profile() {
+fn retracing_reproduces_the_committed_profiles() {
     let Some(python) = python() else { return };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().expect("temp dir");
+    let types = ["bert", "videomae", "dbrx", "musicgen"];
     let out = Command::new(python)
-        .args([
-            "-m",
-            "xla2tpu_tracer",
-            "trace",
-            "--only",
-            "transformers/bert",
-            "--jobs",
-            "1",
-            "--timeout",
-            "300",
-            "--out",
-        ])
+        .args(["-m", "xla2tpu_tracer", "trace", "--only"])
+        .args(types.map(|t| format!("transformers/{t}")))
+        .args(["--jobs", "1", "--timeout", "300", "--out"])
         .arg(dir.path())
         .arg("--log-dir")
         .arg(dir.path().join("logs"))
@@ -80,15 +75,18 @@ fn retracing_bert_reproduces_the_committed_profile() {
         serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
             .expect("JSON")
     };
-    let fresh = read(&dir.path().join("transformers/bert.json"));
-    let committed = read(&root.join("corpus/ops/transformers/bert.json"));
-    assert_eq!(fresh["schema"], 1);
-    assert_eq!(fresh["method"], committed["method"], "traced by a different method");
-    assert_eq!(
-        op_phases(&fresh),
-        op_phases(&committed),
-        "the committed bert profile is not what the tracer produces today"
-    );
+    for t in types {
+        let fresh = read(&dir.path().join(format!("transformers/{t}.json")));
+        let committed = read(&root.join(format!("corpus/ops/transformers/{t}.json")));
+        assert_eq!(fresh["schema"], 1);
+        assert_eq!(fresh["status"], "ok", "{t}: {}", fresh["notes"]);
+        assert_eq!(fresh["method"], committed["method"], "{t}: traced by a different method");
+        assert_eq!(
+            op_phases(&fresh),
+            op_phases(&committed),
+            "the committed {t} profile is not what the tracer produces today"
+        );
+    }
 }
 
 /// A fixed sample of `corpus/exec` re-executed on the emulator and compared with the committed

@@ -96,3 +96,29 @@ def test_json_is_sorted_and_stable():
     keys = json.loads(text).keys()
     assert set(keys) == {"schema", "id", "library", "name", "classes", "status", "method", "versions", "notes",
                          "ops", "host_syncs", "dynamic_shape_ops", "coverage", "precision"}
+
+
+def test_composite_implicit_ops_under_inference_mode_are_recorded_decomposed():
+    """torch.inference_mode skips the Autograd keys, so aten::linear reaches the mode whole;
+    the profile must still hold what it decomposes to, as outside inference mode."""
+    lin = torch.nn.Linear(4, 3)
+    x = torch.randn(2, 4)
+    seen = {}
+    for mode in ("no_grad", "inference_mode"):
+        rec = OpRecorder()
+        with getattr(torch, mode)(), rec:
+            lin(x)
+        seen[mode] = set(rec.stats)
+    assert "aten::linear" not in seen["inference_mode"]
+    assert seen["inference_mode"] == seen["no_grad"], seen
+
+
+def test_an_op_with_a_cpu_kernel_and_a_composite_one_is_recorded_as_called():
+    """silu_backward has a CPU kernel and a CompositeImplicitAutograd one; on CPU the kernel runs,
+    so the backward records it, not its decomposition."""
+    x = torch.randn(3, requires_grad=True)
+    y = F.silu(x).sum()
+    rec = OpRecorder()
+    with rec:
+        y.backward()
+    assert "aten::silu_backward" in rec.stats and "aten::sigmoid" not in rec.stats, set(rec.stats)

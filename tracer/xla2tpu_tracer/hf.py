@@ -6,7 +6,7 @@ import time
 
 import torch
 
-from . import configs, hf_inputs
+from . import configs, hf_inputs, hf_types
 from .output import phase_coverage
 from .recorder import OpStats
 from . import phases
@@ -66,7 +66,27 @@ def has_model_class(model_type: str) -> bool:
 def _resolve(cls_name: str):
     import transformers
 
-    return getattr(transformers, cls_name)
+    try:
+        return getattr(transformers, cls_name)
+    except AttributeError:
+        pass
+    # A class in an auto mapping that transformers does not export at the top level
+    # (voxtral_realtime_text): it lives in the package of its config class.
+    import importlib
+    import pkgutil
+
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    for mapping in _mappings().values():
+        for model_type, names in mapping.items():
+            if cls_name in (names if isinstance(names, (list, tuple)) else (names,)):
+                package = importlib.import_module(CONFIG_MAPPING[model_type].__module__.rsplit(".", 1)[0])
+                for info in pkgutil.iter_modules(package.__path__):
+                    if info.name.startswith("modeling_"):
+                        mod = importlib.import_module(f"{package.__name__}.{info.name}")
+                        if hasattr(mod, cls_name):
+                            return getattr(mod, cls_name)
+    raise AttributeError(f"module transformers has no attribute {cls_name}")
 
 
 # --------------------------------------------------------------------------- images in VLMs
@@ -162,6 +182,12 @@ def _short(e: BaseException) -> str:
 
 def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=True):
     """Instantiate and run one class; returns (ok, reason)."""
+    cc = getattr(cls, "config_class", None)
+    text = cfg.get_text_config() if hasattr(cfg, "get_text_config") else None
+    if isinstance(cc, type) and not isinstance(cfg, cc) and isinstance(text, cc):
+        # A text-only head of a composite config (llama4's ForCausalLM) gets the text
+        # sub-config, as the auto classes give it (auto_factory.py, _BaseAutoModelClass).
+        cfg = text
     model = cls(cfg)
     used_image = False
     state = {}
@@ -169,7 +195,7 @@ def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=Tr
     def call(m, training):
         if "kw" not in state or state.get("training") != training:
             kw = hf_inputs.build_inputs(m, cfg, head_kind, with_labels=training and not state.get("no_labels"))
-            if want_image and state.get("image", True):
+            if want_image and state.get("image", True) and getattr(cfg, "model_type", "") not in hf_types.FEEDS_IMAGES:
                 try:
                     state["image"] = add_image_inputs(m, cfg, kw)
                 except Exception as e:  # noqa: BLE001
@@ -200,6 +226,8 @@ def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=Tr
             raise
 
     notes.extend(run_phases(model, call, recorder, env, train=train))
+    if getattr(cfg, "model_type", "") in hf_types.FEEDS_IMAGES:
+        return True, None  # the type's recipe built the image inputs itself
     used_image = state.get("image", False)
     return used_image, state.get("image_err")
 
@@ -280,13 +308,14 @@ def _attempt(model_type, class_list, variant, env_kind, recorder_cls=OpRecorder)
 
     method = f"{variant}/{env_kind}"
     try:
-        cfg = AutoConfig.for_model(model_type)
+        cfg = hf_types.BUILD[model_type]() if model_type in hf_types.BUILD else AutoConfig.for_model(model_type)
         if getattr(cfg, "lags_sequence", None) is not None and getattr(cfg, "prediction_length", 1) is None:
             # time-series configs derive feature_size at init: pass the lengths up front
             cfg = AutoConfig.for_model(model_type, prediction_length=4, context_length=8, num_time_features=1)
         cfg = configs.shrink(cfg, variant)
         configs.fix_query_image_token(cfg)
         configs.fix_vocab(cfg, hf_inputs.special_token_ids(cfg))
+        hf_types.fix_config(model_type, cfg, variant)
     except Exception as e:  # noqa: BLE001
         return {"status": "error", "method": method, "reason": "config: " + _short(e)}
     if variant == "layers" and env_kind == "cpu":

@@ -126,7 +126,21 @@ def audio_values(cfg, batch=BATCH):
 
 
 def build_inputs(model, cfg, head_kind: str, with_labels: bool):
-    """kwargs for model(**kwargs)."""
+    """kwargs for model(**kwargs): the generic builders, then the type's recipes (hf_types)."""
+    from . import hf_types
+
+    model_type = getattr(cfg, "model_type", "")
+    try:
+        kw = generic_inputs(model, cfg, head_kind, with_labels)
+    except NoInputBuilder:
+        if not hf_types.has_inputs(model_type):
+            raise
+        kw = {}
+    return hf_types.fix_inputs(model_type, model, cfg, head_kind, kw, with_labels)
+
+
+def generic_inputs(model, cfg, head_kind: str, with_labels: bool):
+    """kwargs from the forward signature and the config alone."""
     params = inspect.signature(model.forward).parameters
     main = getattr(model, "main_input_name", "input_ids")
     kw = {}

@@ -167,6 +167,16 @@ class OpRecorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = op_name(func)
+        # Under torch.inference_mode (SAM2/SAM3 video trackers decorate their forward with it)
+        # the Autograd keys are skipped and CompositeImplicitAutograd ops reach the Python key
+        # undecomposed: decompose them, so a profile always holds the post-CIA op set. An op
+        # with a CPU kernel as well (silu_backward) runs that kernel, as it does elsewhere.
+        if torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd") \
+                and not torch._C._dispatch_has_kernel_for_dispatch_key(name, "CPU"):
+            with self:
+                out = func.decompose(*args, **kwargs)
+            if out is not NotImplemented:
+                return out
         st = self.stats.get(name)
         if st is None:
             st = self.stats[name] = OpStats()
