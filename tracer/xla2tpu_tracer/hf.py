@@ -181,7 +181,7 @@ def _short(e: BaseException) -> str:
 
 
 def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=True):
-    """Instantiate and run one class; returns (ok, reason)."""
+    """Instantiate and run one class through the phases; returns (image fed, why not)."""
     cc = getattr(cls, "config_class", None)
     text = cfg.get_text_config() if hasattr(cfg, "get_text_config") else None
     if isinstance(cc, type) and not isinstance(cfg, cc) and isinstance(text, cc):
@@ -189,13 +189,14 @@ def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=Tr
         # sub-config, as the auto classes give it (auto_factory.py, _BaseAutoModelClass).
         cfg = text
     model = cls(cfg)
-    used_image = False
+    # A type whose recipe builds its image inputs itself is not fed through add_image_inputs.
+    recipe_images = getattr(cfg, "model_type", "") in hf_types.FEEDS_IMAGES
     state = {}
 
     def call(m, training):
         if "kw" not in state or state.get("training") != training:
             kw = hf_inputs.build_inputs(m, cfg, head_kind, with_labels=training and not state.get("no_labels"))
-            if want_image and state.get("image", True) and getattr(cfg, "model_type", "") not in hf_types.FEEDS_IMAGES:
+            if want_image and state.get("image", True) and not recipe_images:
                 try:
                     state["image"] = add_image_inputs(m, cfg, kw)
                 except Exception as e:  # noqa: BLE001
@@ -226,10 +227,9 @@ def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=Tr
             raise
 
     notes.extend(run_phases(model, call, recorder, env, train=train))
-    if getattr(cfg, "model_type", "") in hf_types.FEEDS_IMAGES:
-        return True, None  # the type's recipe built the image inputs itself
-    used_image = state.get("image", False)
-    return used_image, state.get("image_err")
+    if recipe_images:
+        return True, None
+    return state.get("image", False), state.get("image_err")
 
 
 def trace(model_type: str, deadline: float) -> dict:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch  # noqa: F401
 
 from . import build, config, inputs  # noqa: F401
@@ -26,14 +28,14 @@ def _omniasr(model, cfg, head_kind, kw, with_labels):
 
 
 # --------------------------------------------------------------------------- pe_audio
+def _hop(ratios) -> int:
+    """A codec's samples per frame: the product of its encoder's downsampling ratios."""
+    return math.prod(int(r) for r in ratios)
+
+
 def _pe_audio_hop(audio_cfg) -> int:
     dac = getattr(audio_cfg, "dac_config", None)
-    hop = getattr(dac, "hop_length", None)
-    if not hop:
-        hop = 1
-        for r in getattr(dac, "downsampling_ratios", None) or [1920]:
-            hop *= int(r)
-    return int(hop)
+    return int(getattr(dac, "hop_length", None) or _hop(getattr(dac, "downsampling_ratios", None) or [1920]))
 
 
 @inputs("pe_audio", "pe_audio_encoder")
@@ -199,13 +201,6 @@ def _speech_encoder_decoder(model, cfg, head_kind, kw, with_labels):
 
 
 # --------------------------------------------------------------------------- vibevoice tokenizer
-def _vibevoice_hop(c) -> int:
-    hop = 1
-    for r in c.downsampling_ratios:
-        hop *= int(r)
-    return hop
-
-
 @inputs("vibevoice_acoustic_tokenizer", "vibevoice_acoustic_tokenizer_encoder",
         "vibevoice_acoustic_tokenizer_decoder")
 def _vibevoice(model, cfg, head_kind, kw, with_labels):
@@ -221,7 +216,7 @@ def _vibevoice(model, cfg, head_kind, kw, with_labels):
         kw["hidden_states"] = torch.randn(BATCH, int(cfg.hidden_size), 4)
         return
     enc = getattr(cfg, "encoder_config", None) or cfg
-    wave = _wave(2 * _vibevoice_hop(enc), channels=int(getattr(enc, "channels", 1) or 1))
+    wave = _wave(2 * _hop(enc.downsampling_ratios), channels=int(getattr(enc, "channels", 1) or 1))
     kw["hidden_states" if name == "VibeVoiceAcousticTokenizerEncoderModel" else "input_values"] = wave
 
 
@@ -284,9 +279,7 @@ def _xcodec2(model, cfg, head_kind, kw, with_labels):
     padding_mask, and gives the semantic encoder (wav2vec2-bert) stride-2 stacked mel frames,
     (batch, samples / hop, 160), with input_features_mask (xcodec2/feature_extraction_xcodec2.py:157-221;
     6400 samples in -> 6720 samples, 21 frames out)."""
-    hop = 1
-    for r in cfg.downsampling_ratios:
-        hop *= int(r)
+    hop = _hop(cfg.downsampling_ratios)
     frames = 21
     kw.clear()
     kw["input_values"] = _wave(frames * hop)

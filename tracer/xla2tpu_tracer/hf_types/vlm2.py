@@ -97,20 +97,10 @@ def _flat_patches(per_patch: int, side: int, t: int = 1):
 
 
 # --------------------------------------------------------------------------- hy_v4_vl_vision
-@inputs("hy_v4_vl_vision")
+@inputs("hy_v4_vl_vision", "cosmos3_edge_vision")
 def _(model, cfg, head_kind, kw, with_labels):
-    """HYV4VL's image processor flattens each patch to C*p*p values, no temporal patch (the
-    embedding reshapes rows to C x p x p, modeling_hy_v4_vl.py:809), with a (1, h, w) grid whose
-    sides are multiples of spatial_merge_size."""
-    ps, ch, m = _patch(cfg), int(cfg.num_channels or 3), int(cfg.spatial_merge_size or 2)
-    kw.clear()
-    kw["pixel_values"], kw["grid_thw"] = _flat_patches(ch * ps * ps, 2 * m)
-
-
-# --------------------------------------------------------------------------- cosmos3_edge_vision
-@inputs("cosmos3_edge_vision")
-def _(model, cfg, head_kind, kw, with_labels):
-    """Cosmos3Edge's processor packs SigLIP-style C*p*p patch rows, no temporal patch (a Linear
+    """Both image processors flatten each patch to C*p*p values, no temporal patch (HYV4VL's
+    embedding reshapes rows to C x p x p, modeling_hy_v4_vl.py:809; Cosmos3Edge's is a Linear
     patch embedding, modeling_cosmos3_edge.py:417), with a (1, h, w) grid per image whose sides
     are multiples of spatial_merge_size."""
     ps, ch, m = _patch(cfg), int(cfg.num_channels or 3), int(cfg.spatial_merge_size or 2)
