@@ -246,3 +246,63 @@ fn a_full_disk_leaves_every_file_whole() {
         .collect();
     assert!(leftovers.is_empty(), "temporary files left behind: {leftovers:?}");
 }
+
+/// Requirement strings the PEP 508 library panics on, in `setup.py`, and notebook cells that do
+/// not parse and hold a blank line: each file is reported as an internal error, the gate ends
+/// (it once waited forever for the lost worker's result), and `migrate` still migrates, writes
+/// and summarises the rest (it once exited 101 with part of the tree written and no summary).
+#[test]
+fn a_file_that_panics_any_pass_never_hangs_the_gate_or_aborts_the_run() {
+    let t = Tree::new();
+    for (i, bad) in ["torch.)", "a-)", "numpy_)", "a.[x]"].iter().enumerate() {
+        let setup = format!("import torch_xla\nfrom setuptools import setup\nsetup(install_requires=[\"{bad}\"])\n");
+        fs::create_dir(t.path(&format!("pkg{i}"))).expect("mkdir");
+        t.write(&format!("pkg{i}/setup.py"), setup.as_bytes());
+    }
+    let cell = |source: &str| {
+        format!(
+            r#"{{"cell_type": "code", "execution_count": null, "metadata": {{}}, "outputs": [], "source": {}}}"#,
+            serde_json::to_string(source).expect("json")
+        )
+    };
+    let notebook = format!(
+        r#"{{"cells": [{}, {}, {}], "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}"#,
+        cell("print \"python 2\"\n\nprint \"again\"\n"),
+        cell("%%writefile train.py\nimport torch_xla\n\ndef f():\n    return 1\n"),
+        cell("import torch_xla.core.xla_model as xm\nxm.mark_step()\n"),
+    );
+    t.write("nb.ipynb", notebook.as_bytes());
+    // Debug builds panic on these as soon as they are read, outside every pass's own guard.
+    let marker = xla2tpu::migrate::PANIC_ON_READ_MARKER;
+    t.write("requirements.txt", format!("torch_xla[tpu]  # {marker}\n").as_bytes());
+    t.write("lib.py", format!("import torch_xla  # {marker}\n").as_bytes());
+    let run = |args: &[&str]| {
+        Command::cargo_bin("xla2tpu")
+            .expect("binary")
+            .current_dir(t.0.path())
+            .args(args)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .expect("runs")
+    };
+    let out = run(&["check", "--output-format", "concise", "."]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "the gate hung or was killed: {err}");
+    for name in ["requirements.txt", "lib.py"] {
+        assert!(err.contains(&format!("{name}: internal error, file left unchanged")), "{name}: {err}");
+    }
+    good_was_checked(&out);
+    // The same through the ordered printer (one file argument each) and the whole-document one.
+    let out = run(&["check", "--output-format", "json", "pkg0/setup.py", "good.py"]);
+    assert!(out.status.code().is_some(), "the gate hung: {}", stderr(&out));
+    let out = run(&["migrate", "--write", "."]);
+    let err = stderr(&out);
+    assert!(matches!(out.status.code(), Some(0..=2)), "exit {:?}: {err}", out.status.code());
+    assert!(err.contains("files scanned") && err.contains("2 files skipped with errors"), "no summary: {err}");
+    assert!(!fs::read_to_string(t.path("good.py")).expect("read").contains("mark_step"), "good.py written: {err}");
+    let nb = fs::read_to_string(t.path("nb.ipynb")).expect("read");
+    assert!(
+        nb.contains("print \\\"python 2\\\"") && !nb.contains("mark_step"),
+        "the notebook's good cell migrated: {nb}"
+    );
+}

@@ -256,7 +256,7 @@ fn discover_all(common: &CommonArgs, resolver: &Arc<Resolver>, errors: &mut Vec<
 /// Run `work` on every input on the thread pool while the walk is still going; undiscoverable
 /// or excluded paths become error lines. Results come back in input order, so output is the
 /// same whatever the scheduling, and each holds only what the report needs.
-fn process_all<T: Send>(
+fn process_all<T: Send + Isolated>(
     common: &CommonArgs,
     resolver: &Arc<Resolver>,
     errors: &mut Vec<String>,
@@ -271,7 +271,8 @@ fn process_all<T: Send>(
                 })
             })
         });
-        let results: Vec<(Input, T)> = rx.into_iter().par_bridge().map(|input| (input.clone(), work(input))).collect();
+        let results: Vec<(Input, T)> =
+            rx.into_iter().par_bridge().map(|input| (input.clone(), guarded(input, &work))).collect();
         (results, walker.join().expect("the walk does not panic"))
     });
     errors.extend(walk_errors.iter().map(|(p, e)| format!("{p}: {e}")));
@@ -285,7 +286,7 @@ fn process_all<T: Send>(
 /// work; with several arguments the inputs are sorted first. Only the results finished ahead of a
 /// file still in progress wait in memory, so the peak does not grow with the tree, where
 /// `process_all` holds every result. Returns the walk's errors.
-fn process_in_order<T: Send>(
+fn process_in_order<T: Send + Isolated>(
     common: &CommonArgs,
     resolver: &Arc<Resolver>,
     work: impl Fn(Input) -> T + Sync,
@@ -326,25 +327,30 @@ fn process_in_order<T: Send>(
         });
         let (work, finished, ready) = (&work, &finished, &ready);
         scope.spawn(move || {
+            // However the workers end, the printer hears that they did: it never waits for a
+            // result no worker will deliver.
+            let _done = AllDone { finished, ready };
             // `par_bridge` takes the inputs one at a time, in order, as workers become free.
             rx.into_iter().flatten().enumerate().par_bridge().for_each(|(i, input)| {
-                let result = work(input);
-                let mut f = finished.lock().expect("not poisoned");
+                let result = guarded(input, work);
+                let mut f = finished.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 f.waiting.insert(i, result);
                 if i == f.next {
                     ready.notify_one();
                 }
             });
-            finished.lock().expect("not poisoned").all = true;
-            ready.notify_one();
         });
         loop {
-            let mut f = finished.lock().expect("not poisoned");
+            let mut f = finished.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             while !f.all && !f.waiting.contains_key(&f.next) {
-                f = ready.wait(f).expect("not poisoned");
+                f = ready.wait(f).unwrap_or_else(std::sync::PoisonError::into_inner);
             }
             let mut due = Vec::new();
             let taken = &mut *f;
+            if taken.all && !taken.waiting.contains_key(&taken.next) {
+                // Only a result that can never come leaves a gap once every worker is done.
+                taken.next = taken.waiting.keys().next().copied().unwrap_or(taken.next);
+            }
             while let Some(result) = taken.waiting.remove(&taken.next) {
                 due.push(result);
                 taken.next += 1;
@@ -359,6 +365,59 @@ fn process_in_order<T: Send>(
         walker.join().expect("the walk does not panic")
     });
     walk_errors.iter().map(|(p, e)| format!("{p}: {e}")).collect()
+}
+
+/// A file's result when its worker panicked outside every narrower guard: an error naming the
+/// file, so the run goes on and the report still has a line for it.
+trait Isolated {
+    fn internal_error(input: &Input, panic: crate::isolate::Panic) -> Self;
+}
+
+/// `work` on one input, under the per-file guard: every pass of every file kind runs inside it.
+fn guarded<T: Isolated>(input: Input, work: impl Fn(Input) -> T) -> T {
+    let shown = input.clone();
+    crate::isolate::catch(|| work(input)).unwrap_or_else(|panic| T::internal_error(&shown, panic))
+}
+
+fn internal_error_line(input: &Input, panic: &crate::isolate::Panic) -> String {
+    format!("{}: internal error, file left unchanged: {panic}. Please report this with the file.", input.display())
+}
+
+impl Isolated for FileMigration {
+    fn internal_error(input: &Input, panic: crate::isolate::Panic) -> Self {
+        let error = Some(internal_error_line(input, &panic));
+        FileMigration {
+            outcome: report::FileOutcome { path: input.display(), error, ..Default::default() },
+            ..Default::default()
+        }
+    }
+}
+
+impl Isolated for FileCheck {
+    fn internal_error(input: &Input, panic: crate::isolate::Panic) -> Self {
+        FileCheck {
+            path: input.display(),
+            input: input.path(),
+            settings: None,
+            findings: Vec::new(),
+            error: Some(internal_error_line(input, &panic)),
+            warnings: Vec::new(),
+            noqa_added: 0,
+        }
+    }
+}
+
+/// Marks [`Finished::all`] when dropped, on unwinding too.
+struct AllDone<'a, T> {
+    finished: &'a std::sync::Mutex<Finished<T>>,
+    ready: &'a std::sync::Condvar,
+}
+
+impl<T> Drop for AllDone<'_, T> {
+    fn drop(&mut self) {
+        self.finished.lock().unwrap_or_else(std::sync::PoisonError::into_inner).all = true;
+        self.ready.notify_one();
+    }
 }
 
 /// What [`process_in_order`]'s workers have finished and its printer has not taken yet.
@@ -381,6 +440,9 @@ fn load(input: Input, resolver: &Resolver, run: &Arc<RunFacts>) -> Result<Loaded
         Input::File(path) => time(Phase::Read, || SourceFile::read(path)),
     }
     .map_err(|e| failed(&e))?;
+    if cfg!(debug_assertions) && source.text.contains(migrate::PANIC_ON_READ_MARKER) {
+        panic!("fault injected for testing");
+    }
     let settings = time(Phase::Walk, || match &input {
         Input::Stdin => resolver.global(),
         Input::File(path) => resolver.for_path(path),
@@ -655,7 +717,8 @@ fn migrate_python(l: &Loaded, path: &str, warnings: &mut Vec<String>) -> Result<
     let mut applied = std::mem::take(&mut m.applied);
     if l.kind == Kind::SetupPy {
         // Its requirements, in the engine's output: located back through both migrations.
-        let deps = project::migrate(Kind::SetupPy, &output, rules, &l.selection);
+        let deps = crate::isolate::catch(|| project::migrate(Kind::SetupPy, &output, rules, &l.selection))
+            .map_err(|panic| describe_problem(path, text, &Problem::Internal(panic)))?;
         let (left, dropped) = text_leftovers(&deps, path, |offset| at(m.original_offset(offset)));
         remaining.extend(left);
         reverted.extend(dropped);
@@ -807,12 +870,18 @@ fn check_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, mode: &Ch
         }
     }
     let mut checked = check_file(&l, mode.add_noqa);
-    if l.kind == Kind::SetupPy
-        && checked.error.is_none()
-        && let Ok(deps) = project::lint(Kind::SetupPy, &l.source.text, l.rules(), &l.selection)
-    {
-        checked.anchors.extend(deps.iter().map(|d| Anchor::new(&l.source.text, &[], d.range.start())));
-        checked.diagnostics.extend(deps);
+    if l.kind == Kind::SetupPy && checked.error.is_none() {
+        // Its requirements, under the guard of their own: the Python findings stand either way.
+        match crate::isolate::catch(|| project::lint(Kind::SetupPy, &l.source.text, l.rules(), &l.selection)) {
+            Ok(Ok(deps)) => {
+                checked.anchors.extend(deps.iter().map(|d| Anchor::new(&l.source.text, &[], d.range.start())));
+                checked.diagnostics.extend(deps);
+            }
+            Ok(Err(_)) => {}
+            Err(panic) => {
+                checked.error = Some(describe_problem(&out.path, &l.source.text, &Problem::Internal(panic)));
+            }
+        }
     }
     out.error = checked.error;
     out.warnings.extend(checked.warning);

@@ -81,7 +81,8 @@ impl RunFacts {
                 if done.load(Ordering::Relaxed) {
                     return;
                 }
-                if let Some(r) = hit(&p) {
+                // A file that makes a probe panic tells nothing; its own worker reports it.
+                if let Ok(Some(r)) = crate::isolate::catch(|| hit(&p)) {
                     found.lock().expect("not poisoned").push(r);
                     done.fetch_or(first_only, Ordering::Relaxed);
                 }

@@ -149,6 +149,10 @@ pub fn migrate_isolated(original: &str, rules: &RuleSet, selection: &Selection) 
 /// can prove that one file's failure never takes down a run.
 pub const PANIC_MARKER: &str = "# xla2tpu-fault-injection: panic";
 
+/// Debug builds panic on a file holding this marker as soon as it is read, before any pass of
+/// its kind, so the integration tests can prove the per-file guard covers every pass.
+pub const PANIC_ON_READ_MARKER: &str = "xla2tpu-fault-injection: panic-on-read";
+
 /// Debug builds append to a file holding this marker just before `--write` replaces it, so the
 /// integration tests can prove an edit made during a run is never overwritten.
 pub const CHANGE_MARKER: &str = "# xla2tpu-fault-injection: change-before-write";

@@ -185,8 +185,8 @@ enum Written {
 /// distribution) read into a [`Dep`]; `None` when it is neither.
 fn dep(requirement: &str, shown: &str, range: TextRange, written: Written, remove: Option<TextRange>) -> Option<Dep> {
     let requirement = requirement.trim();
-    let (name, extras, specifiers, tail) = match Requirement::<pep508_rs::VerbatimUrl>::from_str(requirement) {
-        Ok(r) => {
+    let (name, extras, specifiers, tail) = match parse_requirement(requirement) {
+        Some(r) => {
             let url = matches!(r.version_or_url, Some(VersionOrUrl::Url(_)));
             let specifiers = match r.version_or_url {
                 Some(VersionOrUrl::VersionSpecifier(s)) if !s.is_empty() => Some(s),
@@ -194,9 +194,18 @@ fn dep(requirement: &str, shown: &str, range: TextRange, written: Written, remov
             };
             (r.name, r.extras, specifiers, marker_tail(requirement, url).to_string())
         }
-        Err(_) => (wheel_name(requirement)?, Vec::new(), None, String::new()),
+        None => (wheel_name(requirement)?, Vec::new(), None, String::new()),
     };
     Some(Dep { shown: shown.to_string(), range, name, extras, specifiers, tail, written, remove, hashes: None })
+}
+
+/// A PEP 508 requirement, or `None`. pep508_rs 0.9 panics on a name its grammar takes and its
+/// name check refuses (`torch.)`, `a-)`, `a.[x]`: a trailing `.`, `-` or `_`), so the name is
+/// checked first.
+fn parse_requirement(requirement: &str) -> Option<Requirement<pep508_rs::VerbatimUrl>> {
+    let name_len = requirement.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')));
+    PackageName::from_str(&requirement[..name_len.unwrap_or(requirement.len())]).ok()?;
+    Requirement::from_str(requirement).ok()
 }
 
 /// The environment marker of a requirement that parsed, with the blank before its `;`. After a
@@ -272,8 +281,7 @@ fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool) -> Vec<Diag
     let distribution = PackageName::from_str(&target.distribution).ok();
     let has = |names: &[&str]| deps.iter().any(|d| named(&d.name, names));
     let has_xla = has(TORCH_XLA);
-    let torch_target =
-        target.requirement_on("torch").and_then(|r| Requirement::<pep508_rs::VerbatimUrl>::from_str(r).ok());
+    let torch_target = target.requirement_on("torch").and_then(parse_requirement);
     let torch_spec = torch_target.as_ref().and_then(|r| match &r.version_or_url {
         Some(VersionOrUrl::VersionSpecifier(s)) => Some(s.clone()),
         _ => None,
@@ -1204,6 +1212,9 @@ mod tests {
             "torch_xla ; python_version >=\n@@@ \"'\n",
             "[project\ndependencies = [\"torch_xla\"",
             "dependencies:\n- pip:\n  - \"torch_xla\n  -\n- 'é\n",
+            // Names pep508_rs's grammar takes and its name check refuses (it panicked on them).
+            "torch.)\na-)\nnumpy_)\na.[x]\ntorch_xla.\n",
+            "setup(install_requires=[\"torch.)\", \"a.[x]\", 'numpy_)'])\n",
         ] {
             for kind in [Kind::Requirements, Kind::Pyproject, Kind::SetupCfg, Kind::CondaEnv, Kind::SetupPy] {
                 let _ = check(kind, text, rules());

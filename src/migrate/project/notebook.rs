@@ -423,6 +423,9 @@ fn line_magic(trimmed: &str, start: TextSize) -> Option<Option<MagicKind>> {
 /// (`if IN_COLAB:\n    !pip install …`). Indented lines of fewer than four bytes become a comment.
 fn comment_out(line: &str, block_indent: usize, indent: usize) -> String {
     let body = line[indent..].trim_end_matches(['\n', '\r']);
+    if body.is_empty() {
+        return line.to_string(); // a blank line is Python already
+    }
     // `block_indent` 0: a comment whatever the indentation (a whole cell is being masked).
     let (marker, min) = if block_indent > 0 && body.len() >= 4 { ("...#", 4) } else { ("#", 1) };
     // The characters the marker replaces: at least `min` bytes, on a character boundary.
