@@ -6,8 +6,9 @@ use std::path::Path;
 
 use sweep_support::fixtures;
 use xla2tpu::ops::{Profiles, Registry};
+use xla2tpu::sweep::document::Report;
 use xla2tpu::sweep::models::{self, ModelList, ModelRecord};
-use xla2tpu::sweep::report::{self, Format, Report};
+use xla2tpu::sweep::report::{self, Format};
 use xla2tpu::sweep::resolve::{Resolution, Resolver};
 use xla2tpu::sweep::verdict::Verdict;
 use xla2tpu::sweep::{Options, sweep};

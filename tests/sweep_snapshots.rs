@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use sweep_support::{fixtures, shared_data};
 use xla2tpu::ops::{Profiles, Registry};
+use xla2tpu::sweep::document::Report;
 use xla2tpu::sweep::models::{self, ModelList};
-use xla2tpu::sweep::report::Report;
 use xla2tpu::sweep::verdict::Verdict;
 use xla2tpu::sweep::{Options, sweep};
 

@@ -2,11 +2,15 @@
 //! coverage, and which missing ops block the rest.
 //!
 //! Flow: a model list ([`models`], [`hub`]) → each model resolved to profiles ([`resolve`]) →
-//! judged against a backend registry ([`verdict`]) → aggregated ([`plan`]) → rendered
-//! ([`report`]). [`sweep`] is the whole core as a library call, so tests and the benchmark
-//! can inject lists, profiles and registries.
+//! judged against a backend registry ([`verdict`]) and by its runs on the emulated chip
+//! ([`execution`]) → one [`row`] per model → aggregated ([`plan`], [`agreement`]) → the report
+//! as data ([`document`]) → rendered ([`report`]). Each layer imports only those before it;
+//! [`tally`] (counts and how they are written) is at the bottom. [`sweep`] is the whole core
+//! as a library call, so tests and the benchmark can inject lists, profiles and registries.
+pub mod agreement;
 pub mod cli;
 pub mod configs;
+pub mod document;
 pub mod exact;
 pub mod execution;
 pub mod hub;
@@ -14,27 +18,22 @@ pub mod models;
 pub mod plan;
 pub mod report;
 pub mod resolve;
+pub mod row;
+pub mod tally;
 pub mod verdict;
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::ops::execution::{BF16, Executions, FLOAT32};
 use crate::ops::{Profiles, Registry};
+use document::{
+    BackendInfo, Bf16Summary, CAVEAT, Comparison, Difference, ExactSummary, ProfileInfo, Report, VerdictLegend,
+};
 use exact::Exact;
-use execution::ExecVerdict;
 use models::{ModelList, ModelRecord};
-use report::{BackendInfo, Bf16Summary, Comparison, Difference, ExactSummary, ProfileInfo, Report};
 use resolve::{Resolution, Resolver};
+pub use row::ModelRow;
 use verdict::{Judge, ModelVerdict};
-
-/// Said in every report: a pass here is not a promise that the model runs.
-pub const CAVEAT: &str = "Op coverage is necessary, not sufficient: \"pass\" means the model's profiles \
-traced inference and training of every class it loads and every ATen op they recorded has a kernel (or a \
-supported decomposition) in the backend's registry. It does \
-not prove that the model compiles, fits in memory, matches numerically or runs fast, and profiles come \
-from small-config CPU traces of the library code, not from each repository's weights or custom code.";
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -63,38 +62,6 @@ impl<'a> From<&'a Profiles> for Corpus<'a> {
     fn from(f32: &'a Profiles) -> Self {
         Corpus { f32, bf16: None, exact: None, executions: None }
     }
-}
-
-/// One model's result.
-#[derive(Debug, Clone, Serialize)]
-pub struct ModelRow {
-    /// 1-based position in the (download-sorted) list.
-    pub rank: usize,
-    pub id: String,
-    pub downloads: u64,
-    pub model_type: Option<String>,
-    pub library: Option<String>,
-    pub pipeline_tag: Option<String>,
-    pub arch: String,
-    /// Profiles that stand for the model (empty when unknown or n/a).
-    pub profiles: Vec<String>,
-    /// How the resolution was reached when not directly (PEFT base, diffusers components).
-    pub note: Option<String>,
-    #[serde(flatten)]
-    pub result: ModelVerdict,
-    /// The same model on the `--compare` backend.
-    pub compare: Option<ModelVerdict>,
-    /// The same model in bf16 under TorchTPU's autocast (its bf16-autocast profiles).
-    pub bf16: Option<ModelVerdict>,
-    /// The verdict comes from the model's own config (per-config profile, `--exact`), not its type.
-    pub exact: bool,
-    /// Its profiled types' runs on the emulated TorchTPU, float32 (absent for n/a models or
-    /// without execution profiles).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub execution: Option<ExecVerdict>,
-    /// The same runs under bf16 autocast.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub execution_bf16: Option<ExecVerdict>,
 }
 
 /// Runs the sweep over `list` (already cut to the top N) against `backend`, and optionally
@@ -159,10 +126,10 @@ pub fn sweep<'a>(
     });
     let exact = corpus.exact.map(|e| ExactSummary {
         source: e.source().to_string(),
-        models: plan::tally(rows.iter().filter(|r| r.exact).map(|r| r.downloads)),
+        models: tally::tally(rows.iter().filter(|r| r.exact).map(|r| r.downloads)),
     });
 
-    let execution = corpus.executions.map(|e| execution::summarize(&rows, e));
+    let execution = corpus.executions.map(|e| agreement::summarize(&rows, e));
     Report {
         tool: format!("xla2tpu {}", env!("CARGO_PKG_VERSION")),
         caveat: CAVEAT.to_string(),
@@ -177,7 +144,7 @@ pub fn sweep<'a>(
         bf16,
         exact,
         execution,
-        verdicts: report::VerdictLegend::all(),
+        verdicts: VerdictLegend::all(),
         profiles: profiles_used,
         models: rows,
     }

@@ -76,7 +76,7 @@ impl ModelList {
             self.source.notes.push(format!(
                 "{} of the selected models have downloads = 0 (not fetched by the source); \
                  they count in the model totals but weigh nothing in the download shares",
-                super::report::thousands(zero)
+                super::tally::thousands(zero)
             ));
         }
         self
@@ -104,8 +104,8 @@ pub fn embedded() -> ModelList {
                     .into(),
                 format!(
                     "{} of its {} rows have downloads = 0 (not fetched by llmfit)",
-                    super::report::thousands(zero),
-                    super::report::thousands(models.len())
+                    super::tally::thousands(zero),
+                    super::tally::thousands(models.len())
                 ),
             ],
             rows: models.len(),

@@ -5,39 +5,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::ModelRow;
+use super::row::ModelRow;
+use super::tally::{Rate, Tally};
 use super::verdict::{ModelVerdict, Verdict};
 use crate::ops::Completeness;
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Tally {
-    pub models: usize,
-    pub downloads: u64,
-}
-
-impl Tally {
-    fn add(&mut self, downloads: u64) {
-        self.models += 1;
-        self.downloads += downloads;
-    }
-}
-
-/// Percentages (0–100).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Rate {
-    pub by_count: f64,
-    pub by_downloads: f64,
-}
-
-impl Rate {
-    pub fn of(part: Tally, whole: Tally) -> Rate {
-        let pct = |a: f64, b: f64| if b > 0.0 { 100.0 * a / b } else { 0.0 };
-        Rate {
-            by_count: pct(part.models as f64, whole.models as f64),
-            by_downloads: pct(part.downloads as f64, whole.downloads as f64),
-        }
-    }
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Totals {
@@ -78,12 +49,6 @@ impl Totals {
             downloads: self.total.downloads - self.not_applicable.downloads,
         }
     }
-}
-
-pub fn tally(downloads: impl Iterator<Item = u64>) -> Tally {
-    let mut t = Tally::default();
-    downloads.for_each(|d| t.add(d));
-    t
 }
 
 pub fn totals<'a>(verdicts: impl Iterator<Item = (&'a ModelVerdict, u64)>) -> Totals {

@@ -1,5 +1,5 @@
 //! One row per model, for spreadsheets and diffs between runs.
-use super::Report;
+use crate::sweep::document::Report;
 
 pub fn render(r: &Report) -> String {
     let mut w = ::csv::Writer::from_writer(Vec::new());

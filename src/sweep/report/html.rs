@@ -2,12 +2,12 @@
 //! comes from data (model ids above all) goes through [`e`].
 use std::fmt::Write;
 
-use super::{
-    Report, bf16_line, count, detail, exact_line, execution_line, first_line, human, mix, pct, source_line, thousands,
-};
+use super::phrases::{bf16_line, detail, exact_line, execution_line, first_line, mix, source_line};
 use crate::html::escape as e;
-use crate::sweep::execution::{ExecutionSummary, explain};
-use crate::sweep::plan::Rate;
+use crate::sweep::agreement::{ExecutionSummary, explain};
+use crate::sweep::document::Report;
+use crate::sweep::tally::Rate;
+use crate::sweep::tally::{count, human, pct, thousands};
 use crate::sweep::verdict::Verdict;
 
 const CSS: &str = r#"

@@ -1,11 +1,11 @@
 //! Markdown: the summary, blockers, plan and per-architecture tables, then every model.
 use std::fmt::Write;
 
-use super::{
-    Report, bf16_line, detail, exact_line, execution_line, first_line, human, pct, plan_rates, source_line, thousands,
-};
-use crate::sweep::execution::explain;
-use crate::sweep::plan::Rate;
+use super::phrases::{bf16_line, detail, exact_line, execution_line, first_line, plan_rates, source_line};
+use crate::sweep::agreement::explain;
+use crate::sweep::document::Report;
+use crate::sweep::tally::Rate;
+use crate::sweep::tally::{human, pct, thousands};
 use crate::sweep::verdict::Verdict;
 
 pub fn render(r: &Report) -> String {

@@ -1,11 +1,10 @@
 //! The terminal summary: totals, blockers, the fix plan and the caveat, in about a screen.
 use std::fmt::Write;
 
-use super::{
-    Report, bf16_line, count, exact_line, execution_line, first_line, human, mix, pct, plan_rates, source_line,
-    thousands,
-};
-use crate::sweep::execution::explain;
+use super::phrases::{bf16_line, exact_line, execution_line, first_line, mix, plan_rates, source_line};
+use crate::sweep::agreement::explain;
+use crate::sweep::document::Report;
+use crate::sweep::tally::{count, human, pct, thousands};
 use crate::sweep::verdict::Verdict;
 
 const TOP: usize = 10;
@@ -61,7 +60,7 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(o, "{:<15} {:>8} {:>7}  {:>10} {:>7}", "verdict", "models", "share", "downloads", "share");
     for v in Verdict::ALL {
         let tally = t.get(v);
-        let share = super::super::plan::Rate::of(tally, t.total);
+        let share = crate::sweep::tally::Rate::of(tally, t.total);
         let _ = writeln!(
             o,
             "{:<15} {:>8} {:>7}  {:>10} {:>7}",
