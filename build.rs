@@ -5,5 +5,6 @@ fn main() {
     println!("cargo:rerun-if-changed=emulator/python");
     println!("cargo:rerun-if-changed=corpus/ops");
     println!("cargo:rerun-if-changed=corpus/ops-bf16");
+    println!("cargo:rerun-if-changed=corpus/exec");
     println!("cargo:rerun-if-changed=corpus/models");
 }

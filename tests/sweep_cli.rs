@@ -292,3 +292,64 @@ fn executions_join_the_op_verdict() {
     }
     assert!(models.iter().filter(|m| m["verdict"] == "n/a").all(|m| m.get("execution").is_none()));
 }
+
+/// The default answer has both verdicts (issue 46): the execution verdicts are built in, every
+/// format leads with the same figures over the same denominator, and a pass that rests on what
+/// the emulator could not check is a line of its own. `--no-executions` leaves them out and
+/// `--executions DIR` takes a fresh run.
+#[test]
+fn the_default_answer_is_op_coverage_and_runs_on_the_chip_over_one_denominator() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = sweep(tmp.path()).args(["--top", "5000"]).args(args).output().expect("runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let json: serde_json::Value = serde_json::from_str(&run(&["--format", "json"])).expect("JSON");
+    let h = &json["headline"];
+    let pytorch = h["pytorch"]["models"].as_u64().expect("a denominator");
+    assert_eq!(
+        pytorch,
+        json["totals"]["total"]["models"].as_u64().unwrap()
+            - json["totals"]["not_applicable"]["models"].as_u64().unwrap()
+    );
+    let figure = |key: &str| {
+        let rate = &h[key];
+        (
+            format!("{:.1}%", rate["by_count"].as_f64().unwrap()),
+            format!("{:.1}%", rate["by_downloads"].as_f64().unwrap()),
+        )
+    };
+    let figures = ["op_coverage", "runs", "both"].map(figure);
+    assert_eq!(figures[0].0, format!("{:.1}%", json["totals"]["pass_rate"]["by_count"].as_f64().unwrap()));
+    assert!(json["execution"]["source"].as_str().unwrap().contains("[embedded]"));
+    let text = run(&[]);
+    let md = run(&["--format", "md"]);
+    let html = run(&["--format", "html"]);
+    let denominator = format!("of {} PyTorch checkpoints", xla2tpu::sweep::tally::thousands(pytorch as usize));
+    for (format, out) in [("text", &text), ("md", &md), ("html", &html)] {
+        assert!(out.contains(&denominator), "{format}: {denominator}");
+        for (label, (count, downloads)) in
+            ["op coverage passes", "runs on the emulated chip", "both"].iter().zip(&figures)
+        {
+            let line = out.lines().find(|l| l.contains(label)).unwrap_or_else(|| panic!("{format}: no `{label}`"));
+            assert!(line.contains(count.as_str()) && line.contains(downloads.as_str()), "{format}: {line}");
+        }
+        // The unchecked passes have a row of their own, naming what they rest on.
+        assert!(out.lines().any(|l| l.contains("pass, unchecked") && l.contains("histc")), "{format}");
+    }
+    // The chart's pass bar is the card's share (the same denominator), not a share of all models.
+    let op_by_downloads = &figures[0].1;
+    assert!(html.contains(&format!("<title>pass: {op_by_downloads}</title>")), "chart and card disagree");
+    let csv = run(&["--format", "csv"]);
+    assert!(csv.lines().next().unwrap().contains("execution_rests_on"));
+    assert!(csv.lines().any(|l| l.contains("aten::histc on int32")));
+    // Off, and from a directory.
+    let off = run(&["--no-executions"]);
+    assert!(off.contains("op coverage passes") && off.contains("left out: --no-executions"), "{off}");
+    assert!(!off.lines().any(|l| l.contains("runs on the emulated chip") && l.contains("by count")), "{off}");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/exec");
+    let from_dir: serde_json::Value =
+        serde_json::from_str(&run(&["--format", "json", "--executions", dir.to_str().unwrap()])).unwrap();
+    assert_eq!(from_dir["headline"], json["headline"], "the embedded runs are corpus/exec");
+}

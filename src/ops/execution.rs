@@ -7,7 +7,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context;
+use include_dir::{Dir, include_dir};
 use serde::{Deserialize, Serialize};
+
+/// `corpus/exec`, compiled in like the op profiles: `sweep` answers with both verdicts offline.
+static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/corpus/exec");
 
 /// The two precisions every type runs in.
 pub const FLOAT32: &str = "float32";
@@ -116,6 +120,22 @@ pub struct Executions {
 }
 
 impl Executions {
+    /// The execution profiles compiled into the binary (`corpus/exec`), parsed on first use.
+    pub fn embedded() -> &'static Executions {
+        static CELL: std::sync::OnceLock<Executions> = std::sync::OnceLock::new();
+        CELL.get_or_init(|| {
+            let mut out = Executions { source: "corpus/exec [embedded]".to_string(), ..Default::default() };
+            let mut stack = vec![&EMBEDDED];
+            while let Some(dir) = stack.pop() {
+                stack.extend(dir.dirs());
+                for file in dir.files().filter(|f| f.path().extension().is_some_and(|e| e == "json")) {
+                    out.add(&file.path().to_string_lossy(), file.contents());
+                }
+            }
+            out
+        })
+    }
+
     /// Execution profiles in a directory written by `python -m xla2tpu_tracer execute --out DIR`.
     pub fn from_dir(dir: &Path) -> anyhow::Result<Executions> {
         let mut out = Executions { source: dir.display().to_string(), ..Default::default() };
@@ -198,5 +218,15 @@ mod tests {
         assert!(ExecStatus::Fail.severity() > ExecStatus::Unknown.severity());
         ex.add("bad.json", b"{");
         assert_eq!(ex.load_errors().len(), 1);
+    }
+
+    #[test]
+    fn the_embedded_runs_are_corpus_exec() {
+        let ex = Executions::embedded();
+        assert!(ex.load_errors().is_empty(), "{:?}", ex.load_errors());
+        let on_disk = Executions::from_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/exec")).expect("reads");
+        assert_eq!(ex.len(), on_disk.len());
+        assert!(ex.len() > 700, "{} runs", ex.len());
+        assert_eq!(ex.get("transformers/bert").map(|e| e.run(FLOAT32).map(|r| r.status)), Some(Some(ExecStatus::Pass)));
     }
 }

@@ -21,6 +21,8 @@ pub struct ExecutionSummary {
     pub pass_rate: Rate,
     /// Share that passes both verdicts: every op present and the run passed.
     pub both_rate: Rate,
+    /// Share that passes both verdicts without resting on what the emulator could not check.
+    pub both_checked_rate: Rate,
     /// Share that ran under bf16 autocast as well.
     pub bf16_pass_rate: Rate,
     /// Models where the op verdict and the execution verdict disagree, by cause.
@@ -98,6 +100,15 @@ pub fn summarize(rows: &[ModelRow], executions: &Executions) -> ExecutionSummary
         pytorch
             .iter()
             .filter(|r| r.result.verdict == Verdict::Pass && status(r) == ExecStatus::Pass)
+            .map(|r| r.downloads),
+    );
+    let both_checked = tally(
+        pytorch
+            .iter()
+            .filter(|r| {
+                r.result.verdict == Verdict::Pass
+                    && r.execution.as_ref().is_some_and(|e| e.status == ExecStatus::Pass && e.unchecked.is_empty())
+            })
             .map(|r| r.downloads),
     );
     let bf16 = tally(
@@ -179,6 +190,7 @@ pub fn summarize(rows: &[ModelRow], executions: &Executions) -> ExecutionSummary
         versions: executions.versions(),
         pass_rate: Rate::of(pass, whole),
         both_rate: Rate::of(both, whole),
+        both_checked_rate: Rate::of(both_checked, whole),
         bf16_pass_rate: Rate::of(bf16, whole),
         totals,
         disagreements,

@@ -60,11 +60,15 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DIR")]
     pub exact: Option<PathBuf>,
 
-    /// Execution profiles from `python -m xla2tpu_tracer execute --out DIR` (e.g. corpus/exec):
-    /// each model also gets its types' runs on the emulated TorchTPU 0.2.0, and the report shows
-    /// where that verdict and op coverage disagree. Not the default yet: see corpus/exec/README.md.
-    #[arg(long, value_name = "DIR")]
+    /// Execution profiles from `python -m xla2tpu_tracer execute --out DIR` instead of the ones
+    /// built into the binary (corpus/exec): each model's profiled types run on the emulated
+    /// TorchTPU 0.2.0, the second verdict every report shows beside op coverage.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_executions")]
     pub executions: Option<PathBuf>,
+
+    /// Op coverage only: leave out the runs on the emulated TorchTPU.
+    #[arg(long)]
+    pub no_executions: bool,
 
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -115,7 +119,8 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
                 .with_context(|| format!("loading execution profiles from {}", dir.display()))?;
             Some(&exec_owned)
         }
-        None => None,
+        None if args.no_executions => None,
+        None => Some(Executions::embedded()),
     };
     if let Some(first) = executions.and_then(|e| e.load_errors().first()) {
         eprintln!("warning: some execution profiles did not load (first: {first})");

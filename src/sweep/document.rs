@@ -8,7 +8,7 @@ use super::agreement::ExecutionSummary;
 use super::models::SourceInfo;
 use super::plan::{ArchRow, Blocker, Plan, ReasonRow, Totals};
 use super::row::ModelRow;
-use super::tally::Tally;
+use super::tally::{Rate, Tally};
 use super::verdict::Verdict;
 use crate::ops::{Evaluation, Profile, Registry};
 
@@ -25,6 +25,8 @@ pub struct Report {
     pub caveat: String,
     pub source: SourceInfo,
     pub backend: BackendInfo,
+    /// The answer every format leads with.
+    pub headline: Headline,
     pub totals: Totals,
     pub blockers: Vec<Blocker>,
     pub plan: Plan,
@@ -45,6 +47,54 @@ pub struct Report {
     /// Every profile a verdict used, with its trace versions and the evaluation behind it.
     pub profiles: BTreeMap<String, ProfileInfo>,
     pub models: Vec<ModelRow>,
+}
+
+/// The answer in a few figures, all shares of one denominator: the PyTorch checkpoints of the
+/// list (models with no PyTorch weights, `n/a`, are left out of every figure).
+#[derive(Debug, Clone, Serialize)]
+pub struct Headline {
+    /// The denominator.
+    pub pytorch: Tally,
+    /// Left out of it.
+    pub not_applicable: Tally,
+    /// Every op the model's profiles recorded has a kernel (verdict `pass`).
+    pub op_coverage: Rate,
+    /// Its profiled types ran inference and a training step on the emulated chip (float32).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Rate>,
+    /// Both of the above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub both: Option<Rate>,
+    /// Both, without resting on anything the emulator could not check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub both_checked: Option<Rate>,
+}
+
+impl Headline {
+    pub fn new(totals: &Totals, execution: Option<&ExecutionSummary>) -> Headline {
+        Headline {
+            pytorch: totals.pytorch(),
+            not_applicable: totals.not_applicable,
+            op_coverage: totals.pass_rate,
+            runs: execution.map(|x| x.pass_rate),
+            both: execution.map(|x| x.both_rate),
+            both_checked: execution.map(|x| x.both_checked_rate),
+        }
+    }
+
+    /// The figures with their labels, in the order every format shows them. The last is left
+    /// out when nothing rests on an unchecked fact (it would repeat `both`).
+    pub fn figures(&self) -> Vec<(&'static str, Rate)> {
+        let mut out = vec![("op coverage passes", self.op_coverage)];
+        out.extend(self.runs.map(|r| ("runs on the emulated chip", r)));
+        out.extend(self.both.map(|r| ("both", r)));
+        if let (Some(both), Some(checked)) = (self.both, self.both_checked)
+            && checked != both
+        {
+            out.push(("both, resting on nothing unchecked", checked));
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

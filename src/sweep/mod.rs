@@ -27,7 +27,8 @@ use std::collections::BTreeMap;
 use crate::ops::execution::{BF16, Executions, FLOAT32};
 use crate::ops::{Profiles, Registry};
 use document::{
-    BackendInfo, Bf16Summary, CAVEAT, Comparison, Difference, ExactSummary, ProfileInfo, Report, VerdictLegend,
+    BackendInfo, Bf16Summary, CAVEAT, Comparison, Difference, ExactSummary, Headline, ProfileInfo, Report,
+    VerdictLegend,
 };
 use exact::Exact;
 use models::{ModelList, ModelRecord};
@@ -135,6 +136,7 @@ pub fn sweep<'a>(
         caveat: CAVEAT.to_string(),
         source: list.source.clone(),
         backend: backend_info,
+        headline: Headline::new(&totals, execution.as_ref()),
         blockers: plan::blockers(&rows),
         plan: plan::greedy(&rows, &totals, opts.plan_steps),
         architectures: plan::architectures(&rows),

@@ -21,7 +21,7 @@ pub fn render(r: &Report) -> String {
         header.extend(["verdict_bf16", "missing_ops_bf16"]);
     }
     if r.execution.is_some() {
-        header.extend(["execution", "execution_detail", "execution_bf16"]);
+        header.extend(["execution", "execution_detail", "execution_rests_on", "execution_bf16"]);
     }
     let (cv, cm) = compare.map(|n| (format!("verdict_{n}"), format!("missing_ops_{n}"))).unwrap_or_default();
     if compare.is_some() {
@@ -56,6 +56,7 @@ pub fn render(r: &Report) -> String {
             rec.extend([
                 label(m.execution.as_ref()),
                 m.execution.as_ref().map(|e| e.detail()).unwrap_or_default(),
+                m.execution.as_ref().map(|e| e.unchecked.join("; ")).unwrap_or_default(),
                 label(m.execution_bf16.as_ref()),
             ]);
         }

@@ -2,10 +2,12 @@
 //! comes from data (model ids above all) goes through [`e`].
 use std::fmt::Write;
 
-use super::phrases::{bf16_line, detail, exact_line, execution_line, first_line, mix, source_line};
+use super::phrases::{
+    bf16_line, denominator, detail, exact_line, execution_line, first_line, mix, run_rows, share, source_line,
+};
 use crate::html::escape as e;
 use crate::sweep::agreement::{ExecutionSummary, explain};
-use crate::sweep::document::Report;
+use crate::sweep::document::{Headline, Report};
 use crate::sweep::tally::Rate;
 use crate::sweep::tally::{count, human, pct, thousands};
 use crate::sweep::verdict::Verdict;
@@ -48,15 +50,20 @@ pub fn render(r: &Report) -> String {
     );
     let _ = writeln!(o, "<h1>Which Hugging Face models run on {}?</h1>", e(&r.backend.name));
     // The headline figures first: on a phone they are the first screen.
+    let h = &r.headline;
     let _ = writeln!(o, "<div class=\"cards\">");
-    card(&mut o, &pct(t.pass_rate.by_downloads), "pass rate by downloads");
-    card(&mut o, &pct(t.pass_rate.by_count), "pass rate by model count");
-    card(&mut o, &thousands(t.total.models), "models swept");
-    card(&mut o, &human(t.total.downloads), "downloads (30 days)");
-    if let Some(x) = &r.execution {
-        card(&mut o, &pct(x.both_rate.by_count), "op coverage and execution both pass, by count");
+    for (label, rate) in h.figures() {
+        card(&mut o, &pct(rate.by_count), &format!("{label}, by count ({} by downloads)", pct(rate.by_downloads)));
     }
     let _ = writeln!(o, "</div>");
+    let _ = writeln!(
+        o,
+        "<p class=\"meta\">Every share is {}; {} swept, {} downloads in 30 days.{}</p>",
+        e(&denominator(h)),
+        e(&count(t.total.models, "model")),
+        e(&human(t.total.downloads)),
+        if h.runs.is_none() { " Runs on the emulated chip left out (<code>--no-executions</code>)." } else { "" }
+    );
     let _ = writeln!(o, "<p class=\"meta\">Models: {}</p>", e(&source_line(r)));
     for note in &r.source.notes {
         let _ = writeln!(o, "<p class=\"meta\">Note: {}</p>", e(note));
@@ -70,7 +77,7 @@ pub fn render(r: &Report) -> String {
 
     let _ = writeln!(o, "<p class=\"caveat\">{}</p>", e(&r.caveat));
 
-    let _ = writeln!(o, "<h2>Verdicts by download share and by count</h2>");
+    let _ = writeln!(o, "<h2>Op coverage by download share and by count</h2>");
     share_chart(&mut o, r);
     let _ = writeln!(
         o,
@@ -78,22 +85,20 @@ pub fn render(r: &Report) -> String {
     );
     for v in Verdict::ALL {
         let tally = t.get(v);
-        let s = Rate::of(tally, t.total);
+        let (by_count, by_downloads) =
+            share(r, v).map_or(("-".to_string(), "-".to_string()), |s| (pct(s.by_count), pct(s.by_downloads)));
         let _ = writeln!(
             o,
-            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=n>{}</td><td class=n>{by_count}</td><td class=n>{}</td><td class=n>{by_downloads}</td><td>{}</td></tr>",
             badge(v),
             thousands(tally.models),
-            pct(s.by_count),
             human(tally.downloads),
-            pct(s.by_downloads),
             e(v.guarantee())
         );
     }
     let _ = writeln!(
         o,
-        "</table><p>Pass rate = pass ÷ PyTorch checkpoints ({} models; n/a excluded). Inference proven: {} by count, {} by downloads.{}</p>",
-        thousands(t.pytorch().models),
+        "</table><p>Inference proven: {} by count, {} by downloads.{}</p>",
         pct(t.inference_rate.by_count),
         pct(t.inference_rate.by_downloads),
         if t.fail_inference_ok.models > 0 {
@@ -111,7 +116,7 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "<p>{}.</p>", e(&line));
     }
     if let Some(x) = &r.execution {
-        execution_section(&mut o, x);
+        execution_section(&mut o, x, h);
     }
 
     if !r.blockers.is_empty() {
@@ -280,8 +285,26 @@ pub fn render(r: &Report) -> String {
 }
 
 /// The execution verdict: its rates, where it disagrees with op coverage, and the failures.
-fn execution_section(o: &mut String, x: &ExecutionSummary) {
-    let _ = writeln!(o, "<h2>Op coverage against a run on the device</h2><p>{}.</p>", e(&execution_line(x)));
+fn execution_section(o: &mut String, x: &ExecutionSummary, h: &Headline) {
+    let _ = writeln!(o, "<h2>Runs on the emulated chip</h2><p>{}.</p>", e(&execution_line(x)));
+    let _ = writeln!(
+        o,
+        "<table><tr><th>on the chip</th><th class=n>models</th><th class=n>share</th><th class=n>downloads</th><th class=n>share</th><th>rests on</th></tr>"
+    );
+    for (label, tally, rests_on) in run_rows(x) {
+        let s = Rate::of(tally, h.pytorch);
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td></tr>",
+            e(&label),
+            thousands(tally.models),
+            pct(s.by_count),
+            human(tally.downloads),
+            pct(s.by_downloads),
+            e(rests_on.trim_start_matches("rests on: "))
+        );
+    }
+    let _ = writeln!(o, "</table><h3>Where op coverage and the run disagree</h3>");
     if !x.disagreements.is_empty() {
         let _ = writeln!(
             o,
@@ -362,7 +385,6 @@ fn badge(v: Verdict) -> String {
 fn share_chart(o: &mut String, r: &Report) {
     const W: f64 = 860.0;
     const X0: f64 = 90.0;
-    let t = &r.totals;
     let _ = writeln!(
         o,
         "<svg viewBox=\"0 0 {} 92\" width=\"100%\" role=\"img\" aria-label=\"verdict shares\">",
@@ -372,8 +394,9 @@ fn share_chart(o: &mut String, r: &Report) {
         let y = 8.0 + row as f64 * 40.0;
         let _ = writeln!(o, "<text x=\"0\" y=\"{}\">{label}</text>", y + 19.0);
         let mut x = X0;
+        // Shares of the PyTorch checkpoints, as the cards above: n/a is left out of both.
         for v in Verdict::ALL {
-            let s = Rate::of(t.get(v), t.total);
+            let Some(s) = share(r, v) else { continue };
             let share = if by_downloads { s.by_downloads } else { s.by_count };
             let w = W * share / 100.0;
             if w <= 0.0 {
@@ -400,7 +423,7 @@ fn share_chart(o: &mut String, r: &Report) {
         }
     }
     let _ = writeln!(o, "</svg><p class=\"legend\">");
-    for v in Verdict::ALL {
+    for v in Verdict::ALL.into_iter().filter(|&v| v != Verdict::NotApplicable) {
         let _ = write!(o, "<span><i style=\"background:{}\"></i>{}</span>", color(v), v.label());
     }
     let _ = writeln!(o, "</p>");

@@ -1,9 +1,9 @@
 //! Sentences and cells that several report formats share.
 use crate::ops::execution::ExecStatus;
 use crate::sweep::agreement::ExecutionSummary;
-use crate::sweep::document::{Bf16Summary, ExactSummary, Report};
+use crate::sweep::document::{Bf16Summary, ExactSummary, Headline, Report};
 use crate::sweep::plan::ArchRow;
-use crate::sweep::tally::{Rate, count, human, pct, thousands};
+use crate::sweep::tally::{Rate, Tally, count, human, pct, thousands};
 use crate::sweep::verdict::{ModelVerdict, Verdict};
 
 /// A model's detail for every format: its missing ops, why it has no verdict, or (for a verdict
@@ -52,36 +52,47 @@ pub(crate) fn bf16_line(b: &Bf16Summary) -> String {
     )
 }
 
-/// One sentence on the execution verdict, shared by the text and Markdown renderers.
+/// What the second verdict ran, in one sentence (its figures are in the headline and the table).
 pub(crate) fn execution_line(x: &ExecutionSummary) -> String {
-    let t = |s: ExecStatus| x.totals.get(&s).copied().unwrap_or_default().models;
     format!(
-        "runs on emulated TorchTPU {}: {} by count, {} by downloads ({} pass, {} pass-inference, {} fail, {} unknown); \
-         op coverage and execution both pass: {} by count, {} by downloads; bf16 autocast runs: {} by count",
+        "Each profiled type's tiny model ran on the strict TorchTPU {} emulator: inference and a training step \
+         in float32 ({}); under bf16 autocast, {} by count run",
         x.versions.get("emulator").map_or("0.2.0", String::as_str),
-        pct(x.pass_rate.by_count),
-        pct(x.pass_rate.by_downloads),
-        thousands(t(ExecStatus::Pass)),
-        thousands(t(ExecStatus::PassInference)),
-        thousands(t(ExecStatus::Fail)),
-        thousands(t(ExecStatus::Unknown)),
-        pct(x.both_rate.by_count),
-        pct(x.both_rate.by_downloads),
+        x.source,
         pct(x.bf16_pass_rate.by_count),
-    ) + &unchecked_clause(x)
+    )
 }
 
-/// How many passes rest on what the emulator could not check, and the most common such thing.
-fn unchecked_clause(x: &ExecutionSummary) -> String {
-    match x.unchecked.first() {
-        Some(top) if x.passes_unchecked.models > 0 => format!(
-            "; {} of the passes ({} downloads) rest on what the emulator could not check (most often: {})",
-            thousands(x.passes_unchecked.models),
-            human(x.passes_unchecked.downloads),
-            top.note
-        ),
-        _ => String::new(),
+/// Whose share every headline figure is.
+pub(crate) fn denominator(h: &Headline) -> String {
+    format!(
+        "of {} PyTorch checkpoints ({} with no PyTorch weights left out)",
+        thousands(h.pytorch.models),
+        count(h.not_applicable.models, "model")
+    )
+}
+
+/// A verdict's share of the headline's denominator; `None` for n/a, which it leaves out.
+pub(crate) fn share(r: &Report, v: Verdict) -> Option<Rate> {
+    (v != Verdict::NotApplicable).then(|| Rate::of(r.totals.get(v), r.headline.pytorch))
+}
+
+/// The runs on the emulated chip by status, a pass that rests on what the emulator could not
+/// check on a row of its own: (label, models and downloads, what it rests on).
+pub(crate) fn run_rows(x: &ExecutionSummary) -> Vec<(String, Tally, String)> {
+    let get = |s: ExecStatus| x.totals.get(&s).copied().unwrap_or_default();
+    let pass = get(ExecStatus::Pass);
+    let unchecked = x.passes_unchecked;
+    let checked = Tally { models: pass.models - unchecked.models, downloads: pass.downloads - unchecked.downloads };
+    let mut rows = vec![("pass".to_string(), checked, String::new())];
+    if unchecked.models > 0 {
+        let notes: Vec<&str> = x.unchecked.iter().map(|u| u.note.as_str()).collect();
+        rows.push(("pass, unchecked".to_string(), unchecked, format!("rests on: {}", notes.join("; "))));
     }
+    for s in [ExecStatus::PassInference, ExecStatus::Fail, ExecStatus::Unknown] {
+        rows.push((s.label().to_string(), get(s), String::new()));
+    }
+    rows
 }
 
 /// One sentence on `--exact`.

@@ -1,10 +1,12 @@
 //! The terminal summary: totals, blockers, the fix plan and the caveat, in about a screen.
 use std::fmt::Write;
 
-use super::phrases::{bf16_line, exact_line, execution_line, first_line, mix, plan_rates, source_line};
+use super::phrases::{
+    bf16_line, denominator, exact_line, execution_line, first_line, mix, plan_rates, run_rows, share, source_line,
+};
 use crate::sweep::agreement::explain;
 use crate::sweep::document::Report;
-use crate::sweep::tally::{count, human, pct, thousands};
+use crate::sweep::tally::{Rate, count, human, pct, thousands};
 use crate::sweep::verdict::Verdict;
 
 const TOP: usize = 10;
@@ -27,12 +29,12 @@ pub fn summary_line(r: &Report) -> String {
     if let Some(x) = &r.exact {
         let _ = write!(line, "; --exact: {} judged from their own config", count(x.models.models, "model"));
     }
-    if let Some(x) = &r.execution {
+    if let (Some(runs), Some(both)) = (r.headline.runs, r.headline.both) {
         let _ = write!(
             line,
-            "; runs on emulated TorchTPU {} by count, both verdicts pass {}",
-            pct(x.pass_rate.by_count),
-            pct(x.both_rate.by_count)
+            "; runs on the emulated chip {} by count, both pass {} by count",
+            pct(runs.by_count),
+            pct(both.by_count)
         );
     }
     if let Some(c) = &r.comparison {
@@ -57,18 +59,29 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(o, "backend:  {}: {}", r.backend.name, first_line(&r.backend.provenance));
     let _ = writeln!(o);
-    let _ = writeln!(o, "{:<15} {:>8} {:>7}  {:>10} {:>7}", "verdict", "models", "share", "downloads", "share");
+    let h = &r.headline;
+    let _ = writeln!(o, "{}:", denominator(h));
+    for (label, rate) in h.figures() {
+        let _ =
+            writeln!(o, "  {label:<36} {:>6} by count  {:>6} by downloads", pct(rate.by_count), pct(rate.by_downloads));
+    }
+    if h.runs.is_none() {
+        let _ = writeln!(o, "  (runs on the emulated chip left out: --no-executions)");
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "{:<15} {:>8} {:>7}  {:>10} {:>7}", "op coverage", "models", "share", "downloads", "share");
     for v in Verdict::ALL {
         let tally = t.get(v);
-        let share = crate::sweep::tally::Rate::of(tally, t.total);
+        let (by_count, by_downloads) =
+            share(r, v).map_or(("-".to_string(), "-".to_string()), |s| (pct(s.by_count), pct(s.by_downloads)));
         let _ = writeln!(
             o,
             "{:<15} {:>8} {:>7}  {:>10} {:>7}",
             v.label(),
             thousands(tally.models),
-            pct(share.by_count),
+            by_count,
             human(tally.downloads),
-            pct(share.by_downloads)
+            by_downloads
         );
     }
     let _ = writeln!(
@@ -82,14 +95,7 @@ pub fn render(r: &Report) -> String {
     );
     let _ = writeln!(
         o,
-        "\npass rate: {} by count, {} by downloads (of {} PyTorch checkpoints; n/a excluded)",
-        pct(t.pass_rate.by_count),
-        pct(t.pass_rate.by_downloads),
-        thousands(t.pytorch().models)
-    );
-    let _ = writeln!(
-        o,
-        "inference proven: {} by count, {} by downloads (pass, pass-inference, and fail with training-only gaps)",
+        "\ninference proven: {} by count, {} by downloads (pass, pass-inference, and fail with training-only gaps)",
         pct(t.inference_rate.by_count),
         pct(t.inference_rate.by_downloads)
     );
@@ -111,6 +117,19 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o, "{}", exact_line(x));
     }
     if let Some(x) = &r.execution {
+        let _ =
+            writeln!(o, "\n{:<15} {:>8} {:>7}  {:>10} {:>7}", "on the chip", "models", "share", "downloads", "share");
+        for (label, tally, rests_on) in run_rows(x) {
+            let s = Rate::of(tally, h.pytorch);
+            let line = format!(
+                "{label:<15} {:>8} {:>7}  {:>10} {:>7}  {rests_on}",
+                thousands(tally.models),
+                pct(s.by_count),
+                human(tally.downloads),
+                pct(s.by_downloads)
+            );
+            let _ = writeln!(o, "{}", line.trim_end());
+        }
         let _ = writeln!(o, "{}", wrap(&execution_line(x), 100));
     }
     let _ = writeln!(o, "\n{}", wrap(&r.caveat, 100));
