@@ -58,7 +58,7 @@ def recipe():
 
 
 def test_a_recipe_builds_what_no_generic_builder_can(recipe):
-    kw = hf_inputs.build_inputs(_NoisyModel(), _Cfg(), "base", with_labels=False)
+    kw = hf_types.build_inputs(_NoisyModel(), _Cfg(), "base", with_labels=False)
     assert set(kw) == {"noise"} and recipe == [("_NoisyModel", "base", {}, False)]
 
 
@@ -66,7 +66,7 @@ def test_without_a_recipe_a_missing_builder_is_still_an_error():
     cfg = _Cfg()
     cfg.model_type = "xla2tpu_other_type"
     with pytest.raises(hf_inputs.NoInputBuilder):
-        hf_inputs.build_inputs(_NoisyModel(), cfg, "base", with_labels=False)
+        hf_types.build_inputs(_NoisyModel(), cfg, "base", with_labels=False)
 
 
 def test_a_recipe_sees_the_generic_inputs_and_the_training_flag(recipe):
@@ -76,7 +76,7 @@ def test_a_recipe_sees_the_generic_inputs_and_the_training_flag(recipe):
         def forward(self, input_ids, noise=None):
             return input_ids
 
-    kw = hf_inputs.build_inputs(TextModel(), _Cfg(), "base", with_labels=True)
+    kw = hf_types.build_inputs(TextModel(), _Cfg(), "base", with_labels=True)
     (_, _, seen, training), = recipe
     assert set(seen) == {"input_ids"} and training and set(kw) == {"input_ids", "noise"}
 

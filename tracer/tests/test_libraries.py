@@ -30,8 +30,8 @@ def _trace(lib, name):
 
 
 def test_every_library_is_a_cli_choice_with_a_version():
-    assert set(NEW) <= set(cli.LIBRARIES)
-    versions = cli._versions(NEW)
+    assert set(NEW) <= set(targets.LIBRARIES)
+    versions = targets.library_versions(NEW)
     # The versions recorded in profiles are the ones pinned in requirements.txt.
     req = open(os.path.join(os.path.dirname(__file__), "..", "requirements.txt"), encoding="utf-8").read()
     pins = {"sentence-transformers": "sentence-transformers", "open_clip": "open_clip_torch", "peft": "peft",

@@ -7,32 +7,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 
-from . import __version__, output
+from . import output
 from .target import Target
-
-LIBRARIES = ["transformers", "diffusers", "timm", "sentence-transformers", "open_clip", "peft", "pyannote-audio",
-             "speechbrain"]
-
-
-def _versions(libs) -> dict:
-    import torch
-
-    v = {"python": platform.python_version(), "torch": torch.__version__.split("+")[0], "tracer": __version__}
-    from importlib.metadata import version
-
-    from .targets import DISTRIBUTIONS
-
-    for lib in libs:
-        if lib in DISTRIBUTIONS:
-            v[lib] = version(DISTRIBUTIONS[lib]).split("+")[0]
-        else:
-            v[lib] = __import__(lib).__version__.split("+")[0]
-    return v
-
+from .targets import LIBRARIES, library_versions
 
 def _targets(libs):
     from . import targets
@@ -96,7 +76,7 @@ def _crosscheck(args) -> int:
     libs = sorted({x.library for x in todo}) or ["transformers"]
     targets.preload(libs)
     crosscheck.warm_up()
-    versions = _versions(LIBRARIES)
+    versions = library_versions(LIBRARIES)
     print(f"{len(todo)} types to crosscheck", flush=True)
     t0 = time.time()
     entries = runner.run(todo, functools.partial(crosscheck.trace, ops_dir=args.ops), args.out, versions,
@@ -204,7 +184,7 @@ def main(argv=None) -> int:
     from . import targets
 
     targets.preload(libs)
-    versions = _versions(LIBRARIES)
+    versions = library_versions(LIBRARIES)
     entries = output.load_index(args.out)
     want_precision = "bf16-autocast" if args.precision == "bf16" else None
     if entries and output._index_precision(args.out) != want_precision:

@@ -483,10 +483,10 @@ def main(args) -> int:
         else:
             items.append((k, configs[k]))
     if args.ray:
-        executors.run_ray(args.ray, items, on_result, jobs=args.jobs, timeout=args.timeout,
+        executors.run_ray(args.ray, items, run_one, on_result, jobs=args.jobs, timeout=args.timeout,
                           memory_mb=args.memory_mb, retries=args.retries)
     else:
-        executors.run_local(items, on_result, jobs=args.jobs or 2, timeout=args.timeout,
+        executors.run_local(items, trace_config, on_result, jobs=args.jobs or 2, timeout=args.timeout,
                             memory_mb=args.memory_mb, log_dir=args.log_dir)
     counts = merger.finish()
     print(f"done in {time.time() - t0:.0f}s: {counts}", flush=True)

@@ -169,8 +169,8 @@ def classify(exc: BaseException, events: list) -> dict:
     inc = next((e for e in events if e.get("event") == "incompatibility"), None)
     op = None
     if inc is not None:
-        kind = {"missing_op": "missing_op", "device_mismatch": "device_mix", "not_emulated": "not_emulated"}.get(
-            inc.get("kind"), "api_raises")
+        kind = {"missing_op": "missing_op", "device_mismatch": "device_mix", "not_emulated": "not_emulated",
+                "unsupported_dtype": "dtype"}.get(inc.get("kind"), "api_raises")
         op = inc.get("op")
     elif _MISSING.search(message) or _NO_BACKEND.search(message):
         kind = "missing_op"
@@ -573,7 +573,7 @@ def main(args) -> int:
     os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
     import torch
 
-    from . import cli, executors, output, runner, targets
+    from . import executors, output, runner, targets
 
     torch.set_num_threads(1)
     todo = _profiled(args.ops)
@@ -587,7 +587,7 @@ def main(args) -> int:
     done = _load(args.out)
     if not args.force and not args.check:
         todo = [t for t in todo if t.id not in done]
-    versions = {**cli._versions(cli.LIBRARIES), "emulator": emulator_version()}
+    versions = {**targets.library_versions(targets.LIBRARIES), "emulator": emulator_version()}
     settings = {"timeout_s": args.timeout, "rss_mb": args.rss_mb}
     print(f"{len(todo)} types to execute ({len(done)} already in {args.out})", flush=True)
     t0 = time.time()
@@ -605,13 +605,14 @@ def main(args) -> int:
     if args.ray:
         from .target import Target
 
-        items = [(t.id, {"task": "execute", "library": t.library, "name": t.name}) for t in todo]
+        items = [(t.id, {"library": t.library, "name": t.name}) for t in todo]
 
         def on_ray(key, res, elapsed):
             line = write(Target(*key.split("/", 1)), res)
             print(f"{key:50s} {elapsed:6.1f}s {line}", flush=True)
 
-        executors.run_ray(args.ray, items, on_ray, jobs=args.jobs, timeout=args.timeout, memory_mb=args.rss_mb)
+        executors.run_ray(args.ray, items, run_one, on_ray, jobs=args.jobs, timeout=args.timeout,
+                          memory_mb=args.rss_mb)
     else:
         load_emulator()
         targets.preload(sorted({t.library for t in todo}) or ["transformers"])

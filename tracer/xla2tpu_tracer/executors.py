@@ -1,8 +1,9 @@
-"""Where exact traces run: forked local workers (runner.py) or Ray tasks.
+"""Where traces and runs go: forked local workers (runner.py) or Ray tasks.
 
-Both call ``exact.run_one`` for a config and hand its JSON result to the same
-``on_result(key, result, elapsed_s)``; only failures of the executor itself (timeout,
-dead worker) are described differently.
+Both run the function their caller gives (``exact``'s trace of a config, ``execute``'s run of
+a type) and hand its JSON result to the same ``on_result(key, result, elapsed_s)``; only
+failures of the executor itself (timeout, dead worker) are described differently. This module
+knows no task: its callers import it, never the other way.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import time
 RAY_STARTUP_GRACE_S = 90.0
 
 
-def run_local(items, on_result, jobs=2, timeout=120.0, memory_mb=6000, log_dir="tracer/out/exact-logs"):
-    """items: [(key, config dict)]. Forked workers with runner.py's timeout and RSS cap."""
-    from . import exact, runner, targets
+def run_local(items, trace, on_result, jobs=2, timeout=120.0, memory_mb=6000, log_dir="tracer/out/exact-logs"):
+    """items: [(key, config dict)], each traced by ``trace(config, deadline, memory_mb)`` in
+    forked workers with runner.py's timeout and RSS cap."""
+    from . import runner, targets
     from .target import Target
 
     if not items:
@@ -30,7 +32,7 @@ def run_local(items, on_result, jobs=2, timeout=120.0, memory_mb=6000, log_dir="
         import torch
 
         torch.set_num_threads(1)
-        return exact.trace_config(configs[target.name], deadline, memory_mb)
+        return trace(configs[target.name], deadline, memory_mb)
 
     def done(target, res, elapsed, peak):
         on_result(target.name, res, elapsed)
@@ -41,20 +43,15 @@ def run_local(items, on_result, jobs=2, timeout=120.0, memory_mb=6000, log_dir="
                on_result=done)
 
 
-def _ray_task(d, timeout, memory_mb):
-    """Runs on a Ray worker. A Python error is a result (status error), not a task failure:
-    Ray's retries are kept for dead workers."""
+def _ray_task(run, d, timeout, memory_mb):
+    """Runs ``run(d, timeout, memory_mb)`` on a Ray worker (``run`` travels by reference: a
+    module-level function the worker imports). A Python error is a result (status error), not a
+    task failure: Ray's retries are kept for dead workers."""
     for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
         os.environ.setdefault(k, "1")
     os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
     try:
-        if d.get("task") == "execute":
-            from . import execute
-
-            return execute.run_one(d, timeout, memory_mb)
-        from . import exact
-
-        return exact.run_one(d, timeout, memory_mb)
+        return run(d, timeout, memory_mb)
     except BaseException as e:  # noqa: BLE001  (same shape as runner._child's failure)
         return {"status": "error", "reason": f"{type(e).__name__}: {e}"[:300]}
 
@@ -64,8 +61,8 @@ def _describe(e) -> str:
     return f"{type(e).__name__}: {msg[0] if msg else ''}"[:300]
 
 
-def run_ray(address, items, on_result, jobs=None, timeout=120.0, memory_mb=6000, retries=1):
-    """Ray tasks (1 CPU, ``memory_mb`` of the memory resource, ``retries`` re-runs of a dead
+def run_ray(address, items, run, on_result, jobs=None, timeout=120.0, memory_mb=6000, retries=1):
+    """``run(config, timeout, memory_mb)`` for each of ``items`` as Ray tasks (1 CPU, ``memory_mb`` of the memory resource, ``retries`` re-runs of a dead
     worker, one task per worker process so no state leaks between traces, as with local
     forks), results taken with ``ray.wait`` as they finish; a task past its time is
     cancelled with ``ray.cancel(force=True)``.
@@ -96,7 +93,7 @@ def run_ray(address, items, on_result, jobs=None, timeout=120.0, memory_mb=6000,
             # (give or take worker start-up), which the per-task timeout is measured from.
             while pending and len(running) < jobs:
                 key, d = pending.pop(0)
-                running[task.remote(d, timeout, memory_mb)] = (key, time.time())
+                running[task.remote(run, d, timeout, memory_mb)] = (key, time.time())
             now = time.time()
             wait_s = max(0.1, min(t + limit for _, t in running.values()) - now)
             ready, _ = ray.wait(list(running), num_returns=1, timeout=min(wait_s, 5.0))

@@ -90,34 +90,9 @@ def _resolve(cls_name: str):
 
 
 # --------------------------------------------------------------------------- images in VLMs
-def _image_token_id(cfg):
-    for k in ("image_token_id", "image_token_index", "image_token", "img_token_id", "image_pad_token_id"):
-        for c in (cfg, getattr(cfg, "text_config", None)):
-            v = getattr(c, k, None) if c is not None else None
-            if isinstance(v, int):
-                return v
-    return None
-
-
-def _count_image_tokens(feats, batch):
-    if hasattr(feats, "pooler_output") and getattr(feats, "pooler_output", None) is not None and not isinstance(feats, torch.Tensor):
-        feats = feats.pooler_output
-    elif hasattr(feats, "last_hidden_state") and not isinstance(feats, torch.Tensor):
-        feats = feats.last_hidden_state
-    if isinstance(feats, torch.Tensor):
-        total = feats.shape[0] * feats.shape[1] if feats.dim() == 3 else feats.shape[0]
-    else:
-        total = 0
-        for t in feats:
-            total += t.shape[0] * t.shape[1] if t.dim() == 3 else t.shape[0]
-    if total % batch:
-        raise ValueError(f"image features {total} not divisible by batch {batch}")
-    return total // batch
-
-
 def add_image_inputs(model, cfg, kw):
     """Feed a real image through a VLM: pixel_values + matching image tokens."""
-    tok = _image_token_id(cfg)
+    tok = hf_inputs.image_token_id(cfg)
     getter = getattr(model, "get_image_features", None)
     if getter is None and hasattr(model, "model"):
         getter = getattr(model.model, "get_image_features", None)
@@ -145,7 +120,7 @@ def add_image_inputs(model, cfg, kw):
             extra["image_sizes"] = torch.tensor([[h, w]] * batch)
     with torch.no_grad():
         feats = getter(**phases.on_model_device(model, dict(pixel_values=pv, **extra)))
-    n = _count_image_tokens(feats, batch)
+    n = hf_inputs.count_image_tokens(feats, batch)
     kw.update(extra)
     text = hf_inputs.text_ids(cfg, length=8)
     img = torch.full((batch, n), tok, dtype=torch.long)
@@ -195,7 +170,7 @@ def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=Tr
 
     def call(m, training):
         if "kw" not in state or state.get("training") != training:
-            kw = hf_inputs.build_inputs(m, cfg, head_kind, with_labels=training and not state.get("no_labels"))
+            kw = hf_types.build_inputs(m, cfg, head_kind, with_labels=training and not state.get("no_labels"))
             if want_image and state.get("image", True) and not recipe_images:
                 try:
                     state["image"] = add_image_inputs(m, cfg, kw)
@@ -215,7 +190,7 @@ def _trace_class(cls, cfg, head_kind, env, recorder, notes, want_image, train=Tr
                 # The image path failed inside the model (feature/token count checks of a
                 # shrunk config): trace the class text-only rather than not at all.
                 state["image"], state["image_err"] = False, _short(e)
-                state["kw"] = hf_inputs.build_inputs(m, cfg, head_kind, with_labels=training)
+                state["kw"] = hf_types.build_inputs(m, cfg, head_kind, with_labels=training)
                 return m(**state["kw"])
             if training and "labels" in kw:
                 # Retry without labels (generic loss); record the failure as a note.
@@ -343,7 +318,7 @@ def _attempt_classes(cfg, class_list, method, env_kind, recorder_cls=OpRecorder)
             coverage[cls_name] = phase_coverage("import")
             continue
         recorder = recorder_cls()
-        want_image = kind in ("image_text_to_text", "multimodal_lm") or (kind == "base" and _image_token_id(cfg) is not None)
+        want_image = kind in ("image_text_to_text", "multimodal_lm") or (kind == "base" and hf_inputs.image_token_id(cfg) is not None)
         # Both classes run every phase: the base class is not always the head class minus
         # the head (BERT's pooler, for one, exists only in the base class).
         train = True

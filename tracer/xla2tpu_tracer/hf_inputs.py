@@ -125,20 +125,6 @@ def audio_values(cfg, batch=BATCH):
     return torch.randn(batch, 8000)
 
 
-def build_inputs(model, cfg, head_kind: str, with_labels: bool):
-    """kwargs for model(**kwargs): the generic builders, then the type's recipes (hf_types)."""
-    from . import hf_types
-
-    model_type = getattr(cfg, "model_type", "")
-    try:
-        kw = generic_inputs(model, cfg, head_kind, with_labels)
-    except NoInputBuilder:
-        if not hf_types.has_inputs(model_type):
-            raise
-        kw = {}
-    return hf_types.fix_inputs(model_type, model, cfg, head_kind, kw, with_labels)
-
-
 def generic_inputs(model, cfg, head_kind: str, with_labels: bool):
     """kwargs from the forward signature and the config alone."""
     params = inspect.signature(model.forward).parameters
@@ -345,3 +331,30 @@ def make_labels(cfg, head_kind, kw):
     if head_kind == "token_classification" and "input_ids" in kw:
         return torch.zeros_like(kw["input_ids"])
     return None
+
+
+def image_token_id(cfg):
+    """The id of the token a VLM replaces with image features, from its config."""
+    for k in ("image_token_id", "image_token_index", "image_token", "img_token_id", "image_pad_token_id"):
+        for c in (cfg, getattr(cfg, "text_config", None)):
+            v = getattr(c, k, None) if c is not None else None
+            if isinstance(v, int):
+                return v
+    return None
+
+
+def count_image_tokens(feats, batch):
+    """Image tokens per prompt: the features the vision tower yields, split over the batch."""
+    if hasattr(feats, "pooler_output") and getattr(feats, "pooler_output", None) is not None and not isinstance(feats, torch.Tensor):
+        feats = feats.pooler_output
+    elif hasattr(feats, "last_hidden_state") and not isinstance(feats, torch.Tensor):
+        feats = feats.last_hidden_state
+    if isinstance(feats, torch.Tensor):
+        total = feats.shape[0] * feats.shape[1] if feats.dim() == 3 else feats.shape[0]
+    else:
+        total = 0
+        for t in feats:
+            total += t.shape[0] * t.shape[1] if t.dim() == 3 else t.shape[0]
+    if total % batch:
+        raise ValueError(f"image features {total} not divisible by batch {batch}")
+    return total // batch

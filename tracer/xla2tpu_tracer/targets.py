@@ -1,6 +1,10 @@
-"""Dispatch from a Target to the library-specific tracer."""
+"""Dispatch from a Target to the library-specific tracer, and which libraries are traced."""
 
 from __future__ import annotations
+
+import platform
+
+from . import __version__
 
 
 def preload(libs) -> None:
@@ -116,3 +120,23 @@ def trace(target, deadline: float, **recipe_kw) -> dict:
     import importlib
 
     return importlib.import_module(f".{modules[target.library]}", __package__).trace(target.name, deadline, **recipe_kw)
+
+
+# The libraries whose model types are traced.
+LIBRARIES = ["transformers", "diffusers", "timm", "sentence-transformers", "open_clip", "peft", "pyannote-audio",
+             "speechbrain"]
+
+
+def library_versions(libs) -> dict:
+    """The versions a profile records: Python, torch, the tracer and each library's."""
+    import torch
+
+    v = {"python": platform.python_version(), "torch": torch.__version__.split("+")[0], "tracer": __version__}
+    from importlib.metadata import version
+
+    for lib in libs:
+        if lib in DISTRIBUTIONS:
+            v[lib] = version(DISTRIBUTIONS[lib]).split("+")[0]
+        else:
+            v[lib] = __import__(lib).__version__.split("+")[0]
+    return v

@@ -10,60 +10,20 @@ type (``AutoConfig.for_model``'s key).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-# model_type -> fn() -> config: builds the config when the class defaults cannot (validation)
-BUILD: dict[str, Callable] = {}
-# model_type -> [fn(cfg, variant)]: after configs.shrink; mutate cfg in place
-CONFIG: dict[str, list[Callable]] = {}
-# model_type -> [fn(model, cfg, head_kind, kw, with_labels)]: after the generic builders;
-# mutate kw in place. kw is {} when the generic builders have nothing for the main input.
-INPUTS: dict[str, list[Callable]] = {}
-# model types whose input recipe feeds the images itself (hf.add_image_inputs is not run)
-FEEDS_IMAGES: set[str] = set()
-
-
-def build(*types: str):
-    def deco(fn):
-        for t in types:
-            BUILD[t] = fn
-        return fn
-    return deco
-
-
-def config(*types: str):
-    def deco(fn):
-        for t in types:
-            CONFIG.setdefault(t, []).append(fn)
-        return fn
-    return deco
-
-
-def inputs(*types: str, feeds_images: bool = False):
-    def deco(fn):
-        for t in types:
-            INPUTS.setdefault(t, []).append(fn)
-            if feeds_images:
-                FEEDS_IMAGES.add(t)
-        return fn
-    return deco
-
-
-def fix_config(model_type: str, cfg, variant: str):
-    for fn in CONFIG.get(model_type, ()):
-        fn(cfg, variant)
-    return cfg
-
-
-def has_inputs(model_type: str) -> bool:
-    return model_type in INPUTS
-
-
-def fix_inputs(model_type: str, model, cfg, head_kind: str, kw: dict, with_labels: bool) -> dict:
-    for fn in INPUTS.get(model_type, ()):
-        fn(model, cfg, head_kind, kw, with_labels)
-    return kw
-
+from ..hf_inputs import NoInputBuilder, generic_inputs
 
 # Importing the family modules registers their recipes.
-from . import audio, audio2, detection, text, vision, vlm, vlm2  # noqa: E402,F401
+from . import audio, audio2, detection, text, vision, vlm, vlm2  # noqa: F401
+from .registry import BUILD, CONFIG, FEEDS_IMAGES, INPUTS, fix_config, fix_inputs, has_inputs  # noqa: F401
+
+
+def build_inputs(model, cfg, head_kind: str, with_labels: bool):
+    """kwargs for model(**kwargs): the generic builders (hf_inputs), then the type's recipes."""
+    model_type = getattr(cfg, "model_type", "")
+    try:
+        kw = generic_inputs(model, cfg, head_kind, with_labels)
+    except NoInputBuilder:
+        if not has_inputs(model_type):
+            raise
+        kw = {}
+    return fix_inputs(model_type, model, cfg, head_kind, kw, with_labels)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from . import build, config, inputs  # noqa: F401
+from .registry import build, config, inputs  # noqa: F401
 from ..hf_inputs import BATCH, text_ids
 
 

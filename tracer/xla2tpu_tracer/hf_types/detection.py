@@ -7,7 +7,7 @@ import sys
 
 import torch
 
-from . import build, config, inputs  # noqa: F401
+from .registry import build, config, inputs  # noqa: F401
 from ..hf_inputs import BATCH, pixel_values, text_ids
 
 # transformers source referred to below: site-packages/transformers/models/<type>/...

@@ -6,7 +6,7 @@ import math
 
 import torch  # noqa: F401
 
-from . import build, config, inputs  # noqa: F401
+from .registry import build, config, inputs  # noqa: F401
 
 
 # --------------------------------------------------------------------------- dbrx

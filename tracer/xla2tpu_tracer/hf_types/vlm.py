@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch  # noqa: F401
 
-from . import build, config, inputs  # noqa: F401
+from .registry import build, config, inputs  # noqa: F401
 
 
 def _text(cfg):

@@ -6,7 +6,7 @@ import inspect
 
 import torch
 
-from . import build, config, inputs  # noqa: F401
+from .registry import build, config, inputs  # noqa: F401
 from ..hf_inputs import BATCH, _vision_cfg
 
 
@@ -193,7 +193,7 @@ def _image_prompt(model, cfg, kw, with_labels, pixels: dict, batch: int = BATCH,
     the text as the model's own get_image_features yields per image (as hf.add_image_inputs
     does for the default pixel layout)."""
     from .. import phases
-    from ..hf import _count_image_tokens, _image_token_id
+    from ..hf_inputs import count_image_tokens, image_token_id
     from ..hf_inputs import text_ids
 
     key = (id(model), type(model).__name__, id(cfg), tuple((k, tuple(v.shape)) for k, v in pixels.items()))
@@ -201,9 +201,9 @@ def _image_prompt(model, cfg, kw, with_labels, pixels: dict, batch: int = BATCH,
         getter = getattr(model, "get_image_features", None) or getattr(model.model, "get_image_features")
         with torch.no_grad():
             feats = getter(**phases.on_model_device(model, dict(pixels)))
-        _N_TOKENS[key] = count(feats) if count else _count_image_tokens(feats, batch)
+        _N_TOKENS[key] = count(feats) if count else count_image_tokens(feats, batch)
     n = _N_TOKENS[key]
-    tok = _image_token_id(cfg)
+    tok = image_token_id(cfg)
     ids = torch.cat([torch.full((batch, n), tok, dtype=torch.long), text_ids(cfg, length=8, batch=batch)], dim=1)
     kw.update(pixels)
     kw["input_ids"] = ids
