@@ -36,6 +36,7 @@ pub struct RunFacts {
     creates_group: OnceLock<bool>,
     accelerate_xla_configs: OnceLock<Vec<PathBuf>>,
     spmd_programs: OnceLock<Vec<PathBuf>>,
+    requirements_files: OnceLock<Vec<PathBuf>>,
 }
 
 impl std::fmt::Debug for RunFacts {
@@ -57,6 +58,7 @@ impl RunFacts {
             creates_group: OnceLock::new(),
             accelerate_xla_configs: OnceLock::new(),
             spmd_programs: OnceLock::new(),
+            requirements_files: OnceLock::new(),
         }
     }
 
@@ -126,6 +128,17 @@ impl RunFacts {
     /// Whether `spelled`, a script as a launch command names it, is one of [`Self::spmd_programs`].
     pub fn is_spmd_program(&self, spelled: &str) -> bool {
         named_in(spelled, self.spmd_programs())
+    }
+
+    /// Whether `spelled`, a `-r FILE` of a `pip install` or a requirements file, is one of the
+    /// run's requirements files: migrated with the rest, so what it installs is not unseen.
+    pub fn is_requirements_file(&self, spelled: &str) -> bool {
+        let files = self.requirements_files.get_or_init(|| {
+            let requirements =
+                |p: &Path| crate::migrate::project::Kind::of(p) == Some(crate::migrate::project::Kind::Requirements);
+            self.scan(|p| requirements(p).then(|| p.to_path_buf()), false)
+        });
+        named_in(spelled, files)
     }
 
     /// Whether a Python file of the run creates a process group.

@@ -137,7 +137,7 @@ impl Findings<'_> {
 
     /// The findings of a `pip install …` command (requirements are the dependency handler's).
     fn pip_install(&mut self, command: TextRange) {
-        self.diagnostics.extend(super::deps::pip_install(self.text, command, self.rules));
+        self.diagnostics.extend(super::deps::pip_install(self.text, command, self.rules, self.run));
     }
 }
 

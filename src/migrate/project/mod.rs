@@ -181,7 +181,7 @@ impl Default for Target {
 pub fn check(kind: Kind, text: &str, rules: &RuleSet, run: Option<&RunFacts>) -> Vec<Diagnostic> {
     match kind {
         Kind::Requirements | Kind::Pyproject | Kind::SetupCfg | Kind::CondaEnv | Kind::SetupPy => {
-            deps::check(kind, text, rules)
+            deps::check(kind, text, rules, run)
         }
         Kind::Shell | Kind::Dockerfile | Kind::Yaml => launch::check(kind, text, rules, run),
         Kind::Json => json::check(text, rules),
