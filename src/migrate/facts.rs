@@ -6,6 +6,7 @@
 //! where F is known; the file alone cannot tell, the project can. Gathered once, on the first
 //! file that asks, so a run that never needs it (most `check` runs) never pays for a second walk.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -37,6 +38,8 @@ pub struct RunFacts {
     accelerate_xla_configs: OnceLock<Vec<PathBuf>>,
     spmd_programs: OnceLock<Vec<PathBuf>>,
     requirements_files: OnceLock<Vec<PathBuf>>,
+    /// Each environment variable some file reads as a value, and the first place (path, line).
+    env_reads: OnceLock<BTreeMap<String, (PathBuf, Option<usize>)>>,
 }
 
 impl std::fmt::Debug for RunFacts {
@@ -59,6 +62,7 @@ impl RunFacts {
             accelerate_xla_configs: OnceLock::new(),
             spmd_programs: OnceLock::new(),
             requirements_files: OnceLock::new(),
+            env_reads: OnceLock::new(),
         }
     }
 
@@ -141,6 +145,27 @@ impl RunFacts {
         named_in(spelled, files)
     }
 
+    /// Where a file of the run reads the environment variable `var` as a value (`app.py:12`): a
+    /// Python test of `os.environ.get("PJRT_DEVICE")`, a script's `$PJRT_DEVICE`. A variable
+    /// TorchTPU ignores can still be the project's own switch, whose assignments must then stay.
+    /// `migrate --write` asks before any file is written.
+    pub fn env_read(&self, var: &str) -> Option<String> {
+        let reads = self.env_reads.get_or_init(|| {
+            let mut first: BTreeMap<String, (PathBuf, Option<usize>)> = BTreeMap::new();
+            for found in self.scan(|p| Some(env_reads_of(p)).filter(|r| !r.is_empty()), false) {
+                for (var, line, path) in found {
+                    let place = (path, line);
+                    first.entry(var).and_modify(|at| *at = (*at).clone().min(place.clone())).or_insert(place);
+                }
+            }
+            first
+        });
+        let (path, line) = reads.get(var)?;
+        let shown = path.display().to_string();
+        let shown = shown.strip_prefix("./").unwrap_or(&shown);
+        Some(line.map_or_else(|| shown.to_string(), |line| format!("{shown}:{line}")))
+    }
+
     /// Whether a Python file of the run creates a process group.
     pub fn creates_process_group(&self) -> bool {
         *self.creates_group.get_or_init(|| {
@@ -148,6 +173,51 @@ impl RunFacts {
             !self.scan(|p| creates(p).then_some(()), true).is_empty()
         })
     }
+}
+
+/// The environment variables `path` reads as values: (variable, line, path); a notebook's
+/// reads have no line of the file.
+fn env_reads_of(path: &Path) -> Vec<(String, Option<usize>, PathBuf)> {
+    use crate::migrate::project::Kind;
+    let Some(kind) = Kind::of(path) else { return Vec::new() };
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    let line_of = |text: &str, at: usize| Some(text[..at].matches('\n').count() + 1);
+    let python = |text: &str| -> Vec<(String, Option<usize>)> {
+        if !text.contains("environ") && !text.contains("getenv") {
+            return Vec::new();
+        }
+        let Ok(parsed) = ruff_python_parser::parse_module(text) else { return Vec::new() };
+        crate::migrate::checker::env_reads(parsed.syntax())
+            .into_iter()
+            .map(|(var, at)| (var, line_of(text, usize::from(at))))
+            .collect()
+    };
+    let found = match kind {
+        Kind::Python | Kind::SetupPy => python(&text),
+        Kind::Shell | Kind::Dockerfile | Kind::Yaml => {
+            shell_references(&text).map(|(var, at)| (var.to_string(), line_of(&text, at))).collect()
+        }
+        Kind::Notebook => {
+            let Some((code, magics)) = crate::migrate::project::notebook::python_and_magics(&text) else {
+                return Vec::new();
+            };
+            let shell = magics.iter().flat_map(|l| shell_references(l).map(|(var, _)| var.to_string()));
+            python(&code).into_iter().map(|(var, _)| var).chain(shell).map(|var| (var, None)).collect()
+        }
+        _ => Vec::new(),
+    };
+    found.into_iter().map(|(var, line)| (var, line, path.to_path_buf())).collect()
+}
+
+/// The variables a shell script, Dockerfile or job spec reads: `$VAR`, `${VAR}`, Kubernetes'
+/// `$(VAR)`, with where.
+fn shell_references(text: &str) -> impl Iterator<Item = (&str, usize)> {
+    text.match_indices('$').filter_map(move |(at, _)| {
+        let rest = text[at + 1..].trim_start_matches(['{', '(']);
+        let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let name = &rest[..len];
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_').then_some((name, at))
+    })
 }
 
 fn is_python(path: &Path) -> bool {
@@ -215,6 +285,40 @@ mod tests {
         assert!(!only_lib.creates_process_group());
         let both = RunFacts::new(move || vec![lib.clone(), main.clone()]);
         assert!(both.creates_process_group());
+    }
+
+    #[test]
+    fn env_reads_are_values_a_file_of_the_run_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let nb = r#"{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": "import os\n!echo $COLAB_TPU_ADDR\nflag = 'TPU_NAME' in os.environ\n"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"#;
+        let files = vec![
+            // Writes, and a `get` whose value nobody uses, are not reads.
+            write(
+                "setup.py",
+                "import os\nos.environ['PJRT_DEVICE'] = 'TPU'\nos.environ.setdefault('XRT_WORKERS', 'a')\nos.environ.get('XLA_USE_BF16')\n",
+            ),
+            write(
+                "app.py",
+                "from os import environ, getenv\n\nx = getenv('XRT_DEVICE_MAP')\nif environ['PJRT_DEVICE'] == 'TPU':\n    pass\n",
+            ),
+            write("run.sh", "export XLA_FLAGS=1\necho ${GPU_NUM_DEVICES}\n"),
+            write("nb.ipynb", nb),
+        ];
+        let run = RunFacts::new(move || files.clone());
+        let at = |var: &str| run.env_read(var).map(|at| at.rsplit(['/', '\\']).next().unwrap_or_default().to_string());
+        assert_eq!(at("PJRT_DEVICE").as_deref(), Some("app.py:4"));
+        assert_eq!(at("XRT_DEVICE_MAP").as_deref(), Some("app.py:3"));
+        assert_eq!(at("GPU_NUM_DEVICES").as_deref(), Some("run.sh:2"));
+        assert_eq!(at("COLAB_TPU_ADDR").as_deref(), Some("nb.ipynb"));
+        assert_eq!(at("TPU_NAME").as_deref(), Some("nb.ipynb"));
+        for unread in ["XRT_WORKERS", "XLA_USE_BF16", "XLA_FLAGS"] {
+            assert_eq!(at(unread), None, "{unread}");
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 
 mod api_calls;
 mod compare;
+mod env;
 mod fixes;
 mod guards;
 mod hardware;
@@ -20,6 +21,8 @@ mod noqa;
 mod performance;
 mod strings;
 
+pub use env::env_reads;
+pub(crate) use env::{kept_note, read_note};
 pub use imports::Contingent;
 use imports::{catches_import_error, try_only_guards_imports};
 use noqa::Suppressions;
@@ -699,13 +702,6 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn check_env(&mut self, expr: &'a Expr, name: &'a Expr) {
-        let Expr::StringLiteral(lit) = name else { return };
-        let var = lit.value.to_str();
-        let Some((rule, _)) = self.rules.env_rules().find(|(_, r)| r.env.iter().any(|e| e == var)) else { return };
-        self.report(Site { rule, target: None, expr, call: None, spelled: var.to_string(), callee: None });
-    }
-
     fn walk_with_operand(&mut self, expr: &'a Expr) {
         self.operand.push(is_operator_context(expr));
         visitor::walk_expr(self, expr);
@@ -799,6 +795,7 @@ impl<'a> Visitor<'a> for Checker<'a> {
                         self.check_device_literal(e);
                     }
                 }
+                self.check_env_membership(expr, cmp);
                 self.compare.push(cmp);
                 self.walk_with_operand(expr);
                 self.compare.pop();

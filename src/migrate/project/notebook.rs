@@ -65,6 +65,14 @@ fn strict() -> ParseOptions {
     }
 }
 
+/// A notebook's code cells as the Python engine reads them (IPython lines as comments), and its
+/// IPython lines as written; `None` when it is not a notebook this module can read.
+pub fn python_and_magics(json: &str) -> Option<(String, Vec<String>)> {
+    let joined = Notebook::parse(json).ok()?.joined().ok()?;
+    let masked = mask(&joined);
+    Some((masked.python, masked.lines.into_iter().map(|(_, original)| original).collect()))
+}
+
 /// Whether `json` is a notebook this module can read.
 pub fn validate(json: &str) -> Result<(), String> {
     Notebook::parse(json).map(drop)
