@@ -40,6 +40,8 @@ pub struct RunFacts {
     requirements_files: OnceLock<Vec<PathBuf>>,
     /// Each environment variable some file reads as a value, and the first place (path, line).
     env_reads: OnceLock<BTreeMap<String, (PathBuf, Option<usize>)>>,
+    /// Answers of [`Self::subclass_loading`], by (class, attribute).
+    subclasses: Mutex<BTreeMap<(String, String), Option<String>>>,
 }
 
 impl std::fmt::Debug for RunFacts {
@@ -63,6 +65,7 @@ impl RunFacts {
             spmd_programs: OnceLock::new(),
             requirements_files: OnceLock::new(),
             env_reads: OnceLock::new(),
+            subclasses: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -164,6 +167,30 @@ impl RunFacts {
         let shown = path.display().to_string();
         let shown = shown.strip_prefix("./").unwrap_or(&shown);
         Some(line.map_or_else(|| shown.to_string(), |line| format!("{shown}:{line}")))
+    }
+
+    /// Where a class of another file subclasses a class named `class` (`class Mine(lib.Trainer)`)
+    /// and uses its attribute `.attr` (`train.py:12`): a device loader the class keeps there is
+    /// iterated by code its own file cannot see. A file that defines `class` itself is not
+    /// "another": its subclasses are that file's own business.
+    pub fn subclass_loading(&self, class: &str, attr: &str) -> Option<String> {
+        let key = (class.to_string(), attr.to_string());
+        if let Some(known) = self.subclasses.lock().expect("not poisoned").get(&key) {
+            return known.clone();
+        }
+        let hit = |p: &Path| -> Option<(PathBuf, usize)> {
+            let text =
+                std::fs::read_to_string(p).ok().filter(|t| is_python(p) && t.contains(class) && t.contains(attr))?;
+            let parsed = ruff_python_parser::parse_module(&text).ok()?;
+            let at = crate::migrate::checker::subclass_loading(parsed.syntax(), class, attr)?;
+            Some((p.to_path_buf(), text[..usize::from(at)].matches('\n').count() + 1))
+        };
+        let found = self.scan(hit, false).into_iter().min().map(|(path, line)| {
+            let shown = path.display().to_string();
+            format!("{}:{line}", shown.strip_prefix("./").unwrap_or(&shown))
+        });
+        self.subclasses.lock().expect("not poisoned").insert(key, found.clone());
+        found
     }
 
     /// Whether a Python file of the run creates a process group.

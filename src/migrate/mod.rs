@@ -531,6 +531,29 @@ mod tests {
     }
 
     #[test]
+    fn a_device_loader_a_subclass_in_another_file_iterates_is_left_for_a_person() {
+        let lib = "import torch_xla.core.xla_model as xm\nimport torch_xla.distributed.parallel_loader as pl\n\n\n\
+                   class BaseTrainer:\n    def __init__(self, loader):\n        self.device = xm.xla_device()\n\
+                   \x20       self.loader = pl.MpDeviceLoader(loader, self.device)\n\n\
+                   \x20   def train_epoch(self):\n        for batch in self.loader:\n            print(batch)\n";
+        let train = "from lib import BaseTrainer\n\n\nclass Mine(BaseTrainer):\n    def train_epoch(self):\n\
+                     \x20       for x in self.loader:\n            print(x.sum())\n";
+        let dir = tempfile::tempdir().unwrap();
+        let paths = vec![dir.path().join("lib.py"), dir.path().join("train.py")];
+        std::fs::write(&paths[0], lib).unwrap();
+        std::fs::write(&paths[1], train).unwrap();
+        let run = |paths: Vec<std::path::PathBuf>| std::sync::Arc::new(facts::RunFacts::new(move || paths.clone()));
+        let alone = Selection { unsafe_fixes: true, run: Some(run(paths[..1].to_vec())), ..Selection::default() };
+        assert!(migrated(lib, &alone).output.contains("self.loader = loader\n"), "converted where nothing else iterates it");
+        let both = Selection { unsafe_fixes: true, run: Some(run(paths)), ..Selection::default() };
+        let m = migrated(lib, &both);
+        assert!(m.output.contains("pl.MpDeviceLoader(loader, self.device)"), "{}", m.output);
+        let kept = m.remaining.iter().find(|d| d.message.contains("MpDeviceLoader")).expect("reported");
+        let note = kept.note.as_deref().unwrap_or_default();
+        assert!(note.contains("train.py:4` subclasses `BaseTrainer` and uses `.loader` there"), "{note}");
+    }
+
+    #[test]
     fn an_import_still_used_after_the_pass_stays() {
         let src = "import torch_xla.core.xla_model as xm\n\nxm.mark_step()\nxm.not_an_api_we_know()\n";
         let m = migrated(src, &Selection::default());

@@ -25,6 +25,7 @@ pub use env::env_reads;
 pub(crate) use env::{kept_note, read_note};
 pub use imports::Contingent;
 use imports::{catches_import_error, try_only_guards_imports};
+pub use loaders::subclass_loading;
 use noqa::Suppressions;
 pub use performance::may_match as performance_may_match;
 
