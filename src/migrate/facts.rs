@@ -40,6 +40,8 @@ pub struct RunFacts {
     requirements_files: OnceLock<Vec<PathBuf>>,
     /// Each environment variable some file reads as a value, and the first place (path, line).
     env_reads: OnceLock<BTreeMap<String, (PathBuf, Option<usize>)>>,
+    /// Where the run selects hardware other than a TPU (place, device), unless it selects a TPU.
+    other_hardware: OnceLock<Option<(String, String)>>,
     /// Answers of [`Self::subclass_loading`], by (class, attribute).
     subclasses: Mutex<BTreeMap<(String, String), Option<String>>>,
 }
@@ -66,6 +68,7 @@ impl RunFacts {
             requirements_files: OnceLock::new(),
             env_reads: OnceLock::new(),
             subclasses: Mutex::new(BTreeMap::new()),
+            other_hardware: OnceLock::new(),
         }
     }
 
@@ -193,6 +196,26 @@ impl RunFacts {
         found
     }
 
+    /// Where the run selects hardware torch_xla drove that is not a TPU (`scripts/run.sh:3`,
+    /// `NEURON`), when no file of it selects a TPU: a Neuron project whose launch script alone
+    /// says so is a Neuron project in every file (TPU713). `migrate --write` asks before any
+    /// file is written.
+    pub fn other_hardware(&self) -> Option<(&str, &str)> {
+        self.other_hardware
+            .get_or_init(|| {
+                let found = self.scan(|p| hardware_of(p).filter(|h| h.0 || h.1.is_some()), false);
+                if found.iter().any(|(tpu, _)| *tpu) {
+                    return None;
+                }
+                let (path, line, device) = found.into_iter().filter_map(|(_, other)| other).min()?;
+                let shown = path.display().to_string();
+                let shown = shown.strip_prefix("./").unwrap_or(&shown);
+                Some((line.map_or_else(|| shown.to_string(), |line| format!("{shown}:{line}")), device))
+            })
+            .as_ref()
+            .map(|(place, device)| (place.as_str(), device.as_str()))
+    }
+
     /// Whether a Python file of the run creates a process group.
     pub fn creates_process_group(&self) -> bool {
         *self.creates_group.get_or_init(|| {
@@ -234,6 +257,45 @@ fn env_reads_of(path: &Path) -> Vec<(String, Option<usize>, PathBuf)> {
         _ => Vec::new(),
     };
     found.into_iter().map(|(var, line)| (var, line, path.to_path_buf())).collect()
+}
+
+/// What `path` says about hardware: whether it selects a TPU, and where it first selects other
+/// hardware (path, line: none for a notebook, device).
+type Hardware = (bool, Option<(PathBuf, Option<usize>, String)>);
+
+fn hardware_of(path: &Path) -> Option<Hardware> {
+    use crate::migrate::project::{Kind, hardware};
+    let kind = Kind::of(path)?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let line_of = |text: &str, at: usize| Some(text[..at].matches('\n').count() + 1);
+    let python = |code: &str| -> Option<(usize, String)> {
+        if !crate::migrate::checker::may_select_hardware(code) {
+            return None;
+        }
+        let parsed = ruff_python_parser::parse_module(code).ok()?;
+        crate::migrate::checker::hardware_selected(parsed.syntax())
+            .into_iter()
+            .find(|(device, _)| !crate::migrate::checker::TPU_OR_HOST.contains(&device.as_str()))
+            .map(|(device, at)| (usize::from(at), device))
+    };
+    let (tpu, other) = match kind {
+        Kind::Python | Kind::SetupPy => {
+            (hardware::selects_tpu(&text), python(&text).map(|(at, device)| (line_of(&text, at), device)))
+        }
+        Kind::Notebook => {
+            let (code, magics) = crate::migrate::project::notebook::python_and_magics(&text)?;
+            let magics = magics.concat();
+            let other = python(&code)
+                .map(|(_, device)| device)
+                .or_else(|| hardware::other_hardware(&magics).map(|(_, device)| device.to_string()));
+            (hardware::selects_tpu(&code) || hardware::selects_tpu(&magics), other.map(|device| (None, device)))
+        }
+        _ => (
+            hardware::selects_tpu(&text),
+            hardware::other_hardware(&text).map(|(at, device)| (line_of(&text, at), device.to_string())),
+        ),
+    };
+    Some((tpu, other.map(|(line, device)| (path.to_path_buf(), line, device))))
 }
 
 /// The variables a shell script, Dockerfile or job spec reads: `$VAR`, `${VAR}`, Kubernetes'

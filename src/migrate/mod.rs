@@ -544,7 +544,10 @@ mod tests {
         std::fs::write(&paths[1], train).unwrap();
         let run = |paths: Vec<std::path::PathBuf>| std::sync::Arc::new(facts::RunFacts::new(move || paths.clone()));
         let alone = Selection { unsafe_fixes: true, run: Some(run(paths[..1].to_vec())), ..Selection::default() };
-        assert!(migrated(lib, &alone).output.contains("self.loader = loader\n"), "converted where nothing else iterates it");
+        assert!(
+            migrated(lib, &alone).output.contains("self.loader = loader\n"),
+            "converted where nothing else iterates it"
+        );
         let both = Selection { unsafe_fixes: true, run: Some(run(paths)), ..Selection::default() };
         let m = migrated(lib, &both);
         assert!(m.output.contains("pl.MpDeviceLoader(loader, self.device)"), "{}", m.output);

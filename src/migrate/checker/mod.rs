@@ -23,6 +23,8 @@ mod strings;
 
 pub use env::env_reads;
 pub(crate) use env::{kept_note, read_note};
+pub use hardware::hardware_selected;
+pub(crate) use hardware::{TPU_OR_HOST, may_select_hardware};
 pub use imports::Contingent;
 use imports::{catches_import_error, try_only_guards_imports};
 pub use loaders::subclass_loading;

@@ -46,6 +46,16 @@ pub fn check_magics(text: &str, magics: &[Magic], rules: &RuleSet, run: Option<&
             MagicKind::Env { name } => found.env(EnvSite { name, removal: Ok(Edit::delete(line)) }),
         }
     }
+    // A notebook that selects other hardware in these lines (`%env PJRT_DEVICE=NEURON`), or whose
+    // run does, is left alone.
+    let own = magics.iter().find_map(|m| Some((m.range, super::hardware::other_hardware(&text[m.range])?.1)));
+    match (own, rules.builtin(Builtin::OtherHardware)) {
+        (Some((range, device)), Some(rule)) if !found.diagnostics.is_empty() => {
+            let message = rules.rules[rule].message.replace("{name}", device);
+            found.diagnostics = vec![Diagnostic { rule, range, message, note: None, fix: None }];
+        }
+        _ => super::hardware::leave_alone("", rules, run, &mut found.diagnostics),
+    }
     found.diagnostics
 }
 
