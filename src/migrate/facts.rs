@@ -76,6 +76,11 @@ impl RunFacts {
     /// of a large tree's paths is never held: it was most of what a run's peak memory grew by
     /// with the tree); after the first find only, if `first_only`. In no particular order.
     fn scan<R: Send>(&self, hit: impl Fn(&Path) -> Option<R> + Sync, first_only: bool) -> Vec<R> {
+        self.scan_until(hit, |_| first_only)
+    }
+
+    /// [`Self::scan`], stopping after a find that `stop` says settles the question.
+    fn scan_until<R: Send>(&self, hit: impl Fn(&Path) -> Option<R> + Sync, stop: impl Fn(&R) -> bool + Sync) -> Vec<R> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<PathBuf>(1024);
         let found = Mutex::new(Vec::new());
         let done = AtomicBool::new(false);
@@ -95,8 +100,8 @@ impl RunFacts {
                 }
                 // A file that makes a probe panic tells nothing; its own worker reports it.
                 if let Ok(Some(r)) = crate::isolate::catch(|| hit(&p)) {
+                    done.fetch_or(stop(&r), Ordering::Relaxed);
                     found.lock().expect("not poisoned").push(r);
-                    done.fetch_or(first_only, Ordering::Relaxed);
                 }
             });
         });
@@ -203,7 +208,8 @@ impl RunFacts {
     pub fn other_hardware(&self) -> Option<(&str, &str)> {
         self.other_hardware
             .get_or_init(|| {
-                let found = self.scan(|p| hardware_of(p).filter(|h| h.0 || h.1.is_some()), false);
+                // A TPU anywhere settles it: the rest of the tree need not be read.
+                let found = self.scan_until(|p| hardware_of(p).filter(|h| h.0 || h.1.is_some()), |h| h.0);
                 if found.iter().any(|(tpu, _)| *tpu) {
                     return None;
                 }
