@@ -9,6 +9,7 @@ use ruff_python_parser::Parsed;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
 mod api_calls;
+mod cell_magic;
 mod compare;
 mod env;
 mod fixes;
@@ -386,6 +387,7 @@ impl<'a> Checker<'a> {
     // ---- matching -------------------------------------------------------
 
     fn visit_call(&mut self, expr: &'a Expr, call: &'a ExprCall) {
+        self.check_cell_magic(call);
         for kw in call.arguments.keywords.iter() {
             if let (Some(arg), Expr::StringLiteral(lit)) = (&kw.arg, &kw.value) {
                 self.keyword_of.insert(lit.range.start(), arg.id.as_str());
