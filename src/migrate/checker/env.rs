@@ -158,6 +158,20 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Whether `expr` reads a variable whose assignments fixes would delete (`PJRT_DEVICE`): the
+    /// project's own switch, whose assignments now stay. A flag set from it
+    /// (`use_xla = bool(os.environ.get("PJRT_DEVICE"))`) still says "on the accelerator" after the
+    /// migration, so the branches it guards are TorchTPU code, not dead torch_xla code.
+    pub(super) fn reads_switch(&self, expr: &Expr) -> bool {
+        let mut reads = Reads { sem: self.sem, scope: self.scope, found: Vec::new() };
+        reads.visit_expr(expr);
+        reads.found.iter().any(|(var, _)| {
+            self.rules.env_rules().any(|(_, r)| {
+                r.env.iter().any(|e| e == var) && r.fixes.iter().any(|f| matches!(f.action, FixAction::Delete))
+            })
+        })
+    }
+
     /// What the env access `expr` does with the variable.
     fn env_access(&self, expr: &Expr) -> Access {
         let statement = self.expression_statement(expr).is_some();

@@ -336,7 +336,7 @@ impl<'a> Checker<'a> {
             Stmt::Import(_) | Stmt::ImportFrom(_) => self.import_sites.push((sref, stmt)),
             Stmt::Assign(assign) => {
                 self.check_assigned_device(&assign.targets.iter().collect::<Vec<_>>(), &assign.value);
-                if self.is_probe(&assign.value) {
+                if self.is_probe(&assign.value) || self.reads_switch(&assign.value) {
                     // `_xla = find_spec("torch_xla") is not None`: a flag the probe's fix retargets.
                     self.probe_flags.extend(assign.targets.iter().filter_map(|t| Some(t.as_name_expr()?.id.as_str())));
                 }

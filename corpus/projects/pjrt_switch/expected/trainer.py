@@ -3,10 +3,12 @@ import os
 import torch
 import torch.nn as nn
 
+# The project's own switch: the launcher sets it on accelerator hosts.
+USE_XLA = bool(os.environ.get("PJRT_DEVICE"))
+
 
 def pick_device():
-    # The project's own switch: the launcher sets it on accelerator hosts.
-    if bool(os.environ.get("PJRT_DEVICE")):
+    if USE_XLA:
         return torch.device("tpu:0")
     return torch.device("cpu")
 

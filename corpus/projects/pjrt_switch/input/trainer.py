@@ -2,12 +2,15 @@ import os
 
 import torch
 import torch.nn as nn
-import torch_xla.core.xla_model as xm
+
+# The project's own switch: the launcher sets it on accelerator hosts.
+USE_XLA = bool(os.environ.get("PJRT_DEVICE"))
+if USE_XLA:
+    import torch_xla.core.xla_model as xm
 
 
 def pick_device():
-    # The project's own switch: the launcher sets it on accelerator hosts.
-    if bool(os.environ.get("PJRT_DEVICE")):
+    if USE_XLA:
         return xm.xla_device()
     return torch.device("cpu")
 
@@ -26,5 +29,6 @@ def main(steps):
         opt.zero_grad()
         loss.backward()
         opt.step()
-        xm.mark_step()
+        if USE_XLA:
+            xm.mark_step()
         print(f"step {step} loss={loss.item():.6f}")
