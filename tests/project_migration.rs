@@ -223,3 +223,53 @@ fn projects_migrate_to_their_expected_trees_and_leave_nothing_unreported() {
         insta::assert_snapshot!(format!("project_report_{name}"), std::fs::read_to_string(&md).expect("written"));
     }
 }
+
+/// A project for other hardware torch_xla drove, whose application code says nothing about it:
+/// only its launch script (and the packages it installs) select AWS Neuron. Its Python is
+/// generic torch_xla (`xm.xla_device()`), which the rules would turn into TorchTPU code; the run
+/// decides for every file (issue 43 item 21). With a TPU selected somewhere in it, the same
+/// project is a TPU project (one that also supports Neuron): it is migrated.
+#[test]
+fn a_project_whose_launch_script_alone_selects_other_hardware_is_left_alone() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let write = |rel: &str, text: &str| {
+        let path = tmp.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write(
+        "train.py",
+        "import torch\nimport torch_xla.core.xla_model as xm\n\ndevice = xm.xla_device()\nx = torch.ones(2, device=device)\nxm.mark_step()\nprint(x.cpu())\n",
+    );
+    write(
+        "scripts/run.sh",
+        "#!/bin/bash\nexport PJRT_DEVICE=NEURON\nneuron_parallel_compile torchrun --nproc_per_node=2 train.py\n",
+    );
+    write("requirements.txt", "torch_xla==2.1.2\n");
+    let before = tree(tmp.path());
+    let report = migrate(tmp.path(), &["--unsafe-fixes"]);
+    assert_eq!(tree(tmp.path()), before, "nothing of a Neuron project is rewritten");
+    let items: Vec<(String, String, String)> = report["work"]
+        .as_array()
+        .expect("work")
+        .iter()
+        .flat_map(|g| g["items"].as_array().expect("items").iter())
+        .map(|i| {
+            let path = i["path"].as_str().expect("path").trim_start_matches("./").to_string();
+            (path, i["code"].as_str().expect("code").to_string(), i["message"].as_str().unwrap_or_default().to_string())
+        })
+        .collect();
+    for file in ["train.py", "scripts/run.sh", "requirements.txt"] {
+        let found: Vec<_> = items.iter().filter(|(p, _, _)| p == file).collect();
+        assert!(
+            found.len() == 1 && found[0].1 == "TPU713" && found[0].2.contains("`NEURON`"),
+            "{file}: one TPU713 item, got {found:?}"
+        );
+    }
+
+    // The same project with a TPU launch script next to the Neuron one: migrated.
+    write("scripts/run_tpu.sh", "#!/bin/bash\nexport PJRT_DEVICE=TPU\ntorchrun --nproc_per_node=4 train.py\n");
+    migrate(tmp.path(), &["--unsafe-fixes"]);
+    let train = std::fs::read_to_string(tmp.path().join("train.py")).expect("read");
+    assert!(train.contains("torch.device(\"tpu:0\")") && !train.contains("torch_xla"), "{train}");
+}

@@ -503,6 +503,8 @@ fn run_migrate(
         // what it launched.
         run.accelerate_xla_configs();
         run.spmd_programs();
+        run.env_read(""); // the project's own switches: their assignments stay
+        run.other_hardware(); // the migration deletes `PJRT_DEVICE=TPU`
     }
     let results =
         process_all(common, &resolver, &mut errors, |input| migrate_input(input, &resolver, &run, write, color));

@@ -6,6 +6,7 @@
 //! where F is known; the file alone cannot tell, the project can. Gathered once, on the first
 //! file that asks, so a run that never needs it (most `check` runs) never pays for a second walk.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -36,6 +37,13 @@ pub struct RunFacts {
     creates_group: OnceLock<bool>,
     accelerate_xla_configs: OnceLock<Vec<PathBuf>>,
     spmd_programs: OnceLock<Vec<PathBuf>>,
+    requirements_files: OnceLock<Vec<PathBuf>>,
+    /// Each environment variable some file reads as a value, and the first place (path, line).
+    env_reads: OnceLock<BTreeMap<String, (PathBuf, Option<usize>)>>,
+    /// Where the run selects hardware other than a TPU (place, device), unless it selects a TPU.
+    other_hardware: OnceLock<Option<(String, String)>>,
+    /// Answers of [`Self::subclass_loading`], by (class, attribute).
+    subclasses: Mutex<BTreeMap<(String, String), Option<String>>>,
 }
 
 impl std::fmt::Debug for RunFacts {
@@ -57,6 +65,10 @@ impl RunFacts {
             creates_group: OnceLock::new(),
             accelerate_xla_configs: OnceLock::new(),
             spmd_programs: OnceLock::new(),
+            requirements_files: OnceLock::new(),
+            env_reads: OnceLock::new(),
+            subclasses: Mutex::new(BTreeMap::new()),
+            other_hardware: OnceLock::new(),
         }
     }
 
@@ -64,6 +76,11 @@ impl RunFacts {
     /// of a large tree's paths is never held: it was most of what a run's peak memory grew by
     /// with the tree); after the first find only, if `first_only`. In no particular order.
     fn scan<R: Send>(&self, hit: impl Fn(&Path) -> Option<R> + Sync, first_only: bool) -> Vec<R> {
+        self.scan_until(hit, |_| first_only)
+    }
+
+    /// [`Self::scan`], stopping after a find that `stop` says settles the question.
+    fn scan_until<R: Send>(&self, hit: impl Fn(&Path) -> Option<R> + Sync, stop: impl Fn(&R) -> bool + Sync) -> Vec<R> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<PathBuf>(1024);
         let found = Mutex::new(Vec::new());
         let done = AtomicBool::new(false);
@@ -83,8 +100,8 @@ impl RunFacts {
                 }
                 // A file that makes a probe panic tells nothing; its own worker reports it.
                 if let Ok(Some(r)) = crate::isolate::catch(|| hit(&p)) {
+                    done.fetch_or(stop(&r), Ordering::Relaxed);
                     found.lock().expect("not poisoned").push(r);
-                    done.fetch_or(first_only, Ordering::Relaxed);
                 }
             });
         });
@@ -128,6 +145,83 @@ impl RunFacts {
         named_in(spelled, self.spmd_programs())
     }
 
+    /// Whether `spelled`, a `-r FILE` of a `pip install` or a requirements file, is one of the
+    /// run's requirements files: migrated with the rest, so what it installs is not unseen.
+    pub fn is_requirements_file(&self, spelled: &str) -> bool {
+        let files = self.requirements_files.get_or_init(|| {
+            let requirements =
+                |p: &Path| crate::migrate::project::Kind::of(p) == Some(crate::migrate::project::Kind::Requirements);
+            self.scan(|p| requirements(p).then(|| p.to_path_buf()), false)
+        });
+        named_in(spelled, files)
+    }
+
+    /// Where a file of the run reads the environment variable `var` as a value (`app.py:12`): a
+    /// Python test of `os.environ.get("PJRT_DEVICE")`, a script's `$PJRT_DEVICE`. A variable
+    /// TorchTPU ignores can still be the project's own switch, whose assignments must then stay.
+    /// `migrate --write` asks before any file is written.
+    pub fn env_read(&self, var: &str) -> Option<String> {
+        let reads = self.env_reads.get_or_init(|| {
+            let mut first: BTreeMap<String, (PathBuf, Option<usize>)> = BTreeMap::new();
+            for found in self.scan(|p| Some(env_reads_of(p)).filter(|r| !r.is_empty()), false) {
+                for (var, line, path) in found {
+                    let place = (path, line);
+                    first.entry(var).and_modify(|at| *at = (*at).clone().min(place.clone())).or_insert(place);
+                }
+            }
+            first
+        });
+        let (path, line) = reads.get(var)?;
+        let shown = path.display().to_string();
+        let shown = shown.strip_prefix("./").unwrap_or(&shown);
+        Some(line.map_or_else(|| shown.to_string(), |line| format!("{shown}:{line}")))
+    }
+
+    /// Where a class of another file subclasses a class named `class` (`class Mine(lib.Trainer)`)
+    /// and uses its attribute `.attr` (`train.py:12`): a device loader the class keeps there is
+    /// iterated by code its own file cannot see. A file that defines `class` itself is not
+    /// "another": its subclasses are that file's own business.
+    pub fn subclass_loading(&self, class: &str, attr: &str) -> Option<String> {
+        let key = (class.to_string(), attr.to_string());
+        if let Some(known) = self.subclasses.lock().expect("not poisoned").get(&key) {
+            return known.clone();
+        }
+        let hit = |p: &Path| -> Option<(PathBuf, usize)> {
+            let text =
+                std::fs::read_to_string(p).ok().filter(|t| is_python(p) && t.contains(class) && t.contains(attr))?;
+            let parsed = ruff_python_parser::parse_module(&text).ok()?;
+            let at = crate::migrate::checker::subclass_loading(parsed.syntax(), class, attr)?;
+            Some((p.to_path_buf(), text[..usize::from(at)].matches('\n').count() + 1))
+        };
+        let found = self.scan(hit, false).into_iter().min().map(|(path, line)| {
+            let shown = path.display().to_string();
+            format!("{}:{line}", shown.strip_prefix("./").unwrap_or(&shown))
+        });
+        self.subclasses.lock().expect("not poisoned").insert(key, found.clone());
+        found
+    }
+
+    /// Where the run selects hardware torch_xla drove that is not a TPU (`scripts/run.sh:3`,
+    /// `NEURON`), when no file of it selects a TPU: a Neuron project whose launch script alone
+    /// says so is a Neuron project in every file (TPU713). `migrate --write` asks before any
+    /// file is written.
+    pub fn other_hardware(&self) -> Option<(&str, &str)> {
+        self.other_hardware
+            .get_or_init(|| {
+                // A TPU anywhere settles it: the rest of the tree need not be read.
+                let found = self.scan_until(|p| hardware_of(p).filter(|h| h.0 || h.1.is_some()), |h| h.0);
+                if found.iter().any(|(tpu, _)| *tpu) {
+                    return None;
+                }
+                let (path, line, device) = found.into_iter().filter_map(|(_, other)| other).min()?;
+                let shown = path.display().to_string();
+                let shown = shown.strip_prefix("./").unwrap_or(&shown);
+                Some((line.map_or_else(|| shown.to_string(), |line| format!("{shown}:{line}")), device))
+            })
+            .as_ref()
+            .map(|(place, device)| (place.as_str(), device.as_str()))
+    }
+
     /// Whether a Python file of the run creates a process group.
     pub fn creates_process_group(&self) -> bool {
         *self.creates_group.get_or_init(|| {
@@ -135,6 +229,90 @@ impl RunFacts {
             !self.scan(|p| creates(p).then_some(()), true).is_empty()
         })
     }
+}
+
+/// The environment variables `path` reads as values: (variable, line, path); a notebook's
+/// reads have no line of the file.
+fn env_reads_of(path: &Path) -> Vec<(String, Option<usize>, PathBuf)> {
+    use crate::migrate::project::Kind;
+    let Some(kind) = Kind::of(path) else { return Vec::new() };
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    let line_of = |text: &str, at: usize| Some(text[..at].matches('\n').count() + 1);
+    let python = |text: &str| -> Vec<(String, Option<usize>)> {
+        if !text.contains("environ") && !text.contains("getenv") {
+            return Vec::new();
+        }
+        let Ok(parsed) = ruff_python_parser::parse_module(text) else { return Vec::new() };
+        crate::migrate::checker::env_reads(parsed.syntax())
+            .into_iter()
+            .map(|(var, at)| (var, line_of(text, usize::from(at))))
+            .collect()
+    };
+    let found = match kind {
+        Kind::Python | Kind::SetupPy => python(&text),
+        Kind::Shell | Kind::Dockerfile | Kind::Yaml => {
+            shell_references(&text).map(|(var, at)| (var.to_string(), line_of(&text, at))).collect()
+        }
+        Kind::Notebook => {
+            let Some((code, magics)) = crate::migrate::project::notebook::python_and_magics(&text) else {
+                return Vec::new();
+            };
+            let shell = magics.iter().flat_map(|l| shell_references(l).map(|(var, _)| var.to_string()));
+            python(&code).into_iter().map(|(var, _)| var).chain(shell).map(|var| (var, None)).collect()
+        }
+        _ => Vec::new(),
+    };
+    found.into_iter().map(|(var, line)| (var, line, path.to_path_buf())).collect()
+}
+
+/// What `path` says about hardware: whether it selects a TPU, and where it first selects other
+/// hardware (path, line: none for a notebook, device).
+type Hardware = (bool, Option<(PathBuf, Option<usize>, String)>);
+
+fn hardware_of(path: &Path) -> Option<Hardware> {
+    use crate::migrate::project::{Kind, hardware};
+    let kind = Kind::of(path)?;
+    let text = std::fs::read_to_string(path).ok()?;
+    let line_of = |text: &str, at: usize| Some(text[..at].matches('\n').count() + 1);
+    let python = |code: &str| -> Option<(usize, String)> {
+        if !crate::migrate::checker::may_select_hardware(code) {
+            return None;
+        }
+        let parsed = ruff_python_parser::parse_module(code).ok()?;
+        crate::migrate::checker::hardware_selected(parsed.syntax())
+            .into_iter()
+            .find(|(device, _)| !crate::migrate::checker::TPU_OR_HOST.contains(&device.as_str()))
+            .map(|(device, at)| (usize::from(at), device))
+    };
+    let (tpu, other) = match kind {
+        Kind::Python | Kind::SetupPy => {
+            (hardware::selects_tpu(&text), python(&text).map(|(at, device)| (line_of(&text, at), device)))
+        }
+        Kind::Notebook => {
+            let (code, magics) = crate::migrate::project::notebook::python_and_magics(&text)?;
+            let magics = magics.concat();
+            let other = python(&code)
+                .map(|(_, device)| device)
+                .or_else(|| hardware::other_hardware(&magics).map(|(_, device)| device.to_string()));
+            (hardware::selects_tpu(&code) || hardware::selects_tpu(&magics), other.map(|device| (None, device)))
+        }
+        _ => (
+            hardware::selects_tpu(&text),
+            hardware::other_hardware(&text).map(|(at, device)| (line_of(&text, at), device.to_string())),
+        ),
+    };
+    Some((tpu, other.map(|(line, device)| (path.to_path_buf(), line, device))))
+}
+
+/// The variables a shell script, Dockerfile or job spec reads: `$VAR`, `${VAR}`, Kubernetes'
+/// `$(VAR)`, with where.
+fn shell_references(text: &str) -> impl Iterator<Item = (&str, usize)> {
+    text.match_indices('$').filter_map(move |(at, _)| {
+        let rest = text[at + 1..].trim_start_matches(['{', '(']);
+        let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let name = &rest[..len];
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_').then_some((name, at))
+    })
 }
 
 fn is_python(path: &Path) -> bool {
@@ -202,6 +380,40 @@ mod tests {
         assert!(!only_lib.creates_process_group());
         let both = RunFacts::new(move || vec![lib.clone(), main.clone()]);
         assert!(both.creates_process_group());
+    }
+
+    #[test]
+    fn env_reads_are_values_a_file_of_the_run_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let nb = r#"{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": "import os\n!echo $COLAB_TPU_ADDR\nflag = 'TPU_NAME' in os.environ\n"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"#;
+        let files = vec![
+            // Writes, and a `get` whose value nobody uses, are not reads.
+            write(
+                "setup.py",
+                "import os\nos.environ['PJRT_DEVICE'] = 'TPU'\nos.environ.setdefault('XRT_WORKERS', 'a')\nos.environ.get('XLA_USE_BF16')\n",
+            ),
+            write(
+                "app.py",
+                "from os import environ, getenv\n\nx = getenv('XRT_DEVICE_MAP')\nif environ['PJRT_DEVICE'] == 'TPU':\n    pass\n",
+            ),
+            write("run.sh", "export XLA_FLAGS=1\necho ${GPU_NUM_DEVICES}\n"),
+            write("nb.ipynb", nb),
+        ];
+        let run = RunFacts::new(move || files.clone());
+        let at = |var: &str| run.env_read(var).map(|at| at.rsplit(['/', '\\']).next().unwrap_or_default().to_string());
+        assert_eq!(at("PJRT_DEVICE").as_deref(), Some("app.py:4"));
+        assert_eq!(at("XRT_DEVICE_MAP").as_deref(), Some("app.py:3"));
+        assert_eq!(at("GPU_NUM_DEVICES").as_deref(), Some("run.sh:2"));
+        assert_eq!(at("COLAB_TPU_ADDR").as_deref(), Some("nb.ipynb"));
+        assert_eq!(at("TPU_NAME").as_deref(), Some("nb.ipynb"));
+        for unread in ["XRT_WORKERS", "XLA_USE_BF16", "XLA_FLAGS"] {
+            assert_eq!(at(unread), None, "{unread}");
+        }
     }
 
     #[test]

@@ -28,6 +28,18 @@ use checker::{CheckResult, Contingent, Diagnostic, check};
 use fix::{Edit, Fix, ImportRequest};
 use rules::{RuleSet, Safety};
 
+/// The comment line that ends a notebook cell which restarts the kernel (`os._exit(0)` after a
+/// `!pip install`, `%reset`); the same length as the notebook's ordinary cell marker. Names bound
+/// before it are gone when the code after it runs: an import or helper a fix adds for code after
+/// it goes after it, and an import before it is not reused there.
+pub const KERNEL_RESTART: &str = "#%% xla2tpu: end restart\n";
+
+/// Where the code after the last kernel restart of `text` starts ([`KERNEL_RESTART`]).
+pub fn restart_barrier(text: &str) -> Option<TextSize> {
+    let at = text.rmatch_indices(KERNEL_RESTART).map(|(at, _)| at).find(|&at| at == 0 || text[..at].ends_with('\n'))?;
+    TextSize::try_from(at + KERNEL_RESTART.len()).ok()
+}
+
 /// Passes before we give up on converging (ruff's test harness uses 10).
 pub const MAX_PASSES: usize = 10;
 
@@ -368,18 +380,24 @@ impl Pass<'_> {
     fn assemble(&self, chosen: &[usize]) -> Option<(String, Vec<Edit>)> {
         let mut edits: Vec<Edit> = Vec::new();
         let mut deletes = BTreeSet::new();
-        let mut imports: BTreeSet<ImportRequest> = BTreeSet::new();
-        let mut helpers: BTreeSet<&fix::Helper> = BTreeSet::new();
+        // What fixes before the last kernel restart need goes at the top; after it, after it.
+        let barrier = restart_barrier(self.text);
+        let mut imports: [BTreeSet<ImportRequest>; 2] = Default::default();
+        let mut helpers: [BTreeSet<&fix::Helper>; 2] = Default::default();
         for &i in chosen {
             let f = self.fixes[i];
+            let start = f.edits.iter().map(|e| e.range.start()).min();
+            let side = usize::from(barrier.zip(start).is_some_and(|(b, s)| s >= b));
             edits.extend(f.edits.iter().cloned());
             deletes.extend(f.deletes.iter().copied());
-            imports.extend(f.imports.iter().cloned());
-            helpers.extend(f.helpers.iter());
+            imports[side].extend(f.imports.iter().cloned());
+            helpers[side].extend(f.helpers.iter());
         }
         edits.extend(fix::plan_deletions(self.text, self.blocks, &deletes));
-        if !imports.is_empty() || !helpers.is_empty() {
-            edits.extend(import_edits(self.module, self.text, &imports, &helpers));
+        for (side, since) in [(0, None), (1, barrier)] {
+            if !imports[side].is_empty() || !helpers[side].is_empty() {
+                edits.extend(import_edits(self.module, self.text, &imports[side], &helpers[side], since));
+            }
         }
         // Two fixes may need the same edit (two launchers of one worker insert its prelude):
         // it is made once.
@@ -399,20 +417,27 @@ const STDLIB: &[&str] = &["datetime", "os", "sys", "time"];
 /// block (after the docstring and `__future__` imports): standard-library
 /// modules before the first import, the others after the leading run of
 /// top-level imports, as isort would order them. Helper definitions follow the
-/// imports, two blank lines around each (PEP 8).
+/// imports, two blank lines around each (PEP 8). With `since` (a notebook's last kernel
+/// restart), the file is what follows it.
 fn import_edits(
     module: &ast::ModModule,
     text: &str,
     imports: &BTreeSet<ImportRequest>,
     helpers: &BTreeSet<&fix::Helper>,
+    since: Option<TextSize>,
 ) -> Vec<Edit> {
     let newline = newline_of(text);
     let at_line_end = |end: TextSize| TextSize::try_from(line_end_inclusive(text, end.into())).unwrap_or_default();
     let mut header_end: Option<TextSize> = None; // after the docstring and `__future__` imports
     let mut first_import: Option<TextSize> = None;
     let mut imports_end: Option<TextSize> = None;
-    for (i, stmt) in module.body.iter().enumerate() {
-        let is_docstring = i == 0 && matches!(stmt, Stmt::Expr(e) if e.value.is_string_literal_expr());
+    let body: &[Stmt] = match since {
+        Some(at) => &module.body[module.body.partition_point(|s| s.start() < at)..],
+        None => &module.body,
+    };
+    for (i, stmt) in body.iter().enumerate() {
+        let is_docstring =
+            i == 0 && since.is_none() && matches!(stmt, Stmt::Expr(e) if e.value.is_string_literal_expr());
         let is_future =
             matches!(stmt, Stmt::ImportFrom(f) if f.module.as_ref().is_some_and(|m| m.id.as_str() == "__future__"));
         if is_docstring || is_future {
@@ -432,7 +457,7 @@ fn import_edits(
     // `import a.b.c` binds `a`, so name lookup cannot tell that an earlier pass already added it
     // to the leading imports (one further down runs too late for the helpers above it).
     let present = |r: &ImportRequest| {
-        let leading = module.body.iter().take_while(|stmt| imports_end.is_some_and(|end| stmt.end() <= end));
+        let leading = body.iter().take_while(|stmt| imports_end.is_some_and(|end| stmt.end() <= end));
         leading.into_iter().any(|stmt| match stmt {
             Stmt::Import(i) => i.names.iter().any(|a| {
                 a.name.id.as_str() == r.module && a.asname.as_ref().map(|n| n.id.as_str()) == r.alias.as_deref()
@@ -480,7 +505,7 @@ fn import_edits(
         // No docstring or imports: before the first statement, so a shebang, an
         // encoding declaration or a licence header stays at the top.
         None => {
-            let at = module.body.first().map_or(TextSize::try_from(text.len()).unwrap_or_default(), |s| {
+            let at = body.first().map_or(since.unwrap_or(TextSize::try_from(text.len()).unwrap_or_default()), |s| {
                 TextSize::try_from(crate::source::line_start(text, s.start().into())).unwrap_or_default()
             });
             if !helpers.is_empty() {
@@ -528,6 +553,32 @@ mod tests {
         assert_eq!(m.output, "print(1)  # was xm\n");
         assert_eq!(m.passes.len(), 2);
         assert_eq!(m.applied.get("TPU001"), Some(&1));
+    }
+
+    #[test]
+    fn a_device_loader_a_subclass_in_another_file_iterates_is_left_for_a_person() {
+        let lib = "import torch_xla.core.xla_model as xm\nimport torch_xla.distributed.parallel_loader as pl\n\n\n\
+                   class BaseTrainer:\n    def __init__(self, loader):\n        self.device = xm.xla_device()\n\
+                   \x20       self.loader = pl.MpDeviceLoader(loader, self.device)\n\n\
+                   \x20   def train_epoch(self):\n        for batch in self.loader:\n            print(batch)\n";
+        let train = "from lib import BaseTrainer\n\n\nclass Mine(BaseTrainer):\n    def train_epoch(self):\n\
+                     \x20       for x in self.loader:\n            print(x.sum())\n";
+        let dir = tempfile::tempdir().unwrap();
+        let paths = vec![dir.path().join("lib.py"), dir.path().join("train.py")];
+        std::fs::write(&paths[0], lib).unwrap();
+        std::fs::write(&paths[1], train).unwrap();
+        let run = |paths: Vec<std::path::PathBuf>| std::sync::Arc::new(facts::RunFacts::new(move || paths.clone()));
+        let alone = Selection { unsafe_fixes: true, run: Some(run(paths[..1].to_vec())), ..Selection::default() };
+        assert!(
+            migrated(lib, &alone).output.contains("self.loader = loader\n"),
+            "converted where nothing else iterates it"
+        );
+        let both = Selection { unsafe_fixes: true, run: Some(run(paths)), ..Selection::default() };
+        let m = migrated(lib, &both);
+        assert!(m.output.contains("pl.MpDeviceLoader(loader, self.device)"), "{}", m.output);
+        let kept = m.remaining.iter().find(|d| d.message.contains("MpDeviceLoader")).expect("reported");
+        let note = kept.note.as_deref().unwrap_or_default();
+        assert!(note.contains("train.py:4` subclasses `BaseTrainer` and uses `.loader` there"), "{note}");
     }
 
     #[test]

@@ -402,14 +402,23 @@ impl Semantic {
     ///
     /// Only an import written before `offset` counts: code a fix inserts there may run
     /// before a later import does (a function called above it, a later notebook cell).
-    pub fn name_for_module(&self, module: &str, scope: ScopeId, offset: TextSize) -> Option<String> {
+    /// An import at or after `since` (a notebook's last kernel restart before `offset`) only.
+    pub fn name_for_module(
+        &self,
+        module: &str,
+        scope: ScopeId,
+        offset: TextSize,
+        since: Option<TextSize>,
+    ) -> Option<String> {
         self.names_of_module
             .get(module)?
             .iter()
             .find(|name| match self.resolve(name, scope, offset) {
                 Resolution::Import { binding, .. } => {
                     let b = &self.bindings[binding];
-                    b.qualified() == Some(module) && b.range.start() < offset
+                    b.qualified() == Some(module)
+                        && b.range.start() < offset
+                        && since.is_none_or(|s| b.range.start() >= s)
                 }
                 _ => false,
             })

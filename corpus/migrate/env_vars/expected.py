@@ -1,6 +1,7 @@
 # Configure the TPU runtime through environment variables before importing torch_xla.
 import os
 
+os.environ["PJRT_DEVICE"] = "TPU"
 os.environ["XLA_USE_BF16"] = "1"
 os.environ.setdefault("XLA_PERSISTENT_CACHE_PATH", "xla_cache")
 os.environ["XLA_FLAGS"] = "--xla_dump_to=hlo"  # still honoured by TorchTPU

@@ -777,7 +777,9 @@ impl ExpandContext for ExpandCx<'_, '_> {
 
     fn module(&mut self, module: &str) -> Result<String, String> {
         let sem = self.checker.sem;
-        if let Some(name) = sem.name_for_module(module, self.checker.scope, self.site.expr.start()) {
+        let at = self.site.expr.start();
+        let since = crate::migrate::restart_barrier(self.checker.text).filter(|&b| at >= b);
+        if let Some(name) = sem.name_for_module(module, self.checker.scope, at, since) {
             return Ok(name);
         }
         let alias = match module {

@@ -6,7 +6,8 @@
 //! a name that the same function only iterates (or takes the `len` of) or passes
 //! to a function of this file that only iterates it, or held in an attribute of
 //! `self` that the class's methods only iterate (torch_xla's example trainers keep
-//! `self.train_device_loader`) and nothing else in the file touches.
+//! `self.train_device_loader`), and so do the methods of its subclasses in the file
+//! (a trainer whose subclass owns the loop), and nothing else in the run touches.
 
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
@@ -166,9 +167,12 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Every loop over `self.<attr>` in the methods of the class whose method builds it. The
-    /// device must be something every such method can name (`self.device` where they call
-    /// `self` alike, a module global), and nothing else in the file may touch the attribute.
+    /// Every loop over `self.<attr>` in the methods of the class whose method builds it, and of
+    /// the classes of this file that subclass it (a trainer's subclass that overrides the
+    /// training loop iterates the same attribute). The device must be something every such
+    /// method can name (`self.device` where they call `self` alike, a module global), nothing
+    /// else in the file may touch the attribute, and no class of another file of the run may
+    /// subclass the class and iterate it there (its batches would stay on the CPU).
     fn attribute_loops(&self, holder: &'a ast::ExprAttribute, device: &str) -> Result<Vec<Loop<'a>>, String> {
         let base = self.holder_base(holder)?;
         let attr = holder.attr.id.as_str();
@@ -179,46 +183,63 @@ impl<'a> Checker<'a> {
         if !device_is_self && !device_is_global {
             return Err(format!("the device `{device}` is not visible in the methods that iterate `{base}.{attr}`"));
         }
+        if let Some(at) = self.run.and_then(|r| r.subclass_loading(class.name.id.as_str(), attr)) {
+            return Err(format!(
+                "`{at}` subclasses `{}` and uses `.{attr}` there, in another file: converted here alone, its loop \
+                 would get the batches on the CPU; move each batch to the device in both (`{base}.{attr}` then \
+                 holds the plain loader)",
+                class.name.id
+            ));
+        }
         let mut loops = Vec::new();
         let mut accounted: Vec<TextRange> = Vec::new();
-        for stmt in &class.body {
-            let Stmt::FunctionDef(def) = stmt else { continue };
-            let Some(this) = def.parameters.posonlyargs.iter().chain(def.parameters.args.iter()).next() else {
-                continue;
-            };
-            let this = this.name().id.as_str();
-            let mut uses = Uses::attribute(this, attr);
-            uses.visit_body(&def.body);
-            if let Some(other) = uses.other {
-                return Err(format!("`{this}.{attr}` is used outside a `for` loop over it (`{}`)", self.src(other)));
-            }
-            if !uses.loops.is_empty() && device_is_self && this != base {
-                return Err(format!(
-                    "`{}` names `self` differently from the method that builds the loader",
-                    def.name.id
-                ));
-            }
-            accounted.extend(uses.accounted);
-            loops.extend(uses.loops);
-            // `self.train_loop_fn(self.train_device_loader, epoch)`: followed into that method.
-            for (call, index) in uses.passed {
-                let Expr::Attribute(m) = &*call.func else { continue };
-                let method = class.body.iter().find_map(|s| match s {
-                    Stmt::FunctionDef(f) if f.name.id == m.attr.id => Some(f),
-                    _ => None,
-                });
-                let method =
-                    method.ok_or_else(|| format!("`{}` is not a method of this class", self.src(m.range())))?;
-                let own = method.parameters.posonlyargs.iter().chain(method.parameters.args.iter()).next();
-                if device_is_self && own.is_none_or(|p| p.name().id.as_str() != base) {
+        for lineage in family(&self.module.body, class) {
+            let own = lineage[0];
+            for stmt in &own.body {
+                let Stmt::FunctionDef(def) = stmt else { continue };
+                let Some(this) = def.parameters.posonlyargs.iter().chain(def.parameters.args.iter()).next() else {
+                    continue;
+                };
+                let this = this.name().id.as_str();
+                let mut uses = Uses::attribute(this, attr);
+                uses.visit_body(&def.body);
+                if let Some(other) = uses.other {
                     return Err(format!(
-                        "`{}` names `self` differently from the method that builds the loader",
-                        method.name.id
+                        "`{this}.{attr}` is used outside a `for` loop over it (`{}`)",
+                        self.src(other)
                     ));
                 }
-                // The call's arguments start after `self`.
-                let (_, inner) = self.parameter_loops(method, index + 1, &format!("{this}.{attr}"))?;
-                loops.extend(inner);
+                if !uses.loops.is_empty() && device_is_self && this != base {
+                    return Err(format!(
+                        "`{}` names `self` differently from the method that builds the loader",
+                        def.name.id
+                    ));
+                }
+                accounted.extend(uses.accounted);
+                loops.extend(uses.loops);
+                // `self.train_loop_fn(self.train_device_loader, epoch)`: followed into that method,
+                // the one `self` has: the class's own, else the nearest of the classes it derives from.
+                for (call, index) in uses.passed {
+                    let Expr::Attribute(m) = &*call.func else { continue };
+                    let method = lineage.iter().find_map(|c| {
+                        c.body.iter().find_map(|s| match s {
+                            Stmt::FunctionDef(f) if f.name.id == m.attr.id => Some(f),
+                            _ => None,
+                        })
+                    });
+                    let method =
+                        method.ok_or_else(|| format!("`{}` is not a method of this class", self.src(m.range())))?;
+                    let own = method.parameters.posonlyargs.iter().chain(method.parameters.args.iter()).next();
+                    if device_is_self && own.is_none_or(|p| p.name().id.as_str() != base) {
+                        return Err(format!(
+                            "`{}` names `self` differently from the method that builds the loader",
+                            method.name.id
+                        ));
+                    }
+                    // The call's arguments start after `self`.
+                    let (_, inner) = self.parameter_loops(method, index + 1, &format!("{this}.{attr}"))?;
+                    loops.extend(inner);
+                }
             }
         }
         let mut everywhere = AttributeLoads { attr, found: Vec::new() };
@@ -229,6 +250,9 @@ impl<'a> Checker<'a> {
         if loops.is_empty() {
             return Err(format!("no `for` loop over `{base}.{attr}` in the class's methods"));
         }
+        // A method a subclass overrides is visited in both: its loops are edited once.
+        loops.sort_by_key(|l| l.body.first().map(Ranged::start));
+        loops.dedup_by_key(|l| l.body.first().map(Ranged::start));
         Ok(loops)
     }
 
@@ -323,6 +347,41 @@ impl<'a> Visitor<'a> for AttributeLoads<'a> {
             self.found.push(a.range());
         }
         visitor::walk_expr(self, expr);
+    }
+}
+
+/// `class` and every class of the module that derives from it, directly or through another
+/// (named by its bare name in the bases): each as its lineage, the class first, then the classes
+/// it derives from up to `class`.
+fn family<'a>(body: &'a [Stmt], class: &'a ast::StmtClassDef) -> Vec<Vec<&'a ast::StmtClassDef>> {
+    let mut all = Vec::new();
+    Classes(&mut all).visit_body(body);
+    let mut lineages = vec![vec![class]];
+    let mut i = 0;
+    while i < lineages.len() {
+        let parent = lineages[i][0];
+        for c in &all {
+            let derives = c.bases().iter().any(|b| matches!(b, Expr::Name(n) if n.id == parent.name.id));
+            if derives && !lineages.iter().any(|l| std::ptr::eq(l[0], *c)) {
+                let mut lineage = vec![*c];
+                lineage.extend(lineages[i].iter().copied());
+                lineages.push(lineage);
+            }
+        }
+        i += 1;
+    }
+    lineages
+}
+
+/// Every class defined in a body, nested ones too.
+struct Classes<'r, 'a>(&'r mut Vec<&'a ast::StmtClassDef>);
+
+impl<'a> Visitor<'a> for Classes<'_, 'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if let Stmt::ClassDef(c) = stmt {
+            self.0.push(c);
+        }
+        visitor::walk_stmt(self, stmt);
     }
 }
 
@@ -432,4 +491,24 @@ fn per_device_loader(e: &Expr) -> Option<(&Expr, &Expr)> {
     let Expr::Attribute(a) = &*c.func else { return None };
     (a.attr.id.as_str() == "per_device_loader" && c.arguments.args.len() == 1)
         .then(|| (&*a.value, &c.arguments.args[0]))
+}
+
+/// Where a class of `module` derives from a class named `class` that the module does not define
+/// itself (`class Mine(lib.Trainer)`, the class imported), and uses `.attr` in its body.
+pub fn subclass_loading(module: &ast::ModModule, class: &str, attr: &str) -> Option<TextSize> {
+    let mut all = Vec::new();
+    Classes(&mut all).visit_body(&module.body);
+    if all.iter().any(|c| c.name.id.as_str() == class) {
+        return None;
+    }
+    let named = |b: &Expr| match b {
+        Expr::Name(n) => n.id.as_str() == class,
+        Expr::Attribute(a) => a.attr.id.as_str() == class,
+        _ => false,
+    };
+    all.into_iter().find_map(|c| {
+        let mut loads = AttributeLoads { attr, found: Vec::new() };
+        loads.visit_body(&c.body);
+        (c.bases().iter().any(named) && !loads.found.is_empty()).then(|| c.range.start())
+    })
 }

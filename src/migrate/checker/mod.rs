@@ -9,7 +9,9 @@ use ruff_python_parser::Parsed;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
 mod api_calls;
+mod cell_magic;
 mod compare;
+mod env;
 mod fixes;
 mod guards;
 mod hardware;
@@ -20,8 +22,13 @@ mod noqa;
 mod performance;
 mod strings;
 
+pub use env::env_reads;
+pub(crate) use env::{kept_note, read_note};
+pub use hardware::hardware_selected;
+pub(crate) use hardware::{TPU_OR_HOST, may_select_hardware};
 pub use imports::Contingent;
 use imports::{catches_import_error, try_only_guards_imports};
+pub use loaders::subclass_loading;
 use noqa::Suppressions;
 pub use performance::may_match as performance_may_match;
 
@@ -329,7 +336,7 @@ impl<'a> Checker<'a> {
             Stmt::Import(_) | Stmt::ImportFrom(_) => self.import_sites.push((sref, stmt)),
             Stmt::Assign(assign) => {
                 self.check_assigned_device(&assign.targets.iter().collect::<Vec<_>>(), &assign.value);
-                if self.is_probe(&assign.value) {
+                if self.is_probe(&assign.value) || self.reads_switch(&assign.value) {
                     // `_xla = find_spec("torch_xla") is not None`: a flag the probe's fix retargets.
                     self.probe_flags.extend(assign.targets.iter().filter_map(|t| Some(t.as_name_expr()?.id.as_str())));
                 }
@@ -380,6 +387,7 @@ impl<'a> Checker<'a> {
     // ---- matching -------------------------------------------------------
 
     fn visit_call(&mut self, expr: &'a Expr, call: &'a ExprCall) {
+        self.check_cell_magic(call);
         for kw in call.arguments.keywords.iter() {
             if let (Some(arg), Expr::StringLiteral(lit)) = (&kw.arg, &kw.value) {
                 self.keyword_of.insert(lit.range.start(), arg.id.as_str());
@@ -699,13 +707,6 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn check_env(&mut self, expr: &'a Expr, name: &'a Expr) {
-        let Expr::StringLiteral(lit) = name else { return };
-        let var = lit.value.to_str();
-        let Some((rule, _)) = self.rules.env_rules().find(|(_, r)| r.env.iter().any(|e| e == var)) else { return };
-        self.report(Site { rule, target: None, expr, call: None, spelled: var.to_string(), callee: None });
-    }
-
     fn walk_with_operand(&mut self, expr: &'a Expr) {
         self.operand.push(is_operator_context(expr));
         visitor::walk_expr(self, expr);
@@ -799,6 +800,7 @@ impl<'a> Visitor<'a> for Checker<'a> {
                         self.check_device_literal(e);
                     }
                 }
+                self.check_env_membership(expr, cmp);
                 self.compare.push(cmp);
                 self.walk_with_operand(expr);
                 self.compare.pop();

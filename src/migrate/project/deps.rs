@@ -18,6 +18,7 @@ use toml_edit::{Item, TableLike, Value};
 
 use super::Kind;
 use crate::migrate::checker::Diagnostic;
+use crate::migrate::facts::RunFacts;
 use crate::migrate::fix::{Edit, Fix};
 use crate::migrate::rules::{Builtin, RuleSet, Safety};
 use crate::source::{line_end_inclusive, line_start};
@@ -55,7 +56,7 @@ const VALUE_OPTIONS: &[&str] = &[
 
 /// The findings of a dependency file (`Kind::Requirements`, `Pyproject`, `SetupCfg`, `CondaEnv`,
 /// `SetupPy`).
-pub fn check(kind: Kind, text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
+pub fn check(kind: Kind, text: &str, rules: &RuleSet, run: Option<&RunFacts>) -> Vec<Diagnostic> {
     let entries = match kind {
         Kind::Requirements => requirements(text),
         Kind::Pyproject => pyproject(text),
@@ -64,12 +65,12 @@ pub fn check(kind: Kind, text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
         Kind::SetupPy => setup_py(text),
         _ => Vec::new(),
     };
-    findings(&entries, rules, false)
+    findings(&entries, rules, false, run)
 }
 
 /// The findings of one `pip install …` command whose words are at `command` in `text` (a shell
 /// line, a Dockerfile `RUN`, a notebook `!pip` line).
-pub fn pip_install(text: &str, command: TextRange, rules: &RuleSet) -> Vec<Diagnostic> {
+pub fn pip_install(text: &str, command: TextRange, rules: &RuleSet, run: Option<&RunFacts>) -> Vec<Diagnostic> {
     let end = usize::from(command.end()).min(text.len());
     let start = usize::from(command.start()).min(end);
     if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
@@ -94,13 +95,20 @@ pub fn pip_install(text: &str, command: TextRange, rules: &RuleSet) -> Vec<Diagn
                 continue;
             }
             let takes_value = VALUE_OPTIONS.contains(&word.value.as_str());
-            installs += usize::from(matches!(word.value.as_str(), "-r" | "--requirement" | "-e" | "--editable"));
+            if let Some(value) = words.get(i + 1).filter(|_| installs_unseen(&word.value)) {
+                let shown = text[TextRange::new(word.range.start(), value.range.end())].to_string();
+                entries.push(Entry::Opaque { shown, file: requirement_file(&word.value, &value.value) });
+            }
+            installs += usize::from(installs_unseen(&word.value));
             i += if takes_value { 2 } else { 1 };
             continue;
         }
         installs += 1;
         let written = Written::Word { quote: word.quote };
-        entries.extend(dep(&word.value, &text[word.range], word.range, written, Some(removal(i))).map(Entry::Dep));
+        match dep(&word.value, &text[word.range], word.range, written, Some(removal(i))) {
+            Some(d) => entries.push(Entry::Dep(d)),
+            None => entries.push(Entry::Opaque { shown: text[word.range].to_string(), file: None }),
+        }
         i += 1;
     }
     if installs == 1 {
@@ -119,7 +127,7 @@ pub fn pip_install(text: &str, command: TextRange, rules: &RuleSet) -> Vec<Diagn
         let lower = text.to_ascii_lowercase();
         ["torch_xla", "torch-xla", "torch_tpu", "torch-tpu"].iter().any(|n| lower.contains(n))
     };
-    findings(&entries, rules, installs_xla_elsewhere)
+    findings(&entries, rules, installs_xla_elsewhere, run)
 }
 
 /// The finding of a Python version a file fixes outside requirements, such as a Dockerfile's
@@ -127,7 +135,7 @@ pub fn pip_install(text: &str, command: TextRange, rules: &RuleSet) -> Vec<Diagn
 pub fn python_version(text: &str, range: TextRange, version: &str, rules: &RuleSet) -> Vec<Diagnostic> {
     let Ok(specifiers) = VersionSpecifiers::from_str(&format!("=={version}.*")) else { return Vec::new() };
     let shown = text.get(usize::from(range.start())..usize::from(range.end())).unwrap_or(version).to_string();
-    findings(&[Entry::Python { shown, range, specifiers }], rules, false)
+    findings(&[Entry::Python { shown, range, specifiers }], rules, false, None)
 }
 
 /// Something a dependency file says that TPU9xx rules look at.
@@ -139,6 +147,13 @@ enum Entry {
         shown: String,
         range: TextRange,
         remove: Option<TextRange>,
+    },
+    /// What installs requirements the file does not show (`-e .`, `-r base.txt`, a checkout's
+    /// path, a VCS URL): they may still require torch_xla, and so need the old TPU indexes.
+    Opaque {
+        shown: String,
+        /// `-r FILE`: the requirements file it installs.
+        file: Option<String>,
     },
     /// A Python version constraint (`requires-python`, `python_requires`, conda `python=3.10`).
     Python {
@@ -275,7 +290,7 @@ fn named(name: &PackageName, names: &[&str]) -> bool {
 /// `xla_elsewhere`: the file installs torch_xla or TorchTPU in another command (a script's
 /// other `pip install` line), which `jax[tpu]` conflicts with and an old accelerate fails on, as
 /// in one list.
-fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool) -> Vec<Diagnostic> {
+fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool, run: Option<&RunFacts>) -> Vec<Diagnostic> {
     let target = &rules.target;
     let deps: Vec<&Dep> = entries.iter().filter_map(|e| if let Entry::Dep(d) = e { Some(d) } else { None }).collect();
     let distribution = PackageName::from_str(&target.distribution).ok();
@@ -319,29 +334,23 @@ fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool) -> Vec<Diag
     let has_jax_tpu = deps.iter().any(|d| is_jax_tpu(d));
     let python_ranges = VersionSpecifiers::from_str(&target.requires_python).ok().map(release_specifiers_to_ranges);
 
-    let mut out = Vec::new();
+    // Each entry's findings, in order; the indexes' wait for what the requirements' say.
+    let mut found: Vec<Vec<Diagnostic>> = Vec::with_capacity(entries.len());
     for entry in entries {
         let d = match entry {
-            // `jax[tpu]` next to it still installs libtpu from that index: removing it would
-            // leave a requirement that cannot be installed.
-            Entry::Index { shown, range, .. } if has_jax_tpu => {
-                out.extend(finding(rules, Builtin::DepTpuIndex, *range, shown, None).map(|mut f| {
-                    f.note = Some("`jax[tpu]` here still installs libtpu from it: keep it while jax stays".into());
-                    f
-                }));
-                continue;
-            }
-            Entry::Index { shown, range, remove } => {
-                out.extend(finding(rules, Builtin::DepTpuIndex, *range, shown, remove.map(|r| vec![Edit::delete(r)])));
-                continue;
-            }
             Entry::Python { shown, range, specifiers } => {
                 let excluded = python_ranges
                     .as_ref()
                     .is_some_and(|t| release_specifiers_to_ranges(specifiers.clone()).intersection(t).is_empty());
-                if excluded {
-                    out.extend(finding(rules, Builtin::DepPython, *range, shown, None));
-                }
+                found.push(if excluded {
+                    finding(rules, Builtin::DepPython, *range, shown, None).into_iter().collect()
+                } else {
+                    vec![]
+                });
+                continue;
+            }
+            Entry::Index { .. } | Entry::Opaque { .. } => {
+                found.push(Vec::new());
                 continue;
             }
             Entry::Dep(d) => d,
@@ -395,20 +404,85 @@ fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool) -> Vec<Diag
         } else {
             None
         };
-        out.extend(diagnostic.map(|mut f| {
-            if let (Some(fix), Some(hashes)) = (&mut f.fix, d.hashes)
-                && fix.edits.iter().any(|e| !e.content.is_empty())
-            {
-                // The hashes name the old wheel's files: a rewrite drops them, and pip's
-                // hash-checking mode then wants new ones.
-                fix.edits.push(Edit::delete(hashes));
-                fix.safety = Safety::Unsafe;
-                f.note = Some("regenerate the hashes (`pip-compile --generate-hashes`)".into());
-            }
-            f
-        }));
+        found.push(
+            diagnostic
+                .map(|mut f| {
+                    if let (Some(fix), Some(hashes)) = (&mut f.fix, d.hashes)
+                        && fix.edits.iter().any(|e| !e.content.is_empty())
+                    {
+                        // The hashes name the old wheel's files: a rewrite drops them, and pip's
+                        // hash-checking mode then wants new ones.
+                        fix.edits.push(Edit::delete(hashes));
+                        fix.safety = Safety::Unsafe;
+                        f.note = Some("regenerate the hashes (`pip-compile --generate-hashes`)".into());
+                    }
+                    f
+                })
+                .into_iter()
+                .collect(),
+        );
     }
-    out
+    let index = index_removal(entries, &found, run);
+    for (entry, found) in entries.iter().zip(found.iter_mut()) {
+        let Entry::Index { shown, range, remove } = entry else { continue };
+        let diagnostic = match &index {
+            // `jax[tpu]` next to it still installs libtpu from that index: removing it would
+            // leave a requirement that cannot be installed.
+            _ if has_jax_tpu => finding(rules, Builtin::DepTpuIndex, *range, shown, None).map(|mut f| {
+                f.note = Some("`jax[tpu]` here still installs libtpu from it: keep it while jax stays".into());
+                f
+            }),
+            Ok(safety) => finding(rules, Builtin::DepTpuIndex, *range, shown, remove.map(|r| vec![Edit::delete(r)]))
+                .map(|mut f| {
+                    if let Some(fix) = &mut f.fix {
+                        fix.safety = fix.safety.max(*safety);
+                    }
+                    f
+                }),
+            Err(why) => finding(rules, Builtin::DepTpuIndex, *range, shown, None).map(|mut f| {
+                f.note = Some(why.clone());
+                f
+            }),
+        };
+        found.extend(diagnostic);
+    }
+    found.into_iter().flatten().collect()
+}
+
+/// Whether the old TPU indexes can go from a list of requirements (a `pip install` command, a
+/// file): only once every requirement that installed from them becomes torch-tpu or goes.
+/// `Ok` with the safety of the fixes that do it (the index goes with them, never before them),
+/// or why it must stay: a requirement no fix converts (an optimum-tpu checkout installed with
+/// `-e .` still requires torch_xla, which its image then cannot find).
+/// A requirements file of the run (`-r base.txt`) is migrated with it, so it does not count.
+fn index_removal(entries: &[Entry], found: &[Vec<Diagnostic>], run: Option<&RunFacts>) -> Result<Safety, String> {
+    let mut safety = Safety::Safe;
+    for (entry, found) in entries.iter().zip(found) {
+        let shown = match entry {
+            Entry::Opaque { file: Some(file), .. } if run.is_some_and(|r| r.is_requirements_file(file)) => continue,
+            Entry::Opaque { shown, .. } => shown,
+            Entry::Dep(d)
+                if named(&d.name, TORCH_XLA)
+                    || named(&d.name, TPU_RUNTIME)
+                    || d.name.as_ref() == "optimum-tpu"
+                    || d.name.as_ref() == "optimum" && d.extras.iter().any(|e| e.as_ref() == "tpu") =>
+            {
+                match found.iter().find_map(|f| f.fix.as_ref()) {
+                    Some(fix) => {
+                        safety = safety.max(fix.safety);
+                        continue;
+                    }
+                    None => &d.shown,
+                }
+            }
+            _ => continue,
+        };
+        return Err(format!(
+            "kept: `{}` next to it may still install torch_xla or libtpu from here; delete this once it installs torch-tpu",
+            shown.trim()
+        ));
+    }
+    Ok(safety)
 }
 
 /// A finding of the rule `builtin`, with the edits of its fix when there is one; the rule's data
@@ -582,6 +656,16 @@ fn install_args(words: &[Word]) -> Option<usize> {
     is(i, "install").then_some(i + 1)
 }
 
+/// pip options whose value installs requirements the command does not show (`-e .`, `-r base.txt`).
+fn installs_unseen(option: &str) -> bool {
+    matches!(option, "-r" | "--requirement" | "-e" | "--editable")
+}
+
+/// The file `-r FILE` installs from.
+fn requirement_file(option: &str, value: &str) -> Option<String> {
+    matches!(option, "-r" | "--requirement").then(|| value.to_string())
+}
+
 /// When `words[i]` is an index option (`-f URL`, `-fURL`, `--find-links=URL`): the index of the
 /// last word it takes, and its value.
 fn index_option(words: &[Word], i: usize) -> Option<(usize, &str)> {
@@ -601,6 +685,11 @@ fn index_option(words: &[Word], i: usize) -> Option<(usize, &str)> {
 fn line_entry(text: &str, words: &[Word], remove: Option<TextRange>) -> Option<Entry> {
     let first = words.first()?;
     if first.value.starts_with('-') {
+        if installs_unseen(&first.value) {
+            let last = words.get(1).unwrap_or(first);
+            let shown = text[TextRange::new(first.range.start(), last.range.end())].to_string();
+            return Some(Entry::Opaque { shown, file: requirement_file(&first.value, &last.value) });
+        }
         let (last, value) = index_option(words, 0)?;
         let range = TextRange::new(first.range.start(), words[last].range.end());
         return is_tpu_wheel_url(value).then(|| Entry::Index { shown: text[range].to_string(), range, remove });
@@ -615,7 +704,10 @@ fn line_entry(text: &str, words: &[Word], remove: Option<TextRange>) -> Option<E
     } else {
         (written_text.to_string(), Written::Text)
     };
-    let mut d = dep(&requirement, &requirement, range, written, remove)?;
+    let Some(mut d) = dep(&requirement, &requirement, range, written, remove) else {
+        // A path or a VCS URL (`./optimum-tpu`, `git+https://…`): a package the file does not show.
+        return Some(Entry::Opaque { shown: requirement, file: None });
+    };
     if words[n..].iter().any(|w| w.value.starts_with("--hash")) {
         d.hashes = Some(TextRange::new(range.end(), words[words.len() - 1].range.end()));
     }
@@ -1103,6 +1195,11 @@ impl<'a> Visitor<'a> for SetupCalls<'a> {
 mod tests {
     use super::super::testing::{migrated, rules};
     use super::*;
+    use crate::migrate::Selection;
+
+    fn index_url() -> &'static str {
+        "storage.googleapis.com/libtpu-releases"
+    }
 
     fn codes(diagnostics: &[Diagnostic]) -> Vec<&str> {
         diagnostics.iter().map(|d| rules().rules[d.rule].code.as_str()).collect()
@@ -1122,7 +1219,7 @@ mod tests {
              torchvision==0.20.0\r\n\
              numpy<2\r\n"
         );
-        let found = check(Kind::Requirements, text, rules());
+        let found = check(Kind::Requirements, text, rules(), None);
         assert_eq!(codes(&found), ["TPU904", "TPU901", "TPU902", "TPU905"]);
         assert!(found[0].note.as_deref().is_some_and(|n| n.contains("torchvision==0.20.0")), "{:?}", found[0].note);
         assert!(found[1].message.contains("`torch_xla[tpu]~=2.5.0 ; python_version >= \"3.10\"`"));
@@ -1132,16 +1229,16 @@ mod tests {
     fn a_companion_pin_for_the_old_torch_is_still_reported_once_torch_has_moved() {
         // What `--unsafe-fixes` leaves: torch re-pinned, torch_xla gone, torchvision as it was.
         let after = "torch>=2.11.0,<=2.15.0\ntorch-tpu==0.2.0\ntorchvision==0.20.0\ntorchaudio==2.5.0\n";
-        assert_eq!(codes(&check(Kind::Requirements, after, rules())), ["TPU905", "TPU905"]);
+        assert_eq!(codes(&check(Kind::Requirements, after, rules(), None)), ["TPU905", "TPU905"]);
         // Releases built for a torch the target supports are left alone.
         let fine = "torch>=2.11.0,<=2.15.0\ntorchvision==0.26.0\ntorchaudio~=2.12.0\ntorchvision<0.31\n";
-        assert!(check(Kind::Requirements, fine, rules()).is_empty());
+        assert!(check(Kind::Requirements, fine, rules(), None).is_empty());
     }
 
     #[test]
     fn accelerate_pinned_below_the_release_that_finds_the_tpu_is_raised() {
         let text = "torch_xla[tpu]==2.5.0\naccelerate==1.15.0\ntransformers>=4.40\n";
-        let found = check(Kind::Requirements, text, rules());
+        let found = check(Kind::Requirements, text, rules(), None);
         assert!(codes(&found).contains(&"TPU910"), "{:?}", codes(&found));
         assert_eq!(migrated(Kind::Requirements, text), "torch-tpu==0.2.0\naccelerate>=1.16.0\ntransformers>=4.40\n");
         // Unpinned, or already new enough, or a plain PyTorch project: nothing to say.
@@ -1150,7 +1247,7 @@ mod tests {
             "torch-tpu==0.2.0\naccelerate>=1.16\n",
             "torch>=2.4\naccelerate==1.10.0\n",
         ] {
-            assert!(!codes(&check(Kind::Requirements, text, rules())).contains(&"TPU910"), "{text}");
+            assert!(!codes(&check(Kind::Requirements, text, rules(), None)).contains(&"TPU910"), "{text}");
         }
     }
 
@@ -1161,18 +1258,52 @@ mod tests {
                     --find-links https://storage.googleapis.com/jax-releases/libtpu_releases.html\n\
                     -fhttps://storage.googleapis.com/libtpu-releases/index.html\n\
                     --extra-index-url https://download.pytorch.org/whl/cpu\n\
-                    -r base.txt\n\
+                    -r requirements-base.txt\n\
                     torch_xla @ https://storage.googleapis.com/pytorch-xla-releases/wheels/tpuvm/torch_xla-2.5.0-cp310-cp310-linux_x86_64.whl\n";
+        // `requirements-base.txt` is a requirements file of the run: migrated with it.
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("requirements-base.txt");
+        std::fs::write(&base, "numpy\n").unwrap();
+        let run = std::sync::Arc::new(RunFacts::new(move || vec![base.clone()]));
+        let selection = Selection { unsafe_fixes: true, run: Some(run), ..Selection::default() };
         assert_eq!(
-            migrated(Kind::Requirements, text),
-            "--extra-index-url https://download.pytorch.org/whl/cpu\n-r base.txt\ntorch-tpu==0.2.0\n"
+            super::super::migrate(Kind::Requirements, text, rules(), &selection).output,
+            "--extra-index-url https://download.pytorch.org/whl/cpu\n-r requirements-base.txt\ntorch-tpu==0.2.0\n"
         );
+    }
+
+    #[test]
+    fn an_index_stays_while_a_requirement_next_to_it_may_still_install_torch_xla() {
+        let index = "-f https://storage.googleapis.com/libtpu-releases/index.html";
+        // An optimum-tpu checkout (its setup.py pins torch_xla), an unknown requirements file, a VCS
+        // URL: the image still installs torch_xla and libtpu from the index.
+        for line in [
+            format!("pip install -e . {index}"),
+            format!("pip install ./optimum-tpu {index}"),
+            format!("pip install -r other.txt {index}"),
+            format!("pip install git+https://github.com/huggingface/optimum-tpu.git {index}"),
+            format!("pip install libtpu-nightly {index}"),
+            format!("pip install torch-tpu 'optimum[tpu]' {index}"),
+        ] {
+            let found = pip_install(&line, TextRange::up_to(size(line.len())), rules(), None);
+            let index = found.iter().find(|d| rules().rules[d.rule].code == "TPU903").expect("reported");
+            assert!(index.fix.is_none(), "{line}");
+            assert!(index.note.as_deref().is_some_and(|n| n.starts_with("kept: `")), "{line}: {:?}", index.note);
+            assert_eq!(migrated(Kind::Shell, &format!("{line}\n")).matches(index_url()).count(), 1, "{line}");
+        }
+        let text = format!("-e .\ntorch_xla[tpu]==2.5.0\n{index}\n");
+        assert_eq!(migrated(Kind::Requirements, &text), format!("-e .\ntorch-tpu==0.2.0\n{index}\n"));
+        // optimum-tpu goes with an unsafe fix, so the index goes with it, never before it.
+        let line = format!("pip install optimum-tpu {index}");
+        let found = pip_install(&line, TextRange::up_to(size(line.len())), rules(), None);
+        assert_eq!(found[1].fix.as_ref().map(|f| f.safety), Some(Safety::Unsafe), "{found:?}");
+        assert_eq!(migrated(Kind::Shell, &format!("{line}\n")), "pip install transformers\n");
     }
 
     #[test]
     fn hashes_of_a_rewritten_requirement_are_dropped_by_an_unsafe_fix() {
         let text = "torch-xla==2.5.0 \\\n    --hash=sha256:0123 \\\n    --hash=sha256:4567\nnumpy==2.1.0 \\\n    --hash=sha256:89ab\n";
-        let found = check(Kind::Requirements, text, rules());
+        let found = check(Kind::Requirements, text, rules(), None);
         assert_eq!(found[0].fix.as_ref().map(|f| f.safety), Some(Safety::Unsafe));
         assert_eq!(migrated(Kind::Requirements, text), "torch-tpu==0.2.0\nnumpy==2.1.0 \\\n    --hash=sha256:89ab\n");
     }
@@ -1198,9 +1329,10 @@ mod tests {
     #[test]
     fn a_file_with_nothing_to_do_has_no_findings() {
         let text = "# just pytorch\ntorch>=2.4\ntorchvision==0.19.0\ntransformers\n-e .\n";
-        assert!(check(Kind::Requirements, text, rules()).is_empty());
+        assert!(check(Kind::Requirements, text, rules(), None).is_empty());
         assert!(
-            check(Kind::Pyproject, "[project]\nname = \"x\"\ndependencies = [\"torch>=2.12\"]\n", rules()).is_empty()
+            check(Kind::Pyproject, "[project]\nname = \"x\"\ndependencies = [\"torch>=2.12\"]\n", rules(), None)
+                .is_empty()
         );
     }
 
@@ -1217,13 +1349,13 @@ mod tests {
             "setup(install_requires=[\"torch.)\", \"a.[x]\", 'numpy_)'])\n",
         ] {
             for kind in [Kind::Requirements, Kind::Pyproject, Kind::SetupCfg, Kind::CondaEnv, Kind::SetupPy] {
-                let _ = check(kind, text, rules());
+                let _ = check(kind, text, rules(), None);
             }
             for (i, _) in text.char_indices() {
-                let _ = pip_install(text, TextRange::new(size(i), size(text.len())), rules());
+                let _ = pip_install(text, TextRange::new(size(i), size(text.len())), rules(), None);
             }
         }
-        let found = check(Kind::Requirements, "torch_xla[tpu\ntorch_xla ; python_version >=\n", rules());
+        let found = check(Kind::Requirements, "torch_xla[tpu\ntorch_xla ; python_version >=\n", rules(), None);
         assert!(found.is_empty());
     }
 
@@ -1275,7 +1407,7 @@ torch-tpu = { version = "==0.2.0", markers = "sys_platform == 'linux'" }
 find-links = ["https://example.com/wheels"]
 "#
         );
-        assert_eq!(codes(&check(Kind::Pyproject, &out, rules())), ["TPU908"]);
+        assert_eq!(codes(&check(Kind::Pyproject, &out, rules(), None)), ["TPU908"]);
     }
 
     #[test]
@@ -1290,7 +1422,7 @@ find-links = ["https://example.com/wheels"]
     #[test]
     fn conda_environments_edit_the_pip_list_and_drop_conda_libtpu() {
         let text = "name: tpu\nchannels: [conda-forge]\ndependencies:\n  - python=3.10\n  - libtpu\n  - pip\n  - pip:\n    - \"torch_xla[tpu]==2.5.0\"\n    - -f https://storage.googleapis.com/libtpu-releases/index.html\n    - torch==2.5.0  # for torch_xla\n";
-        let found = check(Kind::CondaEnv, text, rules());
+        let found = check(Kind::CondaEnv, text, rules(), None);
         assert_eq!(codes(&found), ["TPU908", "TPU902", "TPU901", "TPU903", "TPU904"]);
         assert_eq!(
             migrated(Kind::CondaEnv, text),
@@ -1315,7 +1447,7 @@ setup(
     extras_require={"tpu": ["cloud-tpu-client", "jax[tpu]"], "hf": "optimum-tpu"},
 )
 "#;
-        let found = check(Kind::SetupPy, text, rules());
+        let found = check(Kind::SetupPy, text, rules(), None);
         assert_eq!(codes(&found), ["TPU904", "TPU901", "TPU902", "TPU902", "TPU907", "TPU906"]);
         let edits: Vec<Edit> = found.iter().filter_map(|d| d.fix.clone()).flat_map(|f| f.edits).collect();
         let mut edits = edits;
@@ -1344,7 +1476,7 @@ setup(
     fn pip_install_words_keep_their_quoting() {
         let text = "RUN pip3 install --no-cache-dir \"torch_xla[tpu]~=2.5.0\" 'torch~=2.5.0' \\\n    -f https://storage.googleapis.com/libtpu-releases/index.html libtpu && echo ok";
         let command = TextRange::new(size(4), size(text.len()));
-        let found = pip_install(text, command, rules());
+        let found = pip_install(text, command, rules(), None);
         assert_eq!(codes(&found), ["TPU901", "TPU904", "TPU903", "TPU902"]);
         let mut edits: Vec<Edit> = found.iter().filter_map(|d| d.fix.clone()).flat_map(|f| f.edits).collect();
         assert_eq!(
@@ -1353,7 +1485,7 @@ setup(
         );
 
         let text = "python -m pip install torch==2.5.0 torch_xla[tpu]==2.5.0";
-        let found = pip_install(text, TextRange::up_to(size(text.len())), rules());
+        let found = pip_install(text, TextRange::up_to(size(text.len())), rules(), None);
         let mut edits: Vec<Edit> = found.iter().filter_map(|d| d.fix.clone()).flat_map(|f| f.edits).collect();
         let out = crate::migrate::fix::apply(text, &mut edits).expect("no overlap");
         assert_eq!(out, "python -m pip install \"torch>=2.11.0,<=2.15.0\" torch-tpu==0.2.0");
@@ -1362,10 +1494,14 @@ setup(
     #[test]
     fn a_pip_command_is_never_left_without_a_package() {
         let text = "pip install libtpu-nightly -f https://storage.googleapis.com/libtpu-releases/index.html";
-        let found = pip_install(text, TextRange::up_to(size(text.len())), rules());
+        let found = pip_install(text, TextRange::up_to(size(text.len())), rules(), None);
         assert_eq!(codes(&found), ["TPU902", "TPU903"]);
         assert!(found[0].fix.is_none());
-        assert!(pip_install("echo pip install torch_xla", TextRange::up_to(size(26)), rules()).is_empty());
-        assert_eq!(codes(&pip_install("uv pip install torch-xla", TextRange::up_to(size(24)), rules())), ["TPU901"]);
+        assert!(found[1].fix.is_none(), "libtpu-nightly still installs from the index");
+        assert!(pip_install("echo pip install torch_xla", TextRange::up_to(size(26)), rules(), None).is_empty());
+        assert_eq!(
+            codes(&pip_install("uv pip install torch-xla", TextRange::up_to(size(24)), rules(), None)),
+            ["TPU901"]
+        );
     }
 }

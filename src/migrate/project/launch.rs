@@ -46,6 +46,16 @@ pub fn check_magics(text: &str, magics: &[Magic], rules: &RuleSet, run: Option<&
             MagicKind::Env { name } => found.env(EnvSite { name, removal: Ok(Edit::delete(line)) }),
         }
     }
+    // A notebook that selects other hardware in these lines (`%env PJRT_DEVICE=NEURON`), or whose
+    // run does, is left alone.
+    let own = magics.iter().find_map(|m| Some((m.range, super::hardware::other_hardware(&text[m.range])?.1)));
+    match (own, rules.builtin(Builtin::OtherHardware)) {
+        (Some((range, device)), Some(rule)) if !found.diagnostics.is_empty() => {
+            let message = rules.rules[rule].message.replace("{name}", device);
+            found.diagnostics = vec![Diagnostic { rule, range, message, note: None, fix: None }];
+        }
+        _ => super::hardware::leave_alone("", rules, run, &mut found.diagnostics),
+    }
     found.diagnostics
 }
 
@@ -73,9 +83,10 @@ impl Findings<'_> {
         let deletion = rule.fixes.iter().find(|f| matches!(f.action, FixAction::Delete));
         let (fix, note) = match (rule.env_renames.get(var), deletion) {
             (Some(to), _) => (Some(self.rename(var, site.name, to)), None),
-            (None, Some(spec)) => match site.removal {
-                Ok(edit) => (Some(fix(spec.safety, vec![edit])), spec.note.clone()),
-                Err(why) => (None, Some(format!("not converted: {why}"))),
+            (None, Some(spec)) => match (self.read(var), site.removal) {
+                (Some(at), _) => (None, Some(crate::migrate::checker::kept_note(&at, var))),
+                (None, Ok(edit)) => (Some(fix(spec.safety, vec![edit])), spec.note.clone()),
+                (None, Err(why)) => (None, Some(format!("not converted: {why}"))),
             },
             (None, None) => (None, None),
         };
@@ -83,8 +94,17 @@ impl Findings<'_> {
         self.diagnostics.push(Diagnostic { rule: id, range: site.name, message, note, fix });
     }
 
+    /// Where this file (`line 3 of this file`) or another of the run (`app.py:12`) reads `var` as
+    /// a value: then its assignments stay, the project's own switch.
+    fn read(&self, var: &str) -> Option<String> {
+        if let Some(at) = references(self.text, var).next() {
+            return Some(format!("line {} of this file", self.text[..at].matches('\n').count() + 1));
+        }
+        self.run.and_then(|r| r.env_read(var)).map(|at| format!("`{at}`"))
+    }
+
     /// Where the file reads a variable that fixes delete (`if [ "$PJRT_DEVICE" = TPU ]`): torch_xla
-    /// logic, and empty once the assignment is gone (here or where the job is launched), so each
+    /// logic, which TorchTPU leaves to the project (the run's assignments of it stay), so each
     /// read is reported.
     fn deleted_variables_read(&mut self) {
         let rules = self.rules;
@@ -93,9 +113,7 @@ impl Findings<'_> {
             for var in &rule.env {
                 for at in references(self.text, var) {
                     let message = rule.message.replace("{name}", var);
-                    let note = Some(format!(
-                        "read here: once the assignment is deleted `${var}` is empty; decide what this line should do"
-                    ));
+                    let note = Some(crate::migrate::checker::read_note(var, "decide what this line should do"));
                     self.diagnostics.push(Diagnostic {
                         rule: id,
                         range: range(at, at + var.len()),
@@ -137,7 +155,7 @@ impl Findings<'_> {
 
     /// The findings of a `pip install …` command (requirements are the dependency handler's).
     fn pip_install(&mut self, command: TextRange) {
-        self.diagnostics.extend(super::deps::pip_install(self.text, command, self.rules));
+        self.diagnostics.extend(super::deps::pip_install(self.text, command, self.rules, self.run));
     }
 }
 
@@ -248,6 +266,36 @@ mod tests {
             assert_eq!(migrated(Kind::Shell, text), text);
         }
         assert_eq!(codes(Kind::Shell, "echo $PJRT_DEVICES $XPJRT_DEVICE\n"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn assignments_of_a_variable_the_project_reads_stay() {
+        // The script's own read: deleting the export would change what the test sees.
+        let text = "export PJRT_DEVICE=TPU\nif [ -n \"$PJRT_DEVICE\" ]; then python train.py; fi\n";
+        assert_eq!(migrated(Kind::Shell, text), text);
+        let found = lint(Kind::Shell, text, rules(), &Selection::default()).unwrap();
+        assert!(
+            found[0].note.as_deref().is_some_and(|n| n.starts_with("kept: line 2 of this file reads")),
+            "{found:?}"
+        );
+        // Another file of the run reads it (the application's `os.environ.get`): every kind of
+        // assignment stays, reported with that file; a variable nobody reads still goes.
+        let dir = tempfile::tempdir().unwrap();
+        let app = dir.path().join("app.py");
+        std::fs::write(&app, "import os\n\nif os.environ.get('PJRT_DEVICE'):\n    print('accelerator')\n").unwrap();
+        let run = std::sync::Arc::new(RunFacts::new(move || vec![app.clone()]));
+        let selection = Selection { unsafe_fixes: true, run: Some(run), ..Selection::default() };
+        for (kind, text) in [
+            (Kind::Shell, "export PJRT_DEVICE=TPU XRT_TPU_CONFIG=x\npython app.py\n"),
+            (Kind::Dockerfile, "FROM python:3.11\nENV PJRT_DEVICE=TPU XRT_TPU_CONFIG=x\n"),
+            (Kind::Yaml, "env:\n  - name: PJRT_DEVICE\n    value: TPU\n  - name: XRT_TPU_CONFIG\n    value: x\n"),
+        ] {
+            let m = migrate(kind, text, rules(), &selection);
+            assert!(m.output.contains("PJRT_DEVICE") && !m.output.contains("XRT_TPU_CONFIG"), "{}", m.output);
+            let kept = m.remaining.iter().find(|d| rules().rules[d.rule].code == "TPU501").expect("reported");
+            let note = kept.note.as_deref().unwrap_or_default();
+            assert!(note.contains("`") && note.contains("app.py:3` reads `PJRT_DEVICE`"), "{note}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! - [`json`]: JSON configs (a Trainer's `fsdp_config.json`, accelerate configs).
 
 pub mod deps;
+pub mod hardware;
 pub mod json;
 pub mod launch;
 pub mod notebook;
@@ -179,14 +180,16 @@ impl Default for Target {
 
 /// The findings of a non-Python file (notebooks go through [`notebook`]).
 pub fn check(kind: Kind, text: &str, rules: &RuleSet, run: Option<&RunFacts>) -> Vec<Diagnostic> {
-    match kind {
+    let mut found = match kind {
         Kind::Requirements | Kind::Pyproject | Kind::SetupCfg | Kind::CondaEnv | Kind::SetupPy => {
-            deps::check(kind, text, rules)
+            deps::check(kind, text, rules, run)
         }
         Kind::Shell | Kind::Dockerfile | Kind::Yaml => launch::check(kind, text, rules, run),
         Kind::Json => json::check(text, rules),
-        Kind::Python | Kind::Notebook => Vec::new(),
-    }
+        Kind::Python | Kind::Notebook => return Vec::new(),
+    };
+    hardware::leave_alone(text, rules, run, &mut found);
+    found
 }
 
 /// Whether `text` still loads as a file of this kind; the message says why not.

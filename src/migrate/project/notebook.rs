@@ -65,6 +65,14 @@ fn strict() -> ParseOptions {
     }
 }
 
+/// A notebook's code cells as the Python engine reads them (IPython lines as comments), and its
+/// IPython lines as written; `None` when it is not a notebook this module can read.
+pub fn python_and_magics(json: &str) -> Option<(String, Vec<String>)> {
+    let joined = Notebook::parse(json).ok()?.joined().ok()?;
+    let masked = mask(&joined);
+    Some((masked.python, masked.lines.into_iter().map(|(_, original)| original).collect()))
+}
+
 /// Whether `json` is a notebook this module can read.
 pub fn validate(json: &str) -> Result<(), String> {
     Notebook::parse(json).map(drop)
@@ -322,10 +330,51 @@ fn mask(joined: &str) -> Masked {
         m.python.push_str(&part.python);
         m.magics.extend(part.magics);
         m.lines.extend(part.lines);
-        m.python.push_str(CELL_END);
+        if restarts_kernel(cell) {
+            // The engine puts what later cells need after it (same length: offsets stay).
+            m.python.push_str(migrate::KERNEL_RESTART);
+            m.lines.push((migrate::KERNEL_RESTART.to_string(), CELL_END.to_string()));
+        } else {
+            m.python.push_str(CELL_END);
+        }
         at += cell.len() + CELL_END.len();
     }
     m
+}
+
+/// The Python program a `%%writefile train.py` cell writes: where it starts in the cell (after
+/// the magic's line). Appends (`-a`) write part of a file, other files are not Python.
+fn written_program(cell: &str) -> Option<usize> {
+    let first = cell.lines().next()?;
+    let args = first.trim().strip_prefix("%%writefile")?;
+    let path = args.trim().trim_matches(['"', '\'']);
+    let appends = args.split_whitespace().any(|w| w.starts_with('-'));
+    (args.starts_with([' ', '\t']) && !appends && path.ends_with(".py"))
+        .then(|| first.len() + 1)
+        .filter(|&at| at <= cell.len())
+}
+
+/// Each `%%writefile` program cell of a joined text: (the program's start in it, the program).
+fn written_programs(joined: &str) -> Vec<(usize, &str)> {
+    let mut at = 0;
+    let mut found = Vec::new();
+    for cell in split(joined) {
+        if let Some(body) = written_program(cell) {
+            found.push((at + body, &cell[body..]));
+        }
+        at += cell.len() + CELL_END.len();
+    }
+    found
+}
+
+/// Whether running `cell` restarts the kernel (Kaggle and Colab do it after a `!pip install`),
+/// or clears its names: what earlier cells bound is gone for the cells after it.
+fn restarts_kernel(cell: &str) -> bool {
+    const RESTARTS: &[&str] = &["os._exit(", "do_shutdown(", "os.kill(os.getpid()"];
+    cell.lines().map(str::trim_start).any(|line| {
+        let code = line.split('#').next().unwrap_or("");
+        line.starts_with("%reset") || RESTARTS.iter().any(|r| code.contains(r))
+    })
 }
 
 /// One cell masked, starting at `at` in the joined text; `whole` masks every line.
@@ -338,6 +387,9 @@ fn mask_cell(cell: &str, mut at: usize, whole: bool) -> Masked {
     };
     let offset = |n: usize| TextSize::try_from(n).unwrap_or_default();
     let kind = CellKind::of(cell);
+    // `%%writefile`, `%%html`…: never Python here, whatever their indentation (a written
+    // program is migrated on its own, see `written_programs`).
+    let whole = whole || kind == CellKind::Other;
     // An IPython line ending in `\` continues on the next line (`!pip install a \`), which
     // belongs to the same command: `Some(index of its magic)`, or `Some(None)` if no handler reads it.
     let mut continuing: Option<Option<usize>> = None;
@@ -491,6 +543,18 @@ pub fn lint(nb: &Notebook, rules: &RuleSet, selection: &Selection) -> Result<Vec
     };
     diagnostics.extend(launch::check_magics(&joined, &masked.magics, rules, selection.run.as_deref()));
     diagnostics.extend(masked.unreadable_findings(rules));
+    // A program a `%%writefile` cell writes is a file of its own: checked as one.
+    for (start, program) in written_programs(&joined) {
+        let Ok(Some(linted)) = migrate::lint(program, rules, selection) else { continue };
+        let shift = TextSize::try_from(start).unwrap_or_default();
+        diagnostics.extend(linted.diagnostics.into_iter().map(|mut d| {
+            d.range += shift;
+            if let Some(fix) = &mut d.fix {
+                fix.edits.iter_mut().for_each(|e| e.range += shift);
+            }
+            d
+        }));
+    }
     Ok(super::selected(diagnostics, rules, selection).into_iter().map(|d| in_cell(&spans, &joined, d)).collect())
 }
 
@@ -553,7 +617,29 @@ pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<Not
             migrate::Problem::NoConvergence { .. } => {}
         }
     }
-    let after = unmask(&python.output, &masked.lines)?;
+    let mut after = unmask(&python.output, &masked.lines)?;
+    // A program a `%%writefile` cell writes is migrated as a file of its own (the passes above
+    // saw the cell as opaque, and left it as it was).
+    let mut programs = Vec::new();
+    for (start, program) in written_programs(&joined) {
+        let m = migrate::migrate_isolated(program, rules, selection);
+        if m.problem.as_ref().is_some_and(|p| !matches!(p, migrate::Problem::NoConvergence { .. })) {
+            continue;
+        }
+        programs.push((start, program.to_string(), m));
+    }
+    if programs.iter().any(|(_, old, m)| m.output != *old) {
+        let mut cells: Vec<String> = split(&after).into_iter().map(str::to_string).collect();
+        for (start, old, m) in &programs {
+            let (cell, _, _) = spans.locate(&joined, TextSize::try_from(*start).unwrap_or_default());
+            let Some(index) = nb.cells.iter().position(|c| c.number == cell) else { continue };
+            if let Some(text) = cells.get_mut(index).filter(|t| t.ends_with(old.as_str())) {
+                text.truncate(text.len() - old.len());
+                text.push_str(&m.output);
+            }
+        }
+        after = cells.iter().map(|c| format!("{c}{CELL_END}")).collect();
+    }
     let lines = LineIndex::new(&joined);
     let at = |offset: TextSize| {
         let (cell, line, text) = spans.locate(&joined, offset);
@@ -573,6 +659,17 @@ pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<Not
         let (cell, line, col) = at(magic.original_offset(d.range.start()));
         out.remaining.push((cell, line, col, d));
     }
+    for (start, _, m) in &programs {
+        let shift = TextSize::try_from(*start).unwrap_or_default();
+        for d in &m.remaining {
+            let (cell, line, col) = at(m.original_offset(d.range.start()) + shift);
+            out.remaining.push((cell, line, col, d.clone()));
+        }
+        for r in &m.reverted {
+            let (cell, line, _) = at(r.offset + shift);
+            out.reverted.push((r.rule.clone(), cell, line, r.reason.clone()));
+        }
+    }
     out.remaining.sort_by_key(|(cell, line, col, _)| (*cell, *line, *col));
     for (rule, offset, why) in &magic.reverted {
         let (cell, line, _) = at(*offset);
@@ -583,7 +680,8 @@ pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<Not
         out.reverted.push((r.rule.clone(), cell, line, r.reason.clone()));
     }
     out.applied = magic.applied;
-    for (code, n) in python.applied {
+    let programs_applied = programs.iter().flat_map(|(_, _, m)| m.applied.iter().map(|(c, n)| (c.clone(), *n)));
+    for (code, n) in python.applied.into_iter().chain(programs_applied) {
         *out.applied.entry(code).or_default() += n;
     }
     out.output = nb.with_joined(&after)?;
@@ -734,6 +832,84 @@ mod tests {
         assert_eq!(again.output, m.output, "a second run changes nothing");
         let findings = lint(&Notebook::parse(nb).unwrap(), &rules, &Selection::default()).unwrap();
         assert!(findings.iter().any(|f| f.cell == 2 && f.diagnostic.message.contains("not Python")), "lint too");
+    }
+
+    /// A notebook of code cells, as nbformat writes it.
+    fn notebook(cells: &[&str]) -> String {
+        let cells: Vec<serde_json::Value> = cells
+            .iter()
+            .map(|c| serde_json::json!({"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": c}))
+            .collect();
+        let nb = serde_json::json!({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5});
+        serde_json::to_string_pretty(&nb).unwrap()
+    }
+
+    fn cells_of(json: &str) -> Vec<String> {
+        let nb: serde_json::Value = serde_json::from_str(json).unwrap();
+        nb["cells"].as_array().unwrap().iter().map(|c| c["source"].as_str().unwrap().to_string()).collect()
+    }
+
+    #[test]
+    fn what_later_cells_need_is_not_put_in_a_cell_that_restarts_the_kernel() {
+        let rules = RuleSet::load(&[]).unwrap();
+        let all = Selection { unsafe_fixes: true, ..Selection::default() };
+        for restart in ["import os\nos._exit(0)\n", "get_ipython().kernel.do_shutdown(True)\n", "%reset -f\n"] {
+            let nb = notebook(&[
+                &format!("!pip install torch_xla[tpu]\nimport os\n{restart}"),
+                "import torch\nimport torch_xla.runtime as xr\n",
+                "print(xr.world_size())\nprint(torch.ones(1))\n",
+            ]);
+            let m = migrate(&nb, &rules, &all).unwrap();
+            let cells = cells_of(&m.output);
+            assert!(
+                !cells[0].contains("import torch.distributed") && cells[0].ends_with(restart),
+                "{restart}: {cells:?}"
+            );
+            // `os` from before the restart is gone too: imported again where it is used.
+            assert!(cells[1].starts_with("import os\nimport torch\nimport torch.distributed as dist\n"), "{cells:?}");
+            assert!(cells[2].contains("dist.get_world_size()"), "{cells:?}");
+            assert_eq!(migrate(&m.output, &rules, &all).unwrap().output, m.output, "a second run changes nothing");
+        }
+        // Code before the restart still gets its imports at the top.
+        let nb = notebook(&[
+            "import torch_xla.runtime as xr\nprint(xr.world_size())\n%reset -f\n",
+            "import torch_xla.runtime as xr\nprint(xr.global_ordinal())\n",
+        ]);
+        let cells = cells_of(&migrate(&nb, &rules, &all).unwrap().output);
+        assert!(cells[0].starts_with("import os\nimport torch.distributed as dist\n"), "{cells:?}");
+        assert!(cells[1].starts_with("import os\nimport torch.distributed as dist\n"), "{cells:?}");
+    }
+
+    #[test]
+    fn a_program_a_writefile_cell_writes_is_migrated_as_a_file_of_its_own() {
+        let rules = RuleSet::load(&[]).unwrap();
+        let all = Selection { unsafe_fixes: true, ..Selection::default() };
+        let program = "import torch\nimport torch_xla.core.xla_model as xm\n\n\ndef main():\n    \
+                       device = xm.xla_device()\n\n    print(torch.ones(2, device=device))\n    xm.mark_step()\n";
+        let nb = notebook(&[
+            "import torch_xla.core.xla_model as xm\n",
+            &format!("%%writefile train.py\n{program}"),
+            &format!("%%writefile -a train.py\n{program}"),
+            "!python train.py\n",
+        ]);
+        let findings = lint(&Notebook::parse(&nb).unwrap(), &rules, &all).unwrap();
+        let in_program: Vec<(usize, String)> = findings
+            .iter()
+            .filter(|f| f.cell == 2)
+            .map(|f| (f.cell, rules.rules[f.diagnostic.rule].code.clone()))
+            .collect();
+        assert_eq!(in_program.len(), 3, "the import, the device, the step: {in_program:?}");
+        assert!(findings.iter().all(|f| rules.rules[f.diagnostic.rule].code != "TPU002"), "not Python, not an error");
+        let m = migrate(&nb, &rules, &all).unwrap();
+        let cells = cells_of(&m.output);
+        assert_eq!(
+            cells[1],
+            "%%writefile train.py\nimport torch\n\n\ndef main():\n    device = torch.device(\"tpu:0\")\n\n    print(torch.ones(2, device=device))\n"
+        );
+        assert_eq!(cells[2], format!("%%writefile -a train.py\n{program}"), "a part of a file: left as it is");
+        // Its own namespace: the notebook's `xm` import is not kept for it.
+        assert!(!cells[0].contains("import"), "{cells:?}");
+        assert_eq!(migrate(&m.output, &rules, &all).unwrap().output, m.output, "a second run changes nothing");
     }
 
     #[test]

@@ -1,0 +1,89 @@
+# A trainer class whose subclass owns the loop (issue 43 item 11): the base class builds the
+# device loader and keeps it in `self.loader`; the project's trainer subclasses it and overrides
+# the training loop, which iterates `self.loader`. Both loops must get their batches on the chip.
+import os
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+class BaseTrainer:
+    def __init__(self, epochs):
+        self.device = torch.device("tpu:0")
+        self.epochs = epochs
+        torch.manual_seed(0)
+        features = torch.randn(64, 8)
+        labels = (features[:, 0] + features[:, 1] > 0).long()
+        dataset = TensorDataset(features, labels)
+        sampler = DistributedSampler(
+            dataset, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), shuffle=False
+        )
+        self.loader = DataLoader(dataset, batch_size=8, sampler=sampler)
+        self.model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2)).to(self.device)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.2)
+
+    def train_epoch(self, epoch):
+        for features, labels in self.loader:
+            features, labels = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(self.device), (features, labels))
+            self.optimizer.zero_grad()
+            nn.functional.cross_entropy(self.model(features), labels).backward()
+            if dist.is_initialized():
+                for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
+                    dist.all_reduce(grad)
+                    grad /= dist.get_world_size()
+            self.optimizer.step()
+
+    def fit(self):
+        for epoch in range(self.epochs):
+            self.train_epoch(epoch)
+        checksum = sum(p.sum().item() for p in self.model.parameters())
+        print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+
+
+class ClassifierTrainer(BaseTrainer):
+    """The project's trainer: its own loop, with logging and accuracy."""
+
+    def train_epoch(self, epoch):
+        self.model.train()
+        correct = total = 0
+        for step, (features, labels) in enumerate(self.loader):
+            (features, labels) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(self.device), (features, labels))
+            self.optimizer.zero_grad()
+            logits = self.model(features)
+            loss = nn.functional.cross_entropy(logits, labels)
+            loss.backward()
+            if dist.is_initialized():
+                for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
+                    dist.all_reduce(grad)
+                    grad /= dist.get_world_size()
+            self.optimizer.step()
+            correct += (logits.argmax(dim=1) == labels).sum().item()
+            total += labels.numel()
+            if step % 2 == 0:
+                shown = (f"epoch {epoch} step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
+                if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+                    print(*shown)
+        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+            print(f"epoch {epoch} accuracy={correct / total:.6f}")
+
+
+def _mp_fn(index):
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    dist.init_process_group("tpu_dist")
+    ClassifierTrainer(epochs=2).fit()
+
+
+if __name__ == "__main__":
+    torch.tpu.distributed.set_tpu_launch_env()
+    # one process per chip the launcher set up on this host (every attached chip by default)
+    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+    # torchrun's rendezvous variables, which torch.multiprocessing does not set
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
+    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
+    mp.spawn(_mp_fn, args=(), nprocs=nprocs)

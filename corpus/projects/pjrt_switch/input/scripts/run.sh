@@ -1,0 +1,4 @@
+#!/bin/bash
+# On a TPU VM: the trainer reads the device variable to pick the accelerator.
+export PJRT_DEVICE=TPU
+python launch.py "$@"
