@@ -93,8 +93,9 @@ fn retracing_reproduces_the_committed_profiles() {
 /// verdicts (status, failure kind, op, class, phase, step, library site; `execute --check`).
 /// Across every library, and every verdict the corpus holds: passes, a pass of inference only,
 /// missing ops in forward and in backward (a sparse op among them), a bf16-only dtype failure,
-/// a pass resting on what the emulator cannot check (deepseek_v3's integer `histc`), a run it
-/// cannot check at all (oneDNN's bf16 LSTM in PyanNet), and the regressions of harness and
+/// a pass through an integer `histc` (deepseek_v3's MoE routing: the wheel's kernel takes
+/// integers, torch's CPU kernel does not), a run the emulator cannot check at all (oneDNN's bf16
+/// LSTM in PyanNet), and the regressions of harness and
 /// emulator bugs fixed since the first run (canine's and peft cpt's `x % n`, pyannote's loss
 /// heads). The corpus holds no device mix-up after those fixes; tracer/tests/test_execute.py
 /// pins that one on a purpose-built model.

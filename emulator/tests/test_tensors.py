@@ -294,13 +294,19 @@ def test_scalar_overloads_through_composites(dtype):
     same(f(t), f(c))
 
 
-def test_integer_histc_is_counted_and_reported_not_checked(capture_report):
-  """torch's CPU kernel has no integer histc; TorchTPU registers a kernel of unknown dtype
-  coverage (transformers' MoE routing calls it on int32 off the CPU): counted, flagged."""
+def test_histc_takes_the_dtypes_the_wheels_kernel_takes(capture_report):
+  """TorchTPU 0.2.0's histc kernel (HistcHelperOut in the wheel) takes integers, which
+  transformers' MoE routing counts off the CPU and torch's CPU kernel cannot: counted exactly,
+  nothing reported. It refuses bool and bfloat16, and so does the emulator, at the user's line."""
   ids = torch.tensor([0, 1, 1, 3, 2, 3, 3], dtype=torch.int32)
   h = torch.histc(ids.to("tpu"), bins=4, min=0, max=3)
   same(h, torch.tensor([1, 2, 1, 3], dtype=torch.int32))
+  same(torch.histc(ids.long().to("tpu"), bins=4, min=0, max=3), torch.tensor([1, 2, 1, 3]))
   same(torch.histc(ids.float().to("tpu"), bins=4, min=0, max=3), torch.histc(ids.float(), bins=4, min=0, max=3))
-  notes = [e["message"] for e in capture_report() if e.get("kind") == "not_checked"]
-  assert len(notes) == 1 and notes[0].startswith("aten::histc on int32"), notes
-  assert all(e.get("event") != "incompatibility" for e in capture_report())
+  assert capture_report() == [] or all(e.get("event") not in ("incompatibility", "warning") for e in capture_report())
+  for dtype in (torch.bfloat16, torch.bool):
+    with pytest.raises(RuntimeError, match="not implemented for"):
+      torch.histc(ids.to(dtype).to("tpu"), bins=4, min=0, max=3)
+  refused = [e for e in capture_report() if e.get("event") == "incompatibility"]
+  assert [(e["kind"], e["op"]) for e in refused] == [("unsupported_dtype", "aten::histc")] * 2, refused
+  assert all(e["file"].endswith("test_tensors.py") for e in refused), refused

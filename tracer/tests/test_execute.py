@@ -115,7 +115,7 @@ def test_local_and_ray_executions_agree(tmp_path, ray_head):
     tree = _verdict_tree(local)
     assert sorted(tree) == sorted(ids)
     assert tree == _verdict_tree(remote), "Ray and local executions disagree"
-    # Not a vacuous agreement: both pass, one resting on an op the emulator could not check.
+    # Not a vacuous agreement: both pass, the MoE one through its integer histc, which the
+    # wheel's kernel takes (settled; nothing left unchecked).
     assert tree["pyannote-audio/XVectorSincNet"][0]["float32"] == {"status": "pass"}
-    moe = tree["transformers/deepseek_v3"][0]["float32"]
-    assert moe["status"] == "pass" and moe["unchecked"][0].startswith("aten::histc on int32"), moe
+    assert tree["transformers/deepseek_v3"][0]["float32"] == {"status": "pass"}

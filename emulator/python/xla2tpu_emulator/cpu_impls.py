@@ -176,19 +176,28 @@ def _decomp(name):
   return fn
 
 
+# The dtypes TorchTPU 0.2.0's histc kernel refuses, read from the wheel: HistcHelperOut
+# (csrc/ops/histc/histc_aten_kernels.cc in libpywrap_2_15_0_common.so) tests the input's
+# ScalarType against two bit masks before it builds anything: complex types fail with
+# "expected the first argument not to be complex", Bool and BFloat16 with "not implemented
+# for"; every integer and the other floating types go on to the kernel.
+_HISTC_REFUSED = (torch.bool, torch.bfloat16)
+
+
 def _histc_any_dtype(self, bins, lo, hi):
+  if self.is_complex():
+    raise RuntimeError(f"expected the first argument not to be complex, got {self.dtype}")
+  if self.dtype in _HISTC_REFUSED:
+    name = str(self.dtype).replace("torch.", "")
+    msg = (f"aten::histc is not implemented for {name} on TorchTPU 0.2.0 (its kernel takes integer"
+           " and float16/32/64 inputs, not bool or bfloat16): cast the input, e.g. x.float()")
+    frame = sys._getframe(2)  # pylint: disable=protected-access
+    report.incompatibility("unsupported_dtype", msg, op="aten::histc", frame=frame)
+    raise report.reported(RuntimeError(msg))
   if self.is_floating_point():
     return aten.histc(self, bins, lo, hi)
-  # torch's CPU kernel has no integer histc (CUDA's has; transformers' MoE routing takes
-  # it off the CPU), and the wheel registers a TorchTPU kernel without saying which dtypes
-  # it takes. Counted in float64 (exact for these counts), returned in the input's dtype,
-  # and reported as not checked rather than failed or passed.
-  report.warning(
-      "not_checked",
-      f"aten::histc on {str(self.dtype).replace('torch.', '')}: TorchTPU's kernel was not"
-      " checked for this dtype (the emulator's CPU kernel has none; it counted in float)",
-      frame=sys._getframe(2),  # pylint: disable=protected-access
-  )
+  # TorchTPU takes integers (CUDA too; transformers' MoE routing counts int32 expert ids off
+  # the CPU); torch's CPU kernel does not. Counted in float64, exact for these counts.
   return aten.histc(self.double(), bins, lo, hi).to(self.dtype)
 
 
