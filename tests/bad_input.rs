@@ -306,3 +306,134 @@ fn a_file_that_panics_any_pass_never_hangs_the_gate_or_aborts_the_run() {
         "the notebook's good cell migrated: {nb}"
     );
 }
+
+fn is_root() -> bool {
+    std::process::Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout == b"0\n")
+}
+
+/// Entries of the tree other than those named: what a run left behind.
+fn leftovers(t: &Tree, keep: &[&str]) -> Vec<PathBuf> {
+    fs::read_dir(t.0.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| !keep.iter().any(|n| p.ends_with(n)))
+        .collect()
+}
+
+/// Outputs are written into what is there: a FIFO or device keeps being one, a symlink keeps
+/// pointing where it did (as root, a rename once replaced `/dev/null` or `/dev/stdout` itself).
+#[test]
+fn outputs_that_are_not_regular_files_are_written_into_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let t = Tree::new();
+    let fifo = t.path("fifo.md");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read_to_string(fifo).expect("read the fifo"))
+    };
+    let out = t.run(&["migrate", "--report", "fifo.md", "good.py"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Checked before waiting for the reader, which a replaced FIFO would leave blocked.
+    assert!(fs::symlink_metadata(&fifo).expect("still there").file_type().is_fifo(), "the FIFO was replaced");
+    assert!(reader.join().expect("reader").starts_with("# Migration report"));
+
+    // A descriptor by name: the report goes to the process's own standard output.
+    std::os::unix::fs::symlink("/proc/self/fd/1", t.path("stdout.md")).expect("symlink");
+    // A symlink to a regular file: the file is replaced, the link stays.
+    t.write("real.md", b"old\n");
+    std::os::unix::fs::symlink("real.md", t.path("link.md")).expect("symlink");
+    for (name, into_stdout) in [("stdout.md", true), ("link.md", false)] {
+        let out = t.run(&["migrate", "--report", name, "good.py"]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        assert!(fs::symlink_metadata(t.path(name)).expect("there").file_type().is_symlink(), "{name} replaced");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).contains("# Migration report"), into_stdout, "{name}");
+    }
+    assert!(fs::read_to_string(t.path("real.md")).expect("read").starts_with("# Migration report"));
+
+    // A character device (as root, where a rename over one succeeds): a copy of /dev/null.
+    if is_root() {
+        let status = std::process::Command::new("mknod").arg(t.path("null")).args(["c", "1", "3"]).status();
+        assert!(status.expect("mknod").success());
+        let out = t.run(&["check", "--write-baseline", "null", "good.py"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(fs::symlink_metadata(t.path("null")).expect("there").file_type().is_char_device(), "replaced");
+    } else {
+        eprintln!("not root: the device case is left to CI");
+    }
+}
+
+/// As root (Docker CI on a bind-mounted checkout), a rewritten file keeps its owner, group and
+/// mode; a hard-linked one is refused (a rename would split the links, a write in place would
+/// change every copy), saying so.
+#[test]
+fn write_keeps_owner_and_mode_and_refuses_hard_links() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let t = Tree::new();
+    let owned = t.write("owned.py", GOOD.as_bytes());
+    fs::set_permissions(&owned, fs::Permissions::from_mode(0o640)).expect("chmod");
+    if is_root() {
+        std::os::unix::fs::chown(&owned, Some(1234), Some(2345)).expect("chown");
+    } else {
+        eprintln!("not root: the owner case is left to CI");
+    }
+    let before = fs::metadata(&owned).expect("stat");
+    let linked = t.write("linked.py", GOOD.as_bytes());
+    fs::hard_link(&linked, t.path("linked-copy.py")).expect("link");
+    let out = t.run(&["migrate", "--write", "owned.py", "linked.py"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("linked.py: has 2 hard links; not written"), "{err}");
+    let after = fs::metadata(&owned).expect("stat");
+    assert!(!fs::read_to_string(&owned).expect("read").contains("mark_step"), "owned.py written: {err}");
+    assert_eq!((after.uid(), after.gid(), after.mode()), (before.uid(), before.gid(), before.mode()));
+    assert_eq!(fs::read_to_string(&linked).expect("read"), GOOD);
+    assert_eq!(fs::metadata(&linked).expect("stat").nlink(), 2);
+}
+
+/// An edit saved, or the file deleted, while the new content is being written and synced (the
+/// slow step) is seen just before the rename: the edit survives, the file stays deleted.
+#[test]
+fn an_edit_or_a_deletion_during_the_sync_is_never_lost() {
+    let t = Tree::new();
+    let edited_text = format!("{GOOD}{}\n", xla2tpu::migrate::CHANGE_DURING_SYNC_MARKER);
+    let edited = t.write("edited.py", edited_text.as_bytes());
+    let deleted = t.write("deleted.py", format!("{GOOD}{}\n", xla2tpu::migrate::DELETE_DURING_SYNC_MARKER).as_bytes());
+    let out = t.run(&["migrate", "--write", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("edited.py: changed while xla2tpu was running; not written"), "{err}");
+    assert!(err.contains("deleted.py: deleted while xla2tpu was running; not written"), "{err}");
+    let now = fs::read_to_string(&edited).expect("read");
+    assert!(now.starts_with(&edited_text) && now.contains("edited = True"), "the user's edit survives:\n{now}");
+    assert!(!deleted.exists(), "the deleted file came back");
+    assert!(!fs::read_to_string(t.path("good.py")).expect("read").contains("mark_step"), "good.py written");
+    assert!(leftovers(&t, &["good.py", "edited.py"]).is_empty(), "{:?}", leftovers(&t, &["good.py", "edited.py"]));
+}
+
+/// A read-only (0444) file is left untouched, as root too: a rename needs only the directory.
+#[test]
+fn read_only_files_are_left_untouched() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new();
+    let locked = t.write("locked.py", GOOD.as_bytes());
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o444)).expect("chmod");
+    let out = t.run(&["migrate", "--write", "."]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("locked.py: read-only file; not written"), "{}", stderr(&out));
+    assert_eq!(fs::read_to_string(&locked).expect("read"), GOOD);
+    assert!(!fs::read_to_string(t.path("good.py")).expect("read").contains("mark_step"), "good.py written");
+}
+
+/// `kill -9` while a file is being rewritten: the file is whole and no temporary file is left
+/// (the new content is written in an unnamed file until the rename).
+#[test]
+fn a_kill_during_write_leaves_no_temporary_file() {
+    let t = Tree::new();
+    let text = format!("{GOOD}{}\n", xla2tpu::migrate::KILL_DURING_WRITE_MARKER);
+    let victim = t.write("victim.py", text.as_bytes());
+    let out = t.run(&["migrate", "--write", "victim.py"]);
+    assert_eq!(out.status.code(), None, "killed: {}", stderr(&out));
+    assert_eq!(fs::read_to_string(&victim).expect("read"), text, "whole");
+    assert!(leftovers(&t, &["good.py", "victim.py"]).is_empty(), "{:?}", leftovers(&t, &["good.py", "victim.py"]));
+}
