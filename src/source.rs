@@ -1,7 +1,9 @@
 //! Reading Python sources: decoding, BOM handling and line/column lookup.
 //!
 //! Every edit is a byte range on the text *without* its BOM; the BOM is put
-//! back when the file is written, so it survives byte-identical.
+//! back when the file is written, so it survives byte-identical. A file whose lines end in a
+//! lone CR (classic Mac) is read with LF line ends, which every pass counts lines by, and
+//! written back with CR.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +20,8 @@ pub struct SourceFile {
     pub text: String,
     /// Whether the original bytes started with a UTF-8 BOM.
     pub bom: bool,
+    /// Whether every line ended in a lone `\r` (none in `\n`): `text` has `\n` in their place.
+    pub cr_only: bool,
 }
 
 /// Why a file could not be read as Python source.
@@ -43,10 +47,15 @@ impl SourceFile {
         }
         let text =
             String::from_utf8(bytes).map_err(|e| InputError::NotUtf8 { offset: e.utf8_error().valid_up_to() })?;
-        Ok(match text.strip_prefix(BOM) {
-            Some(rest) => SourceFile { path, text: rest.to_string(), bom: true },
-            None => SourceFile { path, text, bom: false },
-        })
+        let (text, bom) = match text.strip_prefix(BOM) {
+            Some(rest) => (rest.to_string(), true),
+            None => (text, false),
+        };
+        // Python ends a line at a lone CR too; the passes find lines by LF, and once put an
+        // inserted import on the "line" after the whole file.
+        let cr_only = text.contains('\r') && !text.contains('\n');
+        let text = if cr_only { text.replace('\r', "\n") } else { text };
+        Ok(SourceFile { path, text, bom, cr_only })
     }
 
     /// The bytes to write back for `text` (re-adding the BOM if there was one).
@@ -55,7 +64,11 @@ impl SourceFile {
         if self.bom {
             out.extend_from_slice(BOM.as_bytes());
         }
-        out.extend_from_slice(text.as_bytes());
+        if self.cr_only {
+            out.extend(text.bytes().map(|b| if b == b'\n' { b'\r' } else { b }));
+        } else {
+            out.extend_from_slice(text.as_bytes());
+        }
         out
     }
 }

@@ -437,3 +437,16 @@ fn a_kill_during_write_leaves_no_temporary_file() {
     assert_eq!(fs::read_to_string(&victim).expect("read"), text, "whole");
     assert!(leftovers(&t, &["good.py", "victim.py"]).is_empty(), "{:?}", leftovers(&t, &["good.py", "victim.py"]));
 }
+
+/// Classic Mac line ends (a lone CR): Python ends lines there too, and so does the migration;
+/// the inserted import once landed after the whole file, below its use (NameError, exit 0).
+#[test]
+fn cr_only_line_ends_are_lines() {
+    let t = Tree::new();
+    let cr = t.write("cr.py", b"import torch_xla.core.xla_model as xm\rdevice = xm.xla_device()\rprint(device)\r");
+    let out = t.run(&["check", "--output-format", "concise", "cr.py"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cr.py:2:10: TPU101"), "{}", stderr(&out));
+    let out = t.run(&["migrate", "--write", "--unsafe-fixes", "cr.py"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read(&cr).expect("read"), b"import torch\rdevice = torch.device(\"tpu:0\")\rprint(device)\r");
+}
