@@ -450,3 +450,37 @@ fn cr_only_line_ends_are_lines() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(fs::read(&cr).expect("read"), b"import torch\rdevice = torch.device(\"tpu:0\")\rprint(device)\r");
 }
+
+/// A file name can neither close its code span early nor inject HTML into the Markdown report
+/// (rendered by a CommonMark parser here, as a code host renders it); credentials in index URLs
+/// are shown as `***` in findings and reports.
+#[test]
+fn the_markdown_report_escapes_names_and_nothing_shows_credentials() {
+    let t = Tree::new();
+    let hostile = "x` <img src=x onerror=alert(1)> [a](javascript:alert(2)) `.py";
+    t.write(hostile, b"import torch_xla.debug.metrics as met\nprint(met.metrics_report())\n");
+    t.write("y``.py", b"import torch_xla.debug.metrics as met\nprint(met.metrics_report())\n");
+    t.write(
+        "requirements.txt",
+        b"-f https://me:s3cr3t@storage.googleapis.com/libtpu-releases/index.html\ntorch_xla[tpu] @ https://me:s3cr3t@example.com/torch_xla.whl\n",
+    );
+    let out = t.run(&["check", "--output-format", "concise", "."]);
+    let shown = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(shown.contains("`-f https://***@storage.googleapis.com/libtpu-releases/index.html`"), "{shown}");
+    assert!(!shown.contains("s3cr3t"), "{shown}");
+    for report in ["r.md", "r.json"] {
+        let out = t.run(&["migrate", "--report", report, "."]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let written = fs::read_to_string(t.path(report)).expect("report");
+        assert!(!written.contains("s3cr3t"), "{written}");
+    }
+    let md = fs::read_to_string(t.path("r.md")).expect("report");
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, pulldown_cmark::Parser::new_ext(&md, pulldown_cmark::Options::all()));
+    assert!(!html.contains("<img") && !html.contains("<a "), "HTML in the report:\n{html}");
+    // Each file's place is one code span holding its whole name.
+    for name in [hostile, "y``.py"] {
+        let escaped = name.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        assert!(html.contains(&format!("<code>{escaped}:2:7</code>")), "{name} not one code span:\n{html}");
+    }
+}
