@@ -100,7 +100,7 @@ impl Config {
 
 /// The options in `file`; `None` for a `pyproject.toml` without `[tool.xla2tpu]`.
 fn read(file: &Path) -> anyhow::Result<Option<Options>> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text = crate::source::read_text(file).with_context(|| format!("cannot read {}", file.display()))?;
     if file.file_name().is_some_and(|n| n == "pyproject.toml") {
         Ok(parse::<Pyproject>(file, &text)?.tool.and_then(|t| t.xla2tpu))
     } else {

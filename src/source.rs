@@ -11,6 +11,44 @@ use ruff_text_size::TextSize;
 
 const BOM: &str = "\u{feff}";
 
+/// The largest file xla2tpu reads (a source, a notebook, a configuration, standard input):
+/// beyond it a file is refused unread, so `/dev/zero` or a runaway generated file cannot fill
+/// memory.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The largest Python source parsed: the syntax tree and the passes over it take about 60 times
+/// the text's size in memory (16 MiB: about 1 GB).
+pub const MAX_PYTHON_BYTES: usize = 16 << 20;
+
+/// The bytes of a regular file of at most [`MAX_FILE_BYTES`]. A FIFO or a device would block
+/// or never end, so is refused before it is opened for reading.
+pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    read_limited(std::fs::File::open(path)?)
+}
+
+/// At most [`MAX_FILE_BYTES`] from `reader`, or an error saying it is larger.
+pub fn read_limited(reader: impl std::io::Read) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    reader.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB, the most xla2tpu reads of one file",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
+/// [`read_file`] as UTF-8 text.
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_file(path)?).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
 /// A decoded Python source file.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
@@ -37,8 +75,7 @@ pub enum InputError {
 
 impl SourceFile {
     pub fn read(path: &Path) -> Result<SourceFile, InputError> {
-        let bytes = std::fs::read(path)?;
-        Self::from_bytes(path.to_path_buf(), bytes)
+        Self::from_bytes(path.to_path_buf(), read_file(path)?)
     }
 
     pub fn from_bytes(path: PathBuf, bytes: Vec<u8>) -> Result<SourceFile, InputError> {

@@ -484,3 +484,79 @@ fn the_markdown_report_escapes_names_and_nothing_shows_credentials() {
         assert!(html.contains(&format!("<code>{escaped}:2:7</code>")), "{name} not one code span:\n{html}");
     }
 }
+
+/// The limits are stated and enforced with a message naming the file: Python over 16 MiB is
+/// not parsed (a 70 MB file once took 5 GB), YAML flow collections nested past 512 levels are
+/// refused before the parser's quadratic scan (100,000 levels took minutes), and nothing reads
+/// more than 64 MiB (standard input from /dev/zero once never ended).
+#[test]
+fn limits_are_stated_and_enforced() {
+    let t = Tree::new();
+    let huge = format!("import torch_xla\n{}", "x = 1\n".repeat((16 << 20) / 6 + 1));
+    t.write("huge.py", huge.as_bytes());
+    let deep = |n: usize| format!("a: {}{}\n", "[".repeat(n), "]".repeat(n));
+    t.write("job.yaml", deep(100_000).as_bytes());
+    t.write("environment.yml", deep(100_000).as_bytes());
+    // Deep, but under the limit: the parser's own refusal, as before.
+    t.write("ok.yaml", deep(500).as_bytes());
+    let started = std::time::Instant::now();
+    let out = t.run(&["check", "--output-format", "concise", "."]);
+    let err = stderr(&out);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("huge.py: 16.0 MiB of Python is over the 16 MiB limit for one file"), "{err}");
+    for name in ["job.yaml", "environment.yml"] {
+        assert!(err.contains(&format!("{name}: invalid YAML: flow collections nested more than 512 levels")), "{err}");
+    }
+    assert!(err.contains("ok.yaml: invalid YAML: recursion limit exceeded"), "{err}");
+    good_was_checked(&out);
+
+    let zero = fs::File::open("/dev/zero").expect("/dev/zero");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("xla2tpu"))
+        .current_dir(t.0.path())
+        .args(["check", "-"])
+        .stdin(zero)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().expect("kill");
+            panic!("reading /dev/zero did not end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("<stdin>: larger than 64 MiB"), "{}", stderr(&out));
+}
+
+/// A configuration, baseline or rule file that is a FIFO or a device is refused by name, never
+/// read (a FIFO blocks forever, /dev/zero never ends).
+#[test]
+fn configurations_that_are_pipes_or_devices_are_refused() {
+    let t = Tree::new();
+    let mkfifo = |name: &str| {
+        assert!(std::process::Command::new("mkfifo").arg(t.path(name)).status().expect("mkfifo").success());
+    };
+    fs::create_dir(t.path("rules")).expect("mkdir");
+    mkfifo("rules/extra.yaml");
+    mkfifo("baseline.json");
+    for args in [
+        &["check", "--config", "/dev/zero", "good.py"][..],
+        &["check", "--rules", "rules", "good.py"],
+        &["check", "--baseline", "baseline.json", "good.py"],
+    ] {
+        let out = Command::cargo_bin("xla2tpu")
+            .expect("binary")
+            .current_dir(t.0.path())
+            .args(args)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("not a regular file"), "{args:?}: {}", stderr(&out));
+    }
+}

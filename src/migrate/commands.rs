@@ -1,7 +1,7 @@
 //! `migrate`, `check` and `rule`: files in, diffs and diagnostics out.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -433,8 +433,7 @@ fn load(input: Input, resolver: &Resolver, run: &Arc<RunFacts>) -> Result<Loaded
     let failed = |e: &dyn std::fmt::Display| format!("{}: {e:#}", input.display());
     let source = match &input {
         Input::Stdin => {
-            let mut bytes = Vec::new();
-            std::io::stdin().read_to_end(&mut bytes).map_err(|e| failed(&e))?;
+            let bytes = crate::source::read_limited(std::io::stdin().lock()).map_err(|e| failed(&e))?;
             SourceFile::from_bytes(PathBuf::from("-"), bytes)
         }
         Input::File(path) => time(Phase::Read, || SourceFile::read(path)),
@@ -454,6 +453,13 @@ fn load(input: Input, resolver: &Resolver, run: &Arc<RunFacts>) -> Result<Loaded
         Input::Stdin => Kind::Python,
         Input::File(path) => Kind::of(path).unwrap_or(Kind::Python),
     };
+    if kind.is_python() && source.text.len() > crate::source::MAX_PYTHON_BYTES {
+        return Err(failed(&format_args!(
+            "{:.1} MiB of Python is over the {} MiB limit for one file (parsing takes about 60 times that in memory); skipped",
+            source.text.len() as f64 / f64::from(1 << 20),
+            crate::source::MAX_PYTHON_BYTES >> 20
+        )));
+    }
     Ok(Loaded { input, kind, source, settings, selection })
 }
 
