@@ -560,3 +560,74 @@ fn configurations_that_are_pipes_or_devices_are_refused() {
         assert!(stderr(&out).contains("not a regular file"), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// Installations are not source, whatever their name: `dist-packages`, a virtualenv
+/// (`pyvenv.cfg`), a conda environment (`conda-meta/`) and conda's package cache (`pkgs/` with
+/// `urls.txt`) are excluded by default; a `pkgs/` of one's own is not.
+#[test]
+fn installed_packages_are_excluded_by_default() {
+    let t = Tree::new();
+    for (dir, marker) in [
+        ("usr/lib/python3/dist-packages/torch_xla", None),
+        ("myenv/lib/python3.11/site-stuff/torch_xla", Some("myenv/pyvenv.cfg")),
+        ("tpu/lib/python3.11/x/torch_xla", Some("tpu/conda-meta/history")),
+        ("miniconda3/pkgs/torch_xla-2.1/lib", Some("miniconda3/pkgs/urls.txt")),
+        ("pkgs/mine", None),
+    ] {
+        fs::create_dir_all(t.path(dir)).expect("mkdir");
+        t.write(&format!("{dir}/core.py"), GOOD.as_bytes());
+        if let Some(marker) = marker {
+            fs::create_dir_all(t.path(marker).parent().expect("parent")).expect("mkdir");
+            t.write(marker, b"");
+        }
+    }
+    let out = t.run(&["check", "--show-files", "."]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(shown.lines().collect::<Vec<_>>(), ["good.py", "pkgs/mine/core.py"], "{}", stderr(&out));
+    // `--no-ignore` (or an `exclude` of one's own) walks them all.
+    let out = t.run(&["check", "--show-files", "--no-ignore", "."]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 6, "{}", stderr(&out));
+}
+
+/// The bodies of here-documents in a notebook's `%%bash` cell are data (a file written, a
+/// program fed to `python -`), never edited; the commands after them still are.
+#[test]
+fn notebook_shell_here_documents_are_not_edited() {
+    let t = Tree::new();
+    let cell = "%%bash\ncat > env.sh <<'EOF'\nexport PJRT_DEVICE=TPU\n\npip install torch_xla\nEOF\ncat <<-END >> log\n\texport PJRT_DEVICE=TPU\n\tEND\nexport PJRT_DEVICE=TPU\n";
+    let notebook = serde_json::json!({
+        "cells": [{"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": cell}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    });
+    let nb = t.write("nb.ipynb", notebook.to_string().as_bytes());
+    let out = t.run(&["migrate", "--write", "nb.ipynb"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written: serde_json::Value = serde_json::from_slice(&fs::read(&nb).expect("read")).expect("json");
+    let source = match &written["cells"][0]["source"] {
+        serde_json::Value::Array(lines) => lines.iter().map(|l| l.as_str().expect("str")).collect::<String>(),
+        other => other.as_str().expect("text").to_string(),
+    };
+    assert_eq!(source, cell.strip_suffix("export PJRT_DEVICE=TPU\n").expect("the last command"), "{}", stderr(&out));
+}
+
+/// What is not read is said, never skipped silently: a Dockerfile's here-documents, symbolic
+/// links met while walking, and file names that are not UTF-8.
+#[test]
+fn what_is_not_read_is_said() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Tree::new();
+    t.write("Dockerfile", b"FROM python:3.11\nRUN <<EOF\npip install torch_xla\nEOF\nENV PJRT_DEVICE=TPU\n");
+    fs::create_dir(t.path("real")).expect("mkdir");
+    t.write("real/train.py", GOOD.as_bytes());
+    std::os::unix::fs::symlink("real", t.path("linked-dir")).expect("symlink");
+    std::os::unix::fs::symlink("good.py", t.path("alias.py")).expect("symlink");
+    let latin1 = t.0.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.py"));
+    fs::write(&latin1, GOOD).expect("write");
+    for command in ["check", "migrate"] {
+        let out = t.run(&[command, "."]);
+        let err = stderr(&out);
+        assert!(err.contains("Dockerfile:2: the here-document (`<<EOF`) of this instruction is not checked"), "{command}: {err}");
+        assert!(err.contains("2 symbolic links not followed (name the target to check it): alias.py, linked-dir"), "{command}: {err}");
+        assert!(err.contains("caf\u{fffd}.py: the file name is not UTF-8; skipped"), "{command}: {err}");
+    }
+}

@@ -431,3 +431,20 @@ if __name__ == "__main__":
         }
     }
 }
+
+/// A cached emulator whose files were truncated (a full disk, a cache cleaner) is not trusted:
+/// it is unpacked again.
+#[test]
+fn a_damaged_emulator_cache_is_unpacked_again() {
+    let cache = tempfile::tempdir().unwrap();
+    let installed = xla2tpu::run::emulator::install(cache.path()).unwrap();
+    let loader = installed.pythonpath.join("xla2tpu_emulator/_loader.py");
+    let whole = std::fs::read(&loader).unwrap();
+    std::fs::write(&loader, &whole[..whole.len() / 2]).unwrap();
+    std::fs::write(&installed.registry, "").unwrap();
+    let again = xla2tpu::run::emulator::install(cache.path()).unwrap();
+    assert_eq!(std::fs::read(again.pythonpath.join("xla2tpu_emulator/_loader.py")).unwrap(), whole);
+    assert!(std::fs::metadata(&again.registry).unwrap().len() > 0);
+    let entries: Vec<_> = std::fs::read_dir(cache.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(entries.len(), 1, "nothing set aside is left: {entries:?}");
+}

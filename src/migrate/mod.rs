@@ -132,7 +132,7 @@ pub fn lint(text: &str, rules: &RuleSet, selection: &Selection) -> Result<Option
 /// Whether a selected rule could match in `text`: the prefilter of the rules on by default, or
 /// an opt-in performance rule's words (they hold in most PyTorch files, so they are looked
 /// for only when such a rule is selected).
-fn may_match(text: &str, rules: &RuleSet, selection: &Selection) -> bool {
+pub(crate) fn may_match(text: &str, rules: &RuleSet, selection: &Selection) -> bool {
     rules.may_match(text) || (!selection.opt_in.is_empty() && checker::performance_may_match(text))
 }
 
