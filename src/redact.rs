@@ -50,7 +50,10 @@ mod tests {
             credentials("-f https://me:s3cr3t@pypi.example/simple and http://tok@h:8080/x?a=b@c"),
             "-f https://***@pypi.example/simple and http://***@h:8080/x?a=b@c"
         );
-        assert_eq!(credentials("https://pypi.org/simple `x@y` s3://bucket"), "https://pypi.org/simple `x@y` s3://bucket");
+        assert_eq!(
+            credentials("https://pypi.org/simple `x@y` s3://bucket"),
+            "https://pypi.org/simple `x@y` s3://bucket"
+        );
         assert_eq!(credentials("git+ssh://git@github.com/a/b"), "git+ssh://***@github.com/a/b");
     }
 

@@ -22,7 +22,8 @@ pub fn replace_if_unchanged(path: &Path, expected: &[u8], bytes: &[u8]) -> anyho
     let target = std::fs::canonicalize(path).with_context(|| format!("cannot resolve {}", path.display()))?;
     let before = std::fs::symlink_metadata(&target)?;
     refuse_unsafe_rewrite(&target, &before)?;
-    let now = std::fs::read(&target).with_context(|| format!("cannot read {} again before writing it", path.display()))?;
+    let now =
+        std::fs::read(&target).with_context(|| format!("cannot read {} again before writing it", path.display()))?;
     if now != expected {
         bail!("changed while xla2tpu was running; not written (run again)");
     }
@@ -93,7 +94,9 @@ pub fn create(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path.to_path_buf(), None),
         Err(e) => return Err(e).with_context(|| format!("cannot write {}", path.display())),
     };
-    stage(&target, bytes, existing.as_ref())?.persist(&target).with_context(|| format!("cannot write {}", path.display()))
+    stage(&target, bytes, existing.as_ref())?
+        .persist(&target)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// `/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`: what they name is whatever the descriptor is

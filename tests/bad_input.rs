@@ -626,8 +626,14 @@ fn what_is_not_read_is_said() {
     for command in ["check", "migrate"] {
         let out = t.run(&[command, "."]);
         let err = stderr(&out);
-        assert!(err.contains("Dockerfile:2: the here-document (`<<EOF`) of this instruction is not checked"), "{command}: {err}");
-        assert!(err.contains("2 symbolic links not followed (name the target to check it): alias.py, linked-dir"), "{command}: {err}");
+        assert!(
+            err.contains("Dockerfile:2: the here-document (`<<EOF`) of this instruction is not checked"),
+            "{command}: {err}"
+        );
+        assert!(
+            err.contains("2 symbolic links not followed (name the target to check it): alias.py, linked-dir"),
+            "{command}: {err}"
+        );
         assert!(err.contains("caf\u{fffd}.py: the file name is not UTF-8; skipped"), "{command}: {err}");
     }
 }

@@ -53,9 +53,44 @@ const REQUIREMENTS: &[&str] = &[
 
 /// Pieces real files are made of, for insertion.
 const TOKENS: &[&str] = &[
-    ")", "(", ".", "[", "]", "-", "_", "\"", "'", "\n", "\n\n", "    ", "\t", ",", ";", "@", "==", "~=", ">=", "!", "%",
-    "%%writefile x.py\n", "%%bash\n", "print \"x\"\n", "!pip install ", "<<EOF\n", "\nEOF\n", "\\\n", "torch_xla",
-    "torch", "xm.mark_step()", "import torch_xla\n", "#", " ", "[tpu]", "\u{e9}", "\r\n", "\r",
+    ")",
+    "(",
+    ".",
+    "[",
+    "]",
+    "-",
+    "_",
+    "\"",
+    "'",
+    "\n",
+    "\n\n",
+    "    ",
+    "\t",
+    ",",
+    ";",
+    "@",
+    "==",
+    "~=",
+    ">=",
+    "!",
+    "%",
+    "%%writefile x.py\n",
+    "%%bash\n",
+    "print \"x\"\n",
+    "!pip install ",
+    "<<EOF\n",
+    "\nEOF\n",
+    "\\\n",
+    "torch_xla",
+    "torch",
+    "xm.mark_step()",
+    "import torch_xla\n",
+    "#",
+    " ",
+    "[tpu]",
+    "\u{e9}",
+    "\r\n",
+    "\r",
 ];
 
 fn mutate(rng: &mut Rng, seeds: &[&str]) -> Vec<u8> {
@@ -94,7 +129,8 @@ fn mutate(rng: &mut Rng, seeds: &[&str]) -> Vec<u8> {
 
 /// Run `property` on mutants of `seeds` (and the seeds themselves) for the budget.
 fn fuzz(name: &str, seeds: &[&str], property: fn(&[u8])) {
-    let budget = Duration::from_secs(std::env::var("XLA2TPU_FUZZ_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(15));
+    let budget =
+        Duration::from_secs(std::env::var("XLA2TPU_FUZZ_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(15));
     // Fixed by default, so that CI is reproducible (a faster machine goes further down the same
     // sequence); `XLA2TPU_FUZZ_SEED=random` explores.
     let seed = match std::env::var("XLA2TPU_FUZZ_SEED").ok().as_deref() {

@@ -987,7 +987,9 @@ fn unchecked_parts(l: &Loaded, path: &str) -> Vec<String> {
     }
     project::launch::dockerfile::heredoc_lines(&l.source.text)
         .into_iter()
-        .map(|line| format!("{path}:{line}: the here-document (`<<EOF`) of this instruction is not checked; review it by hand"))
+        .map(|line| {
+            format!("{path}:{line}: the here-document (`<<EOF`) of this instruction is not checked; review it by hand")
+        })
         .collect()
 }
 

@@ -117,7 +117,9 @@ impl RunFacts {
         self.spmd_programs.get_or_init(|| {
             let spmd = |text: &str| text.contains(SPMD_HELPER) || text_calls(text, USE_SPMD);
             self.scan(
-                |p| (is_python(p) && crate::source::read_text(p).is_ok_and(|text| spmd(&text))).then(|| p.to_path_buf()),
+                |p| {
+                    (is_python(p) && crate::source::read_text(p).is_ok_and(|text| spmd(&text))).then(|| p.to_path_buf())
+                },
                 false,
             )
         })

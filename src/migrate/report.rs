@@ -443,7 +443,7 @@ fn markdown(r: &Report) -> String {
     if !r.errors.is_empty() {
         let _ = writeln!(out, "## Files that could not be migrated ({})\n", r.errors.len());
         for e in &r.errors {
-            let _ = writeln!(out, "- {}: {}", code(&e.path), text(&e.error));
+            let _ = writeln!(out, "- {}: {}", code(e.path), text(e.error));
         }
         let _ = writeln!(out);
     }
@@ -464,7 +464,7 @@ fn markdown(r: &Report) -> String {
         let _ = writeln!(out, "| File | Type | Fixes |\n|---|---|---|");
         for c in &r.changed {
             let fixes: Vec<String> = c.fixes.iter().map(|(code, n)| format!("{code} ×{n}")).collect();
-            let _ = writeln!(out, "| {} | {} | {} |", code(&c.path), c.file_type, fixes.join(", "));
+            let _ = writeln!(out, "| {} | {} | {} |", code(c.path), c.file_type, fixes.join(", "));
         }
         let _ = writeln!(out);
     }

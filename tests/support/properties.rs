@@ -244,9 +244,7 @@ fn check_migration(text: &str, parsed: bool, selection: &Selection) -> Migration
 
 /// A notebook whose first cell is `cell` and whose second is a plain torch_xla cell, as JSON.
 pub fn notebook_with(cell: &str) -> String {
-    let code = |source: &str| {
-        serde_json::json!({"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": source})
-    };
+    let code = |source: &str| serde_json::json!({"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": source});
     serde_json::json!({
         "cells": [code(cell), code("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")],
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5
@@ -271,9 +269,10 @@ pub fn check_notebook_cell(bytes: &[u8]) {
     }
     let out: serde_json::Value = serde_json::from_str(&m.output).expect("validated");
     let second = &out["cells"][1]["source"];
-    let second = second.as_str().map(str::to_string).unwrap_or_else(|| {
-        second.as_array().into_iter().flatten().filter_map(|l| l.as_str()).collect::<String>()
-    });
+    let second = second
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| second.as_array().into_iter().flatten().filter_map(|l| l.as_str()).collect::<String>());
     assert!(!second.contains("mark_step"), "the second cell was not migrated:\n{}", m.output);
 }
 

@@ -444,7 +444,13 @@ fn finding(
         helpers: vec![],
     });
     let note = spec.filter(|_| fix.is_some()).and_then(|s| s.note.clone());
-    Some(Diagnostic { rule: id, range, message: rule.message.replace("{name}", &crate::redact::credentials(shown.trim())), note, fix })
+    Some(Diagnostic {
+        rule: id,
+        range,
+        message: rule.message.replace("{name}", &crate::redact::credentials(shown.trim())),
+        note,
+        fix,
+    })
 }
 
 /// The edits that make `d` require `name` with `spec` (`==0.2.0`, empty for any version),

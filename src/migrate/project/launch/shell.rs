@@ -773,7 +773,9 @@ pub fn heredoc_delimiters(line: &str) -> Vec<(String, bool)> {
         }
         let strip_tabs = after.starts_with('-');
         after = after.trim_start_matches('-').trim_start_matches([' ', '\t']);
-        let word_end = after.find(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '<' | '>' | ')')).unwrap_or(after.len());
+        let word_end = after
+            .find(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '<' | '>' | ')'))
+            .unwrap_or(after.len());
         let delimiter: String = after[..word_end].chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
         if !delimiter.is_empty() {
             found.push((delimiter, strip_tabs));
@@ -782,4 +784,3 @@ pub fn heredoc_delimiters(line: &str) -> Vec<(String, bool)> {
     }
     found
 }
-
