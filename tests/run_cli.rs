@@ -448,3 +448,41 @@ fn a_damaged_emulator_cache_is_unpacked_again() {
     let entries: Vec<_> = std::fs::read_dir(cache.path()).unwrap().flatten().map(|e| e.file_name()).collect();
     assert_eq!(entries.len(), 1, "nothing set aside is left: {entries:?}");
 }
+
+/// A process the program started and did not wait for is stopped when the program ends: it is
+/// in the program's process group.
+#[test]
+fn what_outlives_the_program_is_stopped() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let program = r#"
+import subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+with open("pid", "w") as f:
+    f.write(str(child.pid))
+"#;
+    std::fs::write(dir.path().join("train.py"), program).unwrap();
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/xla2tpu-test-cache");
+    let out = Command::cargo_bin("xla2tpu")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("XLA2TPU_CACHE_DIR", cache)
+        .args(["run", "--"])
+        .arg(&python)
+        .arg("train.py")
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let pid: i32 = std::fs::read_to_string(dir.path().join("pid")).unwrap().parse().unwrap();
+    let started = std::time::Instant::now();
+    while !gone(pid) && started.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let alive = !gone(pid);
+    if alive {
+        // SAFETY: the test's own leftover process.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(!alive, "the program's child outlived xla2tpu run");
+}
