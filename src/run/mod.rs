@@ -47,13 +47,13 @@ macro_rules! not_checked {
 const AFTER_HELP: &str = concat!(
     "\
 Exit codes:
-  0  the program finished and nothing it did fails on TorchTPU 0.2.0
-  1  the program hit a TorchTPU 0.2.0 incompatibility (reported with file and line)
-  2  xla2tpu could not run it (no Python, torch missing or older than 2.11, bad arguments)
-  3  the program failed for another reason (see its own output)
-  124  the program ran longer than --timeout; its process group was stopped
-  128+N  xla2tpu run was stopped by signal N (SIGTERM: 143); the signal went to the program's
-     process group first, then anything left was killed
+  0      the program finished and nothing it did fails on TorchTPU 0.2.0
+  1      the program hit a TorchTPU 0.2.0 incompatibility (reported with file and line)
+  2      xla2tpu could not run it (no Python, torch missing or older than 2.11, bad arguments)
+  3      the program failed for another reason (see its own output)
+  124    the program ran longer than --timeout; its process group was stopped
+  128+N  xla2tpu run was stopped by signal N (SIGTERM: 143), which went to the program's
+         process group first
 
 The emulator models TorchTPU's API surface, operator registry, device rules (a tensor or module
 left on the CPU fails as on the chip), launch environment, process groups (on gloo) and autocast
@@ -91,8 +91,8 @@ pub struct RunArgs {
     /// run this many seconds; exit code 124.
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
-    /// Start each line a rank prints with `[rankN]: ` (torchrun's `--tee` habit). With or
-    /// without it, every process writes its lines whole, never glued to another rank's.
+    /// Start each line a rank prints with `[rankN]: ` (torchrun's `--tee` habit). With it, or
+    /// with --nproc 2 or more, each process writes its lines whole, never glued to another's.
     #[arg(long)]
     pub rank_prefix: bool,
     /// The program and its arguments, after `--`: `python train.py ARGS`, `torchrun …`.
