@@ -129,7 +129,8 @@ impl Baseline {
     }
 
     pub fn read(file: &Path) -> anyhow::Result<Baseline> {
-        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read baseline {}", file.display()))?;
+        let text =
+            crate::source::read_text(file).with_context(|| format!("cannot read baseline {}", file.display()))?;
         let parsed: BaselineFile = serde_json::from_str(&text).with_context(|| {
             format!("{} is not an xla2tpu baseline (write one with --write-baseline)", file.display())
         })?;

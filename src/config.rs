@@ -24,8 +24,17 @@ use crate::migrate::rules::RuleSet;
 pub const CONFIG_FILES: [&str; 2] = ["xla2tpu.toml", "pyproject.toml"];
 
 /// Directories that are never the user's own source, excluded unless `exclude` is set.
-pub const DEFAULT_EXCLUDE: [&str; 8] =
-    ["venv", ".venv", "env", "site-packages", "__pycache__", "node_modules", ".tox", ".nox"];
+pub const DEFAULT_EXCLUDE: [&str; 9] =
+    ["venv", ".venv", "env", "site-packages", "dist-packages", "__pycache__", "node_modules", ".tox", ".nox"];
+
+/// Whether `dir` is an installation rather than source, whatever its name (excluded with the
+/// defaults): a virtualenv (`pyvenv.cfg`), a conda environment (`conda-meta/`) or conda's
+/// package cache (`pkgs/` holding `urls.txt`).
+pub fn is_environment(dir: &Path) -> bool {
+    dir.join("pyvenv.cfg").is_file()
+        || dir.join("conda-meta").is_dir()
+        || (dir.file_name().is_some_and(|n| n == "pkgs") && dir.join("urls.txt").is_file())
+}
 
 /// The keys of `[tool.xla2tpu]`; the README's "Configure" section documents each.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -100,7 +109,7 @@ impl Config {
 
 /// The options in `file`; `None` for a `pyproject.toml` without `[tool.xla2tpu]`.
 fn read(file: &Path) -> anyhow::Result<Option<Options>> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text = crate::source::read_text(file).with_context(|| format!("cannot read {}", file.display()))?;
     if file.file_name().is_some_and(|n| n == "pyproject.toml") {
         Ok(parse::<Pyproject>(file, &text)?.tool.and_then(|t| t.xla2tpu))
     } else {
@@ -232,6 +241,8 @@ pub struct Settings {
     named_syntax_rule: Option<String>,
     per_file_ignores: Vec<(Patterns, Vec<String>)>,
     exclude: Vec<Patterns>,
+    /// The default exclusion applies: installations are skipped by what they hold too.
+    exclude_environments: bool,
     pub force_exclude: bool,
     pub unsafe_fixes: bool,
     pub output_format: Option<OutputFormat>,
@@ -314,6 +325,7 @@ impl Settings {
         }
 
         let mut exclude = Vec::new();
+        let exclude_environments = o.exclude.is_none() && options.exclude.is_none() && !o.no_ignore;
         match (&o.exclude, &options.exclude) {
             (Some(cli), _) => exclude.push(Patterns::new(cwd, cli, "--exclude")?),
             (None, Some(configured)) => exclude.push(Patterns::new(&root, configured, &origin("exclude"))?),
@@ -340,6 +352,7 @@ impl Settings {
             named_syntax_rule,
             per_file_ignores,
             exclude,
+            exclude_environments,
             force_exclude: o.force_exclude.or(options.force_exclude).unwrap_or(false),
             unsafe_fixes: o.unsafe_fixes.or(options.unsafe_fixes).unwrap_or(false),
             output_format: o.output_format.or(options.output_format),
@@ -351,6 +364,12 @@ impl Settings {
     /// Whether an exclude pattern matches `path` (absolute) itself.
     pub fn excludes(&self, path: &Path) -> bool {
         self.exclude.iter().any(|p| p.is_match(path))
+    }
+
+    /// [`Settings::excludes`] for a directory met while walking: also an installation found by
+    /// its contents ([`is_environment`]).
+    pub fn excludes_dir(&self, path: &Path) -> bool {
+        self.excludes(path) || (self.exclude_environments && is_environment(path))
     }
 
     /// Whether `path` (absolute), named on the command line, is excluded under `--force-exclude`:
@@ -551,9 +570,10 @@ impl Resolver {
 }
 
 impl crate::discover::Exclusion for Resolver {
-    fn walked(&self, path: &Path) -> anyhow::Result<bool> {
+    fn walked(&self, path: &Path, is_dir: bool) -> anyhow::Result<bool> {
         let absolute = self.absolute(path);
-        Ok(self.for_path(&absolute)?.excludes(&absolute))
+        let settings = self.for_path(&absolute)?;
+        Ok(if is_dir { settings.excludes_dir(&absolute) } else { settings.excludes(&absolute) })
     }
 
     fn named(&self, path: &Path) -> anyhow::Result<bool> {

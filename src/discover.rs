@@ -45,7 +45,7 @@ pub struct Discovered {
 /// What the walk leaves out; `Err` is a configuration that cannot be read.
 pub trait Exclusion: Send + Sync {
     /// A file or directory met while walking a directory.
-    fn walked(&self, path: &Path) -> anyhow::Result<bool>;
+    fn walked(&self, path: &Path, is_dir: bool) -> anyhow::Result<bool>;
     /// A file named on the command line.
     fn named(&self, path: &Path) -> anyhow::Result<bool>;
 }
@@ -115,19 +115,34 @@ fn walk(
         move |e| {
             // The directory named on the command line is walked whatever its name.
             e.depth() == 0
-                || !exclusion.walked(e.path()).unwrap_or_else(|err| {
+                || !exclusion.walked(e.path(), e.file_type().is_some_and(|t| t.is_dir())).unwrap_or_else(|err| {
                     filter_errors.lock().expect("not poisoned").insert(format!("{err:#}"));
                     true
                 })
         },
     );
+    let mut links = Vec::new();
     for entry in builder.build() {
         match entry {
             Ok(e) if e.file_type().is_some_and(|t| t.is_file()) && Kind::of(e.path()).is_some() => {
                 // `check .` shows `train.py`, as ruff does, not `./train.py`.
-                let path = e.into_path();
-                let path = path.strip_prefix(".").map(Path::to_path_buf).unwrap_or(path);
-                emit(Input::File(path))
+                emit(Input::File(shown(e.into_path())))
+            }
+            // Not followed (a link may leave the tree or loop), nor readable by name: said, once
+            // per walk, so that nothing is skipped silently.
+            Ok(e) if e.file_type().is_some_and(|t| t.is_symlink()) => {
+                let target_is_dir = std::fs::metadata(e.path()).is_ok_and(|m| m.is_dir());
+                if target_is_dir || Kind::of(e.path()).is_some() {
+                    links.push(shown(e.into_path()).display().to_string());
+                }
+            }
+            Ok(e) if e.file_type().is_some_and(|t| t.is_file()) && e.file_name().to_str().is_none() => {
+                if Kind::of(Path::new(&*e.file_name().to_string_lossy())).is_some() {
+                    eprintln!(
+                        "warning: {}: the file name is not UTF-8; skipped (rename it to check it)",
+                        shown(e.into_path()).display()
+                    );
+                }
             }
             Ok(_) => {}
             Err(err) => {
@@ -139,8 +154,23 @@ fn walk(
             }
         }
     }
+    if !links.is_empty() {
+        const SHOWN: usize = 5;
+        let more = if links.len() > SHOWN { format!(", … {} more", links.len() - SHOWN) } else { String::new() };
+        eprintln!(
+            "warning: {} symbolic link{} not followed (name the target to check it): {}{more}",
+            links.len(),
+            if links.len() == 1 { "" } else { "s" },
+            links[..links.len().min(SHOWN)].join(", ")
+        );
+    }
     let config_errors = std::mem::take(&mut *config_errors.lock().expect("not poisoned"));
     errors.extend(config_errors.into_iter().map(|e| (root.display().to_string(), e)));
+}
+
+/// `check .` shows `train.py`, as ruff does, not `./train.py`.
+fn shown(path: PathBuf) -> PathBuf {
+    path.strip_prefix(".").map(Path::to_path_buf).unwrap_or(path)
 }
 
 #[cfg(test)]
@@ -151,7 +181,7 @@ mod tests {
     struct Everything;
 
     impl Exclusion for Everything {
-        fn walked(&self, _: &Path) -> anyhow::Result<bool> {
+        fn walked(&self, _: &Path, _: bool) -> anyhow::Result<bool> {
             Ok(false)
         }
         fn named(&self, _: &Path) -> anyhow::Result<bool> {

@@ -24,6 +24,7 @@ pub mod isolate;
 pub mod migrate;
 pub mod noqa;
 pub mod ops;
+pub mod redact;
 pub mod run;
 pub mod source;
 pub mod sweep;

@@ -1,13 +1,53 @@
 //! Reading Python sources: decoding, BOM handling and line/column lookup.
 //!
 //! Every edit is a byte range on the text *without* its BOM; the BOM is put
-//! back when the file is written, so it survives byte-identical.
+//! back when the file is written, so it survives byte-identical. A file whose lines end in a
+//! lone CR (classic Mac) is read with LF line ends, which every pass counts lines by, and
+//! written back with CR.
 
 use std::path::{Path, PathBuf};
 
 use ruff_text_size::TextSize;
 
 const BOM: &str = "\u{feff}";
+
+/// The largest file xla2tpu reads (a source, a notebook, a configuration, standard input):
+/// beyond it a file is refused unread, so `/dev/zero` or a runaway generated file cannot fill
+/// memory.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The largest Python source parsed: the syntax tree and the passes over it take about 60 times
+/// the text's size in memory (16 MiB: about 1 GB).
+pub const MAX_PYTHON_BYTES: usize = 16 << 20;
+
+/// The bytes of a regular file of at most [`MAX_FILE_BYTES`]. A FIFO or a device would block
+/// or never end, so is refused before it is opened for reading.
+pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    read_limited(std::fs::File::open(path)?)
+}
+
+/// At most [`MAX_FILE_BYTES`] from `reader`, or an error saying it is larger.
+pub fn read_limited(reader: impl std::io::Read) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    reader.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB, the most xla2tpu reads of one file",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
+/// [`read_file`] as UTF-8 text.
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_file(path)?).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
 
 /// A decoded Python source file.
 #[derive(Debug, Clone)]
@@ -18,6 +58,8 @@ pub struct SourceFile {
     pub text: String,
     /// Whether the original bytes started with a UTF-8 BOM.
     pub bom: bool,
+    /// Whether every line ended in a lone `\r` (none in `\n`): `text` has `\n` in their place.
+    pub cr_only: bool,
 }
 
 /// Why a file could not be read as Python source.
@@ -33,8 +75,7 @@ pub enum InputError {
 
 impl SourceFile {
     pub fn read(path: &Path) -> Result<SourceFile, InputError> {
-        let bytes = std::fs::read(path)?;
-        Self::from_bytes(path.to_path_buf(), bytes)
+        Self::from_bytes(path.to_path_buf(), read_file(path)?)
     }
 
     pub fn from_bytes(path: PathBuf, bytes: Vec<u8>) -> Result<SourceFile, InputError> {
@@ -43,10 +84,15 @@ impl SourceFile {
         }
         let text =
             String::from_utf8(bytes).map_err(|e| InputError::NotUtf8 { offset: e.utf8_error().valid_up_to() })?;
-        Ok(match text.strip_prefix(BOM) {
-            Some(rest) => SourceFile { path, text: rest.to_string(), bom: true },
-            None => SourceFile { path, text, bom: false },
-        })
+        let (text, bom) = match text.strip_prefix(BOM) {
+            Some(rest) => (rest.to_string(), true),
+            None => (text, false),
+        };
+        // Python ends a line at a lone CR too; the passes find lines by LF, and once put an
+        // inserted import on the "line" after the whole file.
+        let cr_only = text.contains('\r') && !text.contains('\n');
+        let text = if cr_only { text.replace('\r', "\n") } else { text };
+        Ok(SourceFile { path, text, bom, cr_only })
     }
 
     /// The bytes to write back for `text` (re-adding the BOM if there was one).
@@ -55,7 +101,11 @@ impl SourceFile {
         if self.bom {
             out.extend_from_slice(BOM.as_bytes());
         }
-        out.extend_from_slice(text.as_bytes());
+        if self.cr_only {
+            out.extend(text.bytes().map(|b| if b == b'\n' { b'\r' } else { b }));
+        } else {
+            out.extend_from_slice(text.as_bytes());
+        }
         out
     }
 }

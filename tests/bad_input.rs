@@ -306,3 +306,334 @@ fn a_file_that_panics_any_pass_never_hangs_the_gate_or_aborts_the_run() {
         "the notebook's good cell migrated: {nb}"
     );
 }
+
+fn is_root() -> bool {
+    std::process::Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout == b"0\n")
+}
+
+/// Entries of the tree other than those named: what a run left behind.
+fn leftovers(t: &Tree, keep: &[&str]) -> Vec<PathBuf> {
+    fs::read_dir(t.0.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| !keep.iter().any(|n| p.ends_with(n)))
+        .collect()
+}
+
+/// Outputs are written into what is there: a FIFO or device keeps being one, a symlink keeps
+/// pointing where it did (as root, a rename once replaced `/dev/null` or `/dev/stdout` itself).
+#[test]
+fn outputs_that_are_not_regular_files_are_written_into_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let t = Tree::new();
+    let fifo = t.path("fifo.md");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read_to_string(fifo).expect("read the fifo"))
+    };
+    let out = t.run(&["migrate", "--report", "fifo.md", "good.py"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Checked before waiting for the reader, which a replaced FIFO would leave blocked.
+    assert!(fs::symlink_metadata(&fifo).expect("still there").file_type().is_fifo(), "the FIFO was replaced");
+    assert!(reader.join().expect("reader").starts_with("# Migration report"));
+
+    // A descriptor by name: the report goes to the process's own standard output.
+    std::os::unix::fs::symlink("/proc/self/fd/1", t.path("stdout.md")).expect("symlink");
+    // A symlink to a regular file: the file is replaced, the link stays.
+    t.write("real.md", b"old\n");
+    std::os::unix::fs::symlink("real.md", t.path("link.md")).expect("symlink");
+    for (name, into_stdout) in [("stdout.md", true), ("link.md", false)] {
+        let out = t.run(&["migrate", "--report", name, "good.py"]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        assert!(fs::symlink_metadata(t.path(name)).expect("there").file_type().is_symlink(), "{name} replaced");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).contains("# Migration report"), into_stdout, "{name}");
+    }
+    assert!(fs::read_to_string(t.path("real.md")).expect("read").starts_with("# Migration report"));
+
+    // A character device (as root, where a rename over one succeeds): a copy of /dev/null.
+    if is_root() {
+        let status = std::process::Command::new("mknod").arg(t.path("null")).args(["c", "1", "3"]).status();
+        assert!(status.expect("mknod").success());
+        let out = t.run(&["check", "--write-baseline", "null", "good.py"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(fs::symlink_metadata(t.path("null")).expect("there").file_type().is_char_device(), "replaced");
+    } else {
+        eprintln!("not root: the device case is left to CI");
+    }
+}
+
+/// As root (Docker CI on a bind-mounted checkout), a rewritten file keeps its owner, group and
+/// mode; a hard-linked one is refused (a rename would split the links, a write in place would
+/// change every copy), saying so.
+#[test]
+fn write_keeps_owner_and_mode_and_refuses_hard_links() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let t = Tree::new();
+    let owned = t.write("owned.py", GOOD.as_bytes());
+    fs::set_permissions(&owned, fs::Permissions::from_mode(0o640)).expect("chmod");
+    if is_root() {
+        std::os::unix::fs::chown(&owned, Some(1234), Some(2345)).expect("chown");
+    } else {
+        eprintln!("not root: the owner case is left to CI");
+    }
+    let before = fs::metadata(&owned).expect("stat");
+    let linked = t.write("linked.py", GOOD.as_bytes());
+    fs::hard_link(&linked, t.path("linked-copy.py")).expect("link");
+    let out = t.run(&["migrate", "--write", "owned.py", "linked.py"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("linked.py: has 2 hard links; not written"), "{err}");
+    let after = fs::metadata(&owned).expect("stat");
+    assert!(!fs::read_to_string(&owned).expect("read").contains("mark_step"), "owned.py written: {err}");
+    assert_eq!((after.uid(), after.gid(), after.mode()), (before.uid(), before.gid(), before.mode()));
+    assert_eq!(fs::read_to_string(&linked).expect("read"), GOOD);
+    assert_eq!(fs::metadata(&linked).expect("stat").nlink(), 2);
+}
+
+/// An edit saved, or the file deleted, while the new content is being written and synced (the
+/// slow step) is seen just before the rename: the edit survives, the file stays deleted.
+#[test]
+fn an_edit_or_a_deletion_during_the_sync_is_never_lost() {
+    let t = Tree::new();
+    let edited_text = format!("{GOOD}{}\n", xla2tpu::migrate::CHANGE_DURING_SYNC_MARKER);
+    let edited = t.write("edited.py", edited_text.as_bytes());
+    let deleted = t.write("deleted.py", format!("{GOOD}{}\n", xla2tpu::migrate::DELETE_DURING_SYNC_MARKER).as_bytes());
+    let out = t.run(&["migrate", "--write", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("edited.py: changed while xla2tpu was running; not written"), "{err}");
+    assert!(err.contains("deleted.py: deleted while xla2tpu was running; not written"), "{err}");
+    let now = fs::read_to_string(&edited).expect("read");
+    assert!(now.starts_with(&edited_text) && now.contains("edited = True"), "the user's edit survives:\n{now}");
+    assert!(!deleted.exists(), "the deleted file came back");
+    assert!(!fs::read_to_string(t.path("good.py")).expect("read").contains("mark_step"), "good.py written");
+    assert!(leftovers(&t, &["good.py", "edited.py"]).is_empty(), "{:?}", leftovers(&t, &["good.py", "edited.py"]));
+}
+
+/// A read-only (0444) file is left untouched, as root too: a rename needs only the directory.
+#[test]
+fn read_only_files_are_left_untouched() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new();
+    let locked = t.write("locked.py", GOOD.as_bytes());
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o444)).expect("chmod");
+    let out = t.run(&["migrate", "--write", "."]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("locked.py: read-only file; not written"), "{}", stderr(&out));
+    assert_eq!(fs::read_to_string(&locked).expect("read"), GOOD);
+    assert!(!fs::read_to_string(t.path("good.py")).expect("read").contains("mark_step"), "good.py written");
+}
+
+/// `kill -9` while a file is being rewritten: the file is whole and no temporary file is left
+/// (the new content is written in an unnamed file until the rename).
+#[test]
+fn a_kill_during_write_leaves_no_temporary_file() {
+    let t = Tree::new();
+    let text = format!("{GOOD}{}\n", xla2tpu::migrate::KILL_DURING_WRITE_MARKER);
+    let victim = t.write("victim.py", text.as_bytes());
+    let out = t.run(&["migrate", "--write", "victim.py"]);
+    assert_eq!(out.status.code(), None, "killed: {}", stderr(&out));
+    assert_eq!(fs::read_to_string(&victim).expect("read"), text, "whole");
+    assert!(leftovers(&t, &["good.py", "victim.py"]).is_empty(), "{:?}", leftovers(&t, &["good.py", "victim.py"]));
+}
+
+/// Classic Mac line ends (a lone CR): Python ends lines there too, and so does the migration;
+/// the inserted import once landed after the whole file, below its use (NameError, exit 0).
+#[test]
+fn cr_only_line_ends_are_lines() {
+    let t = Tree::new();
+    let cr = t.write("cr.py", b"import torch_xla.core.xla_model as xm\rdevice = xm.xla_device()\rprint(device)\r");
+    let out = t.run(&["check", "--output-format", "concise", "cr.py"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cr.py:2:10: TPU101"), "{}", stderr(&out));
+    let out = t.run(&["migrate", "--write", "--unsafe-fixes", "cr.py"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fs::read(&cr).expect("read"), b"import torch\rdevice = torch.device(\"tpu:0\")\rprint(device)\r");
+}
+
+/// A file name can neither close its code span early nor inject HTML into the Markdown report
+/// (rendered by a CommonMark parser here, as a code host renders it); credentials in index URLs
+/// are shown as `***` in findings and reports.
+#[test]
+fn the_markdown_report_escapes_names_and_nothing_shows_credentials() {
+    let t = Tree::new();
+    let hostile = "x` <img src=x onerror=alert(1)> [a](javascript:alert(2)) `.py";
+    t.write(hostile, b"import torch_xla.debug.metrics as met\nprint(met.metrics_report())\n");
+    t.write("y``.py", b"import torch_xla.debug.metrics as met\nprint(met.metrics_report())\n");
+    t.write(
+        "requirements.txt",
+        b"-f https://me:s3cr3t@storage.googleapis.com/libtpu-releases/index.html\ntorch_xla[tpu] @ https://me:s3cr3t@example.com/torch_xla.whl\n",
+    );
+    let out = t.run(&["check", "--output-format", "concise", "."]);
+    let shown = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(shown.contains("`-f https://***@storage.googleapis.com/libtpu-releases/index.html`"), "{shown}");
+    assert!(!shown.contains("s3cr3t"), "{shown}");
+    for report in ["r.md", "r.json"] {
+        let out = t.run(&["migrate", "--report", report, "."]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let written = fs::read_to_string(t.path(report)).expect("report");
+        assert!(!written.contains("s3cr3t"), "{written}");
+    }
+    let md = fs::read_to_string(t.path("r.md")).expect("report");
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, pulldown_cmark::Parser::new_ext(&md, pulldown_cmark::Options::all()));
+    assert!(!html.contains("<img") && !html.contains("<a "), "HTML in the report:\n{html}");
+    // Each file's place is one code span holding its whole name.
+    for name in [hostile, "y``.py"] {
+        let escaped = name.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        assert!(html.contains(&format!("<code>{escaped}:2:7</code>")), "{name} not one code span:\n{html}");
+    }
+}
+
+/// The limits are stated and enforced with a message naming the file: Python over 16 MiB is
+/// not parsed (a 70 MB file once took 5 GB), YAML flow collections nested past 512 levels are
+/// refused before the parser's quadratic scan (100,000 levels took minutes), and nothing reads
+/// more than 64 MiB (standard input from /dev/zero once never ended).
+#[test]
+fn limits_are_stated_and_enforced() {
+    let t = Tree::new();
+    let huge = format!("import torch_xla\n{}", "x = 1\n".repeat((16 << 20) / 6 + 1));
+    t.write("huge.py", huge.as_bytes());
+    let deep = |n: usize| format!("a: {}{}\n", "[".repeat(n), "]".repeat(n));
+    t.write("job.yaml", deep(100_000).as_bytes());
+    t.write("environment.yml", deep(100_000).as_bytes());
+    // Deep, but under the limit: the parser's own refusal, as before.
+    t.write("ok.yaml", deep(500).as_bytes());
+    let started = std::time::Instant::now();
+    let out = t.run(&["check", "--output-format", "concise", "."]);
+    let err = stderr(&out);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("huge.py: 16.0 MiB of Python is over the 16 MiB limit for one file"), "{err}");
+    for name in ["job.yaml", "environment.yml"] {
+        assert!(err.contains(&format!("{name}: invalid YAML: flow collections nested more than 512 levels")), "{err}");
+    }
+    assert!(err.contains("ok.yaml: invalid YAML: recursion limit exceeded"), "{err}");
+    good_was_checked(&out);
+
+    let zero = fs::File::open("/dev/zero").expect("/dev/zero");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("xla2tpu"))
+        .current_dir(t.0.path())
+        .args(["check", "-"])
+        .stdin(zero)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().expect("kill");
+            panic!("reading /dev/zero did not end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("<stdin>: larger than 64 MiB"), "{}", stderr(&out));
+}
+
+/// A configuration, baseline or rule file that is a FIFO or a device is refused by name, never
+/// read (a FIFO blocks forever, /dev/zero never ends).
+#[test]
+fn configurations_that_are_pipes_or_devices_are_refused() {
+    let t = Tree::new();
+    let mkfifo = |name: &str| {
+        assert!(std::process::Command::new("mkfifo").arg(t.path(name)).status().expect("mkfifo").success());
+    };
+    fs::create_dir(t.path("rules")).expect("mkdir");
+    mkfifo("rules/extra.yaml");
+    mkfifo("baseline.json");
+    for args in [
+        &["check", "--config", "/dev/zero", "good.py"][..],
+        &["check", "--rules", "rules", "good.py"],
+        &["check", "--baseline", "baseline.json", "good.py"],
+    ] {
+        let out = Command::cargo_bin("xla2tpu")
+            .expect("binary")
+            .current_dir(t.0.path())
+            .args(args)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("not a regular file"), "{args:?}: {}", stderr(&out));
+    }
+}
+
+/// Installations are not source, whatever their name: `dist-packages`, a virtualenv
+/// (`pyvenv.cfg`), a conda environment (`conda-meta/`) and conda's package cache (`pkgs/` with
+/// `urls.txt`) are excluded by default; a `pkgs/` of one's own is not.
+#[test]
+fn installed_packages_are_excluded_by_default() {
+    let t = Tree::new();
+    for (dir, marker) in [
+        ("usr/lib/python3/dist-packages/torch_xla", None),
+        ("myenv/lib/python3.11/site-stuff/torch_xla", Some("myenv/pyvenv.cfg")),
+        ("tpu/lib/python3.11/x/torch_xla", Some("tpu/conda-meta/history")),
+        ("miniconda3/pkgs/torch_xla-2.1/lib", Some("miniconda3/pkgs/urls.txt")),
+        ("pkgs/mine", None),
+    ] {
+        fs::create_dir_all(t.path(dir)).expect("mkdir");
+        t.write(&format!("{dir}/core.py"), GOOD.as_bytes());
+        if let Some(marker) = marker {
+            fs::create_dir_all(t.path(marker).parent().expect("parent")).expect("mkdir");
+            t.write(marker, b"");
+        }
+    }
+    let out = t.run(&["check", "--show-files", "."]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(shown.lines().collect::<Vec<_>>(), ["good.py", "pkgs/mine/core.py"], "{}", stderr(&out));
+    // `--no-ignore` (or an `exclude` of one's own) walks them all.
+    let out = t.run(&["check", "--show-files", "--no-ignore", "."]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 6, "{}", stderr(&out));
+}
+
+/// The bodies of here-documents in a notebook's `%%bash` cell are data (a file written, a
+/// program fed to `python -`), never edited; the commands after them still are.
+#[test]
+fn notebook_shell_here_documents_are_not_edited() {
+    let t = Tree::new();
+    let cell = "%%bash\ncat > env.sh <<'EOF'\nexport PJRT_DEVICE=TPU\n\npip install torch_xla\nEOF\ncat <<-END >> log\n\texport PJRT_DEVICE=TPU\n\tEND\nexport PJRT_DEVICE=TPU\n";
+    let notebook = serde_json::json!({
+        "cells": [{"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": cell}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    });
+    let nb = t.write("nb.ipynb", notebook.to_string().as_bytes());
+    let out = t.run(&["migrate", "--write", "nb.ipynb"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written: serde_json::Value = serde_json::from_slice(&fs::read(&nb).expect("read")).expect("json");
+    let source = match &written["cells"][0]["source"] {
+        serde_json::Value::Array(lines) => lines.iter().map(|l| l.as_str().expect("str")).collect::<String>(),
+        other => other.as_str().expect("text").to_string(),
+    };
+    assert_eq!(source, cell.strip_suffix("export PJRT_DEVICE=TPU\n").expect("the last command"), "{}", stderr(&out));
+}
+
+/// What is not read is said, never skipped silently: a Dockerfile's here-documents, symbolic
+/// links met while walking, and file names that are not UTF-8.
+#[test]
+fn what_is_not_read_is_said() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Tree::new();
+    t.write("Dockerfile", b"FROM python:3.11\nRUN <<EOF\npip install torch_xla\nEOF\nENV PJRT_DEVICE=TPU\n");
+    fs::create_dir(t.path("real")).expect("mkdir");
+    t.write("real/train.py", GOOD.as_bytes());
+    std::os::unix::fs::symlink("real", t.path("linked-dir")).expect("symlink");
+    std::os::unix::fs::symlink("good.py", t.path("alias.py")).expect("symlink");
+    let latin1 = t.0.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.py"));
+    fs::write(&latin1, GOOD).expect("write");
+    for command in ["check", "migrate"] {
+        let out = t.run(&[command, "."]);
+        let err = stderr(&out);
+        assert!(
+            err.contains("Dockerfile:2: the here-document (`<<EOF`) of this instruction is not checked"),
+            "{command}: {err}"
+        );
+        assert!(
+            err.contains("2 symbolic links not followed (name the target to check it): alias.py, linked-dir"),
+            "{command}: {err}"
+        );
+        assert!(err.contains("caf\u{fffd}.py: the file name is not UTF-8; skipped"), "{command}: {err}");
+    }
+}

@@ -285,3 +285,204 @@ if __name__ == "__main__":
         .stdout(predicate::str::contains("rank 0 sharded as the specs"))
         .stdout(predicate::str::contains("rank 1 sharded as the specs"));
 }
+
+/// Whether `pid` is gone (or a zombie no one reaped yet: it runs nothing).
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')),
+    }
+}
+
+/// A program that starts a grandchild, says both pids in `pids`, and sleeps.
+const SLEEPER: &str = r#"
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+with open("pids.tmp", "w") as f:
+    f.write(f"{os.getpid()} {child.pid}")
+os.rename("pids.tmp", "pids")
+time.sleep(300)
+"#;
+
+/// Starts `xla2tpu run ARGS -- python train.py` on SLEEPER with its own TMPDIR; returns the
+/// process, the directory and the program's and grandchild's pids once they are running.
+fn start_sleeper(extra: &[&str]) -> Option<(std::process::Child, tempfile::TempDir, [i32; 2])> {
+    let python = python()?;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("train.py"), SLEEPER).unwrap();
+    std::fs::create_dir(dir.path().join("tmp")).unwrap();
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/xla2tpu-test-cache");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("xla2tpu"))
+        .current_dir(dir.path())
+        .env("XLA2TPU_CACHE_DIR", cache)
+        .env("TMPDIR", dir.path().join("tmp"))
+        .arg("run")
+        .args(extra)
+        .arg("--")
+        .arg(&python)
+        .arg("train.py")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !dir.path().join("pids").exists() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "the program never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(dir.path().join("pids")).unwrap();
+    let pids: Vec<i32> = text.split_whitespace().map(|p| p.parse().unwrap()).collect();
+    Some((child, dir, [pids[0], pids[1]]))
+}
+
+/// Waits (bounded) for xla2tpu to end; checks the program, its grandchild and the temporary
+/// directory are gone; returns the exit code and stderr.
+fn finish(mut child: std::process::Child, dir: &tempfile::TempDir, pids: [i32; 2]) -> (Option<i32>, String) {
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("xla2tpu run did not end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    // Reparented orphans are reaped by whoever is init here: a moment.
+    let started = std::time::Instant::now();
+    while !pids.iter().all(|&p| gone(p)) && started.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let alive: Vec<i32> = pids.iter().copied().filter(|&p| !gone(p)).collect();
+    for &p in &alive {
+        // SAFETY: the test's own leftover processes.
+        unsafe { libc::kill(p, libc::SIGKILL) };
+    }
+    assert!(alive.is_empty(), "still running after xla2tpu ended: {alive:?}\n{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("tmp")).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    (status.code(), err)
+}
+
+/// A CI step's timeout sends SIGTERM to xla2tpu: the program and what it started are stopped,
+/// the temporary directory removed, and xla2tpu exits 128+15.
+#[test]
+fn sigterm_stops_the_whole_program_and_cleans_up() {
+    let Some((child, dir, pids)) = start_sleeper(&[]) else { return };
+    // SAFETY: signalling the process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let (code, err) = finish(child, &dir, pids);
+    assert_eq!(code, Some(143), "{err}");
+    assert!(err.contains("stopped by signal 15"), "{err}");
+}
+
+#[test]
+fn timeout_stops_the_whole_program() {
+    let Some((child, dir, pids)) = start_sleeper(&["--timeout", "1"]) else { return };
+    let (code, err) = finish(child, &dir, pids);
+    assert_eq!(code, Some(124), "{err}");
+    assert!(err.contains("ran longer than --timeout 1s"), "{err}");
+}
+
+/// Two ranks printing at once on one pipe, unbuffered (each print is two writes): every line
+/// comes out whole; `--rank-prefix` starts each with its rank.
+#[test]
+fn ranks_lines_stay_whole_and_are_prefixed_on_request() {
+    let program = r#"
+import os, sys, torch, multiprocessing as mp
+
+def worker(rank):
+    os.environ["RANK"] = str(rank)
+    for i in range(3000):
+        print(f"RESULT rank={rank} i={i} {'x' * 40}")
+
+if __name__ == "__main__":
+    ps = [mp.get_context("fork").Process(target=worker, args=(r,)) for r in range(2)]
+    for p in ps:
+        p.start()
+    for p in ps:
+        p.join()
+"#;
+    let line = regex::Regex::new(r"^(\[rank(\d)\]: )?RESULT rank=(\d) i=\d+ x{40}$").unwrap();
+    for prefix in [false, true] {
+        let Some(python) = python() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("train.py"), program).unwrap();
+        let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/xla2tpu-test-cache");
+        let mut cmd = Command::cargo_bin("xla2tpu").unwrap();
+        cmd.current_dir(dir.path()).env("XLA2TPU_CACHE_DIR", cache).env("PYTHONUNBUFFERED", "1");
+        cmd.args(["run", "--nproc", "2"]);
+        if prefix {
+            cmd.arg("--rank-prefix");
+        }
+        let out = cmd.arg("--").arg(&python).arg("train.py").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(stdout.lines().count(), 6000);
+        for l in stdout.lines() {
+            let m = line.captures(l).unwrap_or_else(|| panic!("not one whole line: {l:?}"));
+            assert_eq!(m.get(1).is_some(), prefix, "{l}");
+            if prefix {
+                assert_eq!(&m[2], &m[3], "the prefix names the rank that printed: {l}");
+            }
+        }
+    }
+}
+
+/// A cached emulator whose files were truncated (a full disk, a cache cleaner) is not trusted:
+/// it is unpacked again.
+#[test]
+fn a_damaged_emulator_cache_is_unpacked_again() {
+    let cache = tempfile::tempdir().unwrap();
+    let installed = xla2tpu::run::emulator::install(cache.path()).unwrap();
+    let loader = installed.pythonpath.join("xla2tpu_emulator/_loader.py");
+    let whole = std::fs::read(&loader).unwrap();
+    std::fs::write(&loader, &whole[..whole.len() / 2]).unwrap();
+    std::fs::write(&installed.registry, "").unwrap();
+    let again = xla2tpu::run::emulator::install(cache.path()).unwrap();
+    assert_eq!(std::fs::read(again.pythonpath.join("xla2tpu_emulator/_loader.py")).unwrap(), whole);
+    assert!(std::fs::metadata(&again.registry).unwrap().len() > 0);
+    let entries: Vec<_> = std::fs::read_dir(cache.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(entries.len(), 1, "nothing set aside is left: {entries:?}");
+}
+
+/// A process the program started and did not wait for is stopped when the program ends: it is
+/// in the program's process group.
+#[test]
+fn what_outlives_the_program_is_stopped() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let program = r#"
+import subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+with open("pid", "w") as f:
+    f.write(str(child.pid))
+"#;
+    std::fs::write(dir.path().join("train.py"), program).unwrap();
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/xla2tpu-test-cache");
+    let out = Command::cargo_bin("xla2tpu")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("XLA2TPU_CACHE_DIR", cache)
+        .args(["run", "--"])
+        .arg(&python)
+        .arg("train.py")
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let pid: i32 = std::fs::read_to_string(dir.path().join("pid")).unwrap().parse().unwrap();
+    let started = std::time::Instant::now();
+    while !gone(pid) && started.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let alive = !gone(pid);
+    if alive {
+        // SAFETY: the test's own leftover process.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(!alive, "the program's child outlived xla2tpu run");
+}

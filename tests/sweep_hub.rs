@@ -13,12 +13,14 @@ fn opts(server: &Server, cache: &Path) -> HubOptions {
     HubOptions {
         endpoint: server.url(),
         token: None,
+        basic_auth: None,
         offline: false,
         refresh: false,
         cache_dir: cache.join("hub"),
         retry: RetryPolicy { attempts: 4, base: Duration::from_millis(10), max_sleep: Duration::from_secs(2) },
         connect_timeout: Duration::from_secs(2),
         timeout: Duration::from_secs(5),
+        max_body: xla2tpu::sweep::hub::MAX_BODY,
     }
 }
 
@@ -242,4 +244,71 @@ fn a_looping_cursor_stops() {
     let err = format!("{:#}", list_top(&opts(&server, tmp.path()), 100, &ProgressBar::hidden()).unwrap_err());
     assert!(err.contains("loops"), "{err}");
     assert_eq!(server.hits(), 2);
+}
+
+/// An endless body is refused at the cap (it once filled 1.5 GB in 3 s), at once, without
+/// retrying; a page over the cap is refused and never cached.
+#[test]
+fn bodies_past_the_cap_are_refused_and_never_cached() {
+    let server = Server::start(|_, _, _| Reply::Endless);
+    let tmp = tempfile::tempdir().unwrap();
+    let o = HubOptions { max_body: 1 << 20, timeout: Duration::from_secs(30), ..opts(&server, tmp.path()) };
+    let started = Instant::now();
+    let err = format!("{:#}", list_top(&o, 10, &ProgressBar::hidden()).unwrap_err());
+    assert!(err.contains("larger than 1 MiB"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "read until the timeout: {:?}", started.elapsed());
+    assert_eq!(server.hits(), 1, "not retried");
+
+    let big = Server::start(|base, target, _| page_of(base, target, 1000, 1000));
+    let tmp = tempfile::tempdir().unwrap();
+    let o = HubOptions { max_body: 64 << 10, ..opts(&big, tmp.path()) };
+    let err = format!("{:#}", list_top(&o, 1000, &ProgressBar::hidden()).unwrap_err());
+    assert!(err.contains("is larger than"), "{err}");
+    assert!(cached_files(tmp.path()).is_empty(), "an oversized page is never cached");
+    // Under the default cap the same page is read and cached.
+    let (list, _) = list_top(&opts(&big, tmp.path()), 1000, &ProgressBar::hidden()).unwrap();
+    assert_eq!(list.models.len(), 1000);
+    assert_eq!(cached_files(tmp.path()).len(), 1);
+}
+
+/// `HF_ENDPOINT=http://user:secret@host` authenticates, and the secret is in no output and
+/// no report; a model id a spreadsheet would run as a formula is quoted in the CSV.
+#[test]
+fn endpoint_credentials_are_never_shown_and_csv_cells_are_not_formulas() {
+    let server = Server::start(|_, _, _| {
+        let mut page = entries(0..3);
+        page[1]["id"] = "=HYPERLINK(\"http://evil.example\",\"x\")".into();
+        page[2]["id"] = "@SUM(1+1)".into();
+        Reply::Page { body: serde_json::to_string(&page).unwrap(), next: None }
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let endpoint = server.url().replace("http://", "http://me:s3cr3t@");
+    let csv_path = tmp.path().join("out.csv");
+    let md_path = tmp.path().join("out.md");
+    for (path, format) in [(&csv_path, "csv"), (&md_path, "md")] {
+        let out = assert_cmd::Command::cargo_bin("xla2tpu")
+            .unwrap()
+            .args(["sweep", "--hub", "--top", "3", "--format", format, "--output"])
+            .arg(path)
+            .env_remove("HF_TOKEN")
+            .env_remove("HF_HUB_OFFLINE")
+            .env("HF_ENDPOINT", &endpoint)
+            .env("XLA2TPU_CACHE_DIR", tmp.path().join("cache"))
+            .env("XLA2TPU_HUB_BACKOFF_MS", "10")
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let shown = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{shown}");
+        assert!(!shown.contains("s3cr3t"), "{shown}");
+        let written = std::fs::read_to_string(path).unwrap();
+        assert!(!written.contains("s3cr3t"), "{written}");
+        assert!(format == "csv" || written.contains(&server.url()), "the report names the Hub it listed: {written}");
+    }
+    let auth = server.requests.lock().unwrap()[0].authorization.clone();
+    assert_eq!(auth.as_deref(), Some("Basic bWU6czNjcjN0"), "me:s3cr3t as basic authentication");
+    let mut rdr = csv::Reader::from_path(&csv_path).unwrap();
+    let ids: Vec<String> = rdr.records().map(|r| r.unwrap()[1].to_string()).collect();
+    assert!(ids.contains(&"'=HYPERLINK(\"http://evil.example\",\"x\")".to_string()), "{ids:?}");
+    assert!(ids.contains(&"'@SUM(1+1)".to_string()), "{ids:?}");
 }

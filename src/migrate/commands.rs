@@ -1,7 +1,7 @@
 //! `migrate`, `check` and `rule`: files in, diffs and diagnostics out.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -433,8 +433,7 @@ fn load(input: Input, resolver: &Resolver, run: &Arc<RunFacts>) -> Result<Loaded
     let failed = |e: &dyn std::fmt::Display| format!("{}: {e:#}", input.display());
     let source = match &input {
         Input::Stdin => {
-            let mut bytes = Vec::new();
-            std::io::stdin().read_to_end(&mut bytes).map_err(|e| failed(&e))?;
+            let bytes = crate::source::read_limited(std::io::stdin().lock()).map_err(|e| failed(&e))?;
             SourceFile::from_bytes(PathBuf::from("-"), bytes)
         }
         Input::File(path) => time(Phase::Read, || SourceFile::read(path)),
@@ -454,6 +453,17 @@ fn load(input: Input, resolver: &Resolver, run: &Arc<RunFacts>) -> Result<Loaded
         Input::Stdin => Kind::Python,
         Input::File(path) => Kind::of(path).unwrap_or(Kind::Python),
     };
+    // Only a file that would be parsed: one no rule can match costs a scan of its text.
+    if kind.is_python()
+        && source.text.len() > crate::source::MAX_PYTHON_BYTES
+        && (selection.parse_every_file || migrate::may_match(&source.text, &settings.rules, &selection))
+    {
+        return Err(failed(&format_args!(
+            "{:.1} MiB of Python is over the {} MiB limit for one file (parsing takes about 60 times that in memory); skipped",
+            source.text.len() as f64 / f64::from(1 << 20),
+            crate::source::MAX_PYTHON_BYTES >> 20
+        )));
+    }
     Ok(Loaded { input, kind, source, settings, selection })
 }
 
@@ -638,6 +648,7 @@ fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: 
         }
     };
     out.warnings.extend(m.reverted);
+    out.warnings.extend(unchecked_parts(&l, &path));
     let rules = l.rules();
     let import_rule = rules.builtin(Builtin::Import);
     for (cell, line, column, d) in m.remaining {
@@ -959,6 +970,7 @@ fn check_text(l: &Loaded, kind: Kind, mode: &CheckMode, out: &mut FileCheck) {
         Ok(Err(e)) => return out.error = Some(format!("{}: {e}; file skipped", out.path)),
         Err(panic) => return out.error = Some(describe_problem(&out.path, text, &Problem::Internal(panic))),
     };
+    out.warnings.extend(unchecked_parts(l, &out.path));
     let lines = LineIndex::new(text);
     out.findings = found
         .into_iter()
@@ -968,6 +980,19 @@ fn check_text(l: &Loaded, kind: Kind, mode: &CheckMode, out: &mut FileCheck) {
             Located::new(&out.path, text, &lines, d, anchor, rule, mode.frames)
         })
         .collect();
+}
+
+/// What of a file no handler reads, as warning lines: a Dockerfile's here-documents.
+fn unchecked_parts(l: &Loaded, path: &str) -> Vec<String> {
+    if l.kind != Kind::Dockerfile {
+        return Vec::new();
+    }
+    project::launch::dockerfile::heredoc_lines(&l.source.text)
+        .into_iter()
+        .map(|line| {
+            format!("{path}:{line}: the here-document (`<<EOF`) of this instruction is not checked; review it by hand")
+        })
+        .collect()
 }
 
 /// One file's check.

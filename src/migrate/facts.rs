@@ -114,7 +114,7 @@ impl RunFacts {
         self.accelerate_xla_configs.get_or_init(|| {
             let config = |p: &Path| p.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json");
             let launches = |p: &Path| {
-                std::fs::read_to_string(p)
+                crate::source::read_text(p)
                     .is_ok_and(|text| crate::migrate::project::launch::yaml::launches_torch_xla(&text))
             };
             self.scan(|p| (config(p) && launches(p)).then(|| p.to_path_buf()), false)
@@ -134,7 +134,9 @@ impl RunFacts {
         self.spmd_programs.get_or_init(|| {
             let spmd = |text: &str| text.contains(SPMD_HELPER) || text_calls(text, USE_SPMD);
             self.scan(
-                |p| (is_python(p) && std::fs::read_to_string(p).is_ok_and(|text| spmd(&text))).then(|| p.to_path_buf()),
+                |p| {
+                    (is_python(p) && crate::source::read_text(p).is_ok_and(|text| spmd(&text))).then(|| p.to_path_buf())
+                },
                 false,
             )
         })
@@ -225,7 +227,7 @@ impl RunFacts {
     /// Whether a Python file of the run creates a process group.
     pub fn creates_process_group(&self) -> bool {
         *self.creates_group.get_or_init(|| {
-            let creates = |p: &Path| is_python(p) && std::fs::read_to_string(p).is_ok_and(|t| text_creates_group(&t));
+            let creates = |p: &Path| is_python(p) && crate::source::read_text(p).is_ok_and(|t| text_creates_group(&t));
             !self.scan(|p| creates(p).then_some(()), true).is_empty()
         })
     }

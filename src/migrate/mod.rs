@@ -144,7 +144,7 @@ pub fn lint(text: &str, rules: &RuleSet, selection: &Selection) -> Result<Option
 /// Whether a selected rule could match in `text`: the prefilter of the rules on by default, or
 /// an opt-in performance rule's words (they hold in most PyTorch files, so they are looked
 /// for only when such a rule is selected).
-fn may_match(text: &str, rules: &RuleSet, selection: &Selection) -> bool {
+pub(crate) fn may_match(text: &str, rules: &RuleSet, selection: &Selection) -> bool {
     rules.may_match(text) || (!selection.opt_in.is_empty() && checker::performance_may_match(text))
 }
 
@@ -169,11 +169,44 @@ pub const PANIC_ON_READ_MARKER: &str = "xla2tpu-fault-injection: panic-on-read";
 /// integration tests can prove an edit made during a run is never overwritten.
 pub const CHANGE_MARKER: &str = "# xla2tpu-fault-injection: change-before-write";
 
-pub(crate) fn fault_injection_change(path: &std::path::Path) {
-    if cfg!(debug_assertions) && std::fs::read_to_string(path).is_ok_and(|t| t.contains(CHANGE_MARKER)) {
+/// Debug builds append to a file holding this marker once its new content is written and
+/// synced, just before the rename: the slow step, where edits were once lost.
+pub const CHANGE_DURING_SYNC_MARKER: &str = "# xla2tpu-fault-injection: change-during-sync";
+
+/// Debug builds delete a file holding this marker at the same point.
+pub const DELETE_DURING_SYNC_MARKER: &str = "# xla2tpu-fault-injection: delete-during-sync";
+
+/// Debug builds kill themselves (SIGKILL) at the same point, while a file holding this marker
+/// is being rewritten: nothing may be left behind.
+pub const KILL_DURING_WRITE_MARKER: &str = "# xla2tpu-fault-injection: kill-during-write";
+
+/// Where `--write` is when a fault is injected.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    BeforeWrite,
+    AfterSync,
+}
+
+pub(crate) fn fault_injection_change(path: &std::path::Path, stage: Stage) {
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else { return };
+    let append = match stage {
+        Stage::BeforeWrite => text.contains(CHANGE_MARKER),
+        Stage::AfterSync => text.contains(CHANGE_DURING_SYNC_MARKER),
+    };
+    if append {
         use std::io::Write as _;
         let mut f = std::fs::OpenOptions::new().append(true).open(path).expect("the test's own file");
         writeln!(f, "edited = True  # by the user, meanwhile").expect("append");
+    }
+    if stage == Stage::AfterSync && text.contains(DELETE_DURING_SYNC_MARKER) {
+        std::fs::remove_file(path).expect("the test's own file");
+    }
+    if stage == Stage::AfterSync && text.contains(KILL_DURING_WRITE_MARKER) {
+        // SAFETY: raising a signal in our own process.
+        unsafe { libc::raise(libc::SIGKILL) };
     }
 }
 

@@ -293,9 +293,65 @@ pub fn render(path: &Path, files: &[FileOutcome], rules: &RuleSet, root: Option<
     }
 }
 
-/// A Markdown table cell: no line breaks, no column separators.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+/// Text from files and findings as one line of Markdown that renders as that text: its code
+/// spans (a backtick run and the next run of the same length, as CommonMark pairs them) kept,
+/// everything else escaped, so a file name or message can neither close a span early nor
+/// become HTML (`<script>`), a link or a table column.
+fn text(s: &str) -> String {
+    let s = s.replace(['\n', '\r'], " ");
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s.as_str();
+    while let Some(start) = rest.find('`') {
+        escape_into(&mut out, &rest[..start]);
+        let run = rest[start..].len() - rest[start..].trim_start_matches('`').len();
+        let after = &rest[start + run..];
+        match closing_run(after, run) {
+            Some(end) => {
+                out.push_str(&rest[start..start + run]);
+                out.push_str(&after[..end].replace('|', "\\|"));
+                out.push_str(&rest[start..start + run]);
+                rest = &after[end + run..];
+            }
+            None => {
+                out.push_str(&"\\`".repeat(run));
+                rest = after;
+            }
+        }
+    }
+    escape_into(&mut out, rest);
+    out
+}
+
+/// Where in `s` a run of exactly `n` backticks starts.
+fn closing_run(s: &str, n: usize) -> Option<usize> {
+    let mut at = 0;
+    while let Some(i) = s[at..].find('`') {
+        let start = at + i;
+        let len = s[start..].len() - s[start..].trim_start_matches('`').len();
+        if len == n {
+            return Some(start);
+        }
+        at = start + len;
+    }
+    None
+}
+
+fn escape_into(out: &mut String, s: &str) {
+    for c in s.chars() {
+        if matches!(c, '\\' | '<' | '>' | '&' | '[' | ']' | '|') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+}
+
+/// `s` as one inline code span (a path, a place): a fence longer than any backtick run in it.
+fn code(s: &str) -> String {
+    let s = s.replace(['\n', '\r'], " ").replace('|', "\\|");
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') { " " } else { "" };
+    format!("{fence}{pad}{s}{pad}{fence}")
 }
 
 fn markdown(r: &Report) -> String {
@@ -345,19 +401,19 @@ fn markdown(r: &Report) -> String {
                 None => i.item.message.clone(),
             };
             let place = match places.as_slice() {
-                [one] => format!("`{}`", one.place()),
+                [one] => code(&one.place()),
                 [first, rest @ ..] => {
                     const SHOWN: usize = 8;
                     let mut lines: Vec<String> = rest.iter().take(SHOWN).map(|p| p.line.to_string()).collect();
                     if rest.len() > SHOWN {
                         lines.push(format!("… {} more", rest.len() - SHOWN));
                     }
-                    format!("`{}` ×{}, also lines {}", first.place(), places.len(), lines.join(", "))
+                    format!("{} ×{}, also lines {}", code(&first.place()), places.len(), lines.join(", "))
                 }
                 [] => unreachable!("a row has its first item"),
             };
             let _ =
-                writeln!(out, "| {place} | {} (`{}`) | {} | {} |", i.item.code, i.explain, cell(&what), cell(i.help));
+                writeln!(out, "| {place} | {} (`{}`) | {} | {} |", i.item.code, i.explain, text(&what), text(i.help));
         }
         let _ = writeln!(out);
     }
@@ -369,7 +425,7 @@ fn markdown(r: &Report) -> String {
         );
         let _ = writeln!(out, "| Where | Rule | What |\n|---|---|---|");
         for i in &r.unsafe_fixes {
-            let _ = writeln!(out, "| `{}` | {} | {} |", i.place(), i.code, cell(&i.message));
+            let _ = writeln!(out, "| {} | {} | {} |", code(&i.place()), i.code, text(&i.message));
         }
         let _ = writeln!(out);
     }
@@ -380,14 +436,14 @@ fn markdown(r: &Report) -> String {
             r.kept_imports.len()
         );
         for i in &r.kept_imports {
-            let _ = writeln!(out, "- `{}`: {}", i.place(), i.message);
+            let _ = writeln!(out, "- {}: {}", code(&i.place()), text(&i.message));
         }
         let _ = writeln!(out);
     }
     if !r.errors.is_empty() {
         let _ = writeln!(out, "## Files that could not be migrated ({})\n", r.errors.len());
         for e in &r.errors {
-            let _ = writeln!(out, "- `{}`: {}", e.path, e.error);
+            let _ = writeln!(out, "- {}: {}", code(e.path), text(e.error));
         }
         let _ = writeln!(out);
     }
@@ -398,8 +454,8 @@ fn markdown(r: &Report) -> String {
             r.behaviour.len()
         );
         for b in &r.behaviour {
-            let files: Vec<String> = b.files.iter().map(|f| format!("`{f}`")).collect();
-            let _ = writeln!(out, "| {} | {} | {} |", b.code, files.join(", "), cell(b.changes.trim()));
+            let files: Vec<String> = b.files.iter().map(|f| code(f)).collect();
+            let _ = writeln!(out, "| {} | {} | {} |", b.code, files.join(", "), text(b.changes.trim()));
         }
         out.push('\n');
     }
@@ -408,7 +464,7 @@ fn markdown(r: &Report) -> String {
         let _ = writeln!(out, "| File | Type | Fixes |\n|---|---|---|");
         for c in &r.changed {
             let fixes: Vec<String> = c.fixes.iter().map(|(code, n)| format!("{code} ×{n}")).collect();
-            let _ = writeln!(out, "| `{}` | {} | {} |", c.path, c.file_type, fixes.join(", "));
+            let _ = writeln!(out, "| {} | {} | {} |", code(c.path), c.file_type, fixes.join(", "));
         }
         let _ = writeln!(out);
     }

@@ -2,7 +2,8 @@
 //! registry it refuses ops from (the same table `ops check` reads). On first
 //! use it is unpacked into a content-addressed cache directory, written to a
 //! temporary sibling and renamed into place, so concurrent runs never see a
-//! half-written copy.
+//! half-written copy. A copy is used only while every file in it is what the binary embeds: one
+//! truncated or edited since (a full disk, a cache cleaner) is set aside and unpacked again.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -33,7 +34,14 @@ pub fn install(cache_root: &Path) -> anyhow::Result<Installed> {
         autocast: dir.join("torchtpu-0.2.0.autocast.txt"),
     };
     if dir.join(".complete").exists() {
-        return Ok(installed);
+        if intact(&dir) {
+            return Ok(installed);
+        }
+        // Renamed away first: a concurrent run either sees the old copy whole or none.
+        let broken = cache_root.join(format!(".emulator-broken-{}", std::process::id()));
+        if std::fs::rename(&dir, &broken).is_ok() {
+            let _ = std::fs::remove_dir_all(&broken);
+        }
     }
     std::fs::create_dir_all(cache_root).with_context(|| format!("cannot create {}", cache_root.display()))?;
     let staging = tempfile::Builder::new()
@@ -53,6 +61,23 @@ pub fn install(cache_root: &Path) -> anyhow::Result<Installed> {
         }
     }
     Ok(installed)
+}
+
+/// Whether every file the binary embeds is in `dir` with the same bytes.
+fn intact(dir: &Path) -> bool {
+    fn same(embedded: &Dir, on_disk: &Path) -> bool {
+        embedded.entries().iter().all(|entry| {
+            let Some(name) = entry.path().file_name() else { return false };
+            match entry {
+                DirEntry::Dir(d) if is_cache(d.path()) => true,
+                DirEntry::Dir(d) => same(d, &on_disk.join(name)),
+                DirEntry::File(f) => std::fs::read(on_disk.join(name)).is_ok_and(|b| b == f.contents()),
+            }
+        })
+    }
+    same(&PYTHON, &dir.join("python"))
+        && std::fs::read(dir.join("torchtpu-0.2.0.tsv")).is_ok_and(|b| b == REGISTRY.as_bytes())
+        && std::fs::read(dir.join("torchtpu-0.2.0.autocast.txt")).is_ok_and(|b| b == AUTOCAST.as_bytes())
 }
 
 fn write_dir(dir: &Dir, to: &Path) -> anyhow::Result<()> {

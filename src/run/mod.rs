@@ -9,6 +9,7 @@
 
 pub mod advise;
 pub mod emulator;
+pub mod process;
 pub mod python;
 pub mod report;
 
@@ -30,6 +31,8 @@ pub mod exit {
     pub const ERROR: u8 = 2;
     /// The program failed for another reason; its own output says why.
     pub const PROGRAM_FAILED: u8 = 3;
+    /// The program ran longer than `--timeout` and was stopped (as `timeout(1)` exits).
+    pub const TIMED_OUT: u8 = 124;
 }
 
 /// What a CPU cannot tell about a run, said in `--help` and after every
@@ -44,10 +47,13 @@ macro_rules! not_checked {
 const AFTER_HELP: &str = concat!(
     "\
 Exit codes:
-  0  the program finished and nothing it did fails on TorchTPU 0.2.0
-  1  the program hit a TorchTPU 0.2.0 incompatibility (reported with file and line)
-  2  xla2tpu could not run it (no Python, torch missing or older than 2.11, bad arguments)
-  3  the program failed for another reason (see its own output)
+  0      the program finished and nothing it did fails on TorchTPU 0.2.0
+  1      the program hit a TorchTPU 0.2.0 incompatibility (reported with file and line)
+  2      xla2tpu could not run it (no Python, torch missing or older than 2.11, bad arguments)
+  3      the program failed for another reason (see its own output)
+  124    the program ran longer than --timeout; its process group was stopped
+  128+N  xla2tpu run was stopped by signal N (SIGTERM: 143), which went to the program's
+         process group first
 
 The emulator models TorchTPU's API surface, operator registry, device rules (a tensor or module
 left on the CPU fails as on the chip), launch environment, process groups (on gloo) and autocast
@@ -81,6 +87,14 @@ pub struct RunArgs {
     /// With --advise: also write the advice as a self-contained HTML page with a per-step chart.
     #[arg(long, value_name = "FILE", requires = "advise")]
     pub advise_html: Option<PathBuf>,
+    /// Stop the program (its whole process group: SIGTERM, then SIGKILL after 10 s) once it has
+    /// run this many seconds; exit code 124.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Start each line a rank prints with `[rankN]: ` (torchrun's `--tee` habit). With it, or
+    /// with --nproc 2 or more, each process writes its lines whole, never glued to another's.
+    #[arg(long)]
+    pub rank_prefix: bool,
     /// The program and its arguments, after `--`: `python train.py ARGS`, `torchrun …`.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -109,7 +123,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(marker) = &args.step_marker {
         command.env("XLA2TPU_EMULATOR_STEP_MARKER", marker);
     }
-    let status = command
+    if args.nproc > 1 || args.rank_prefix {
+        // Each process writes whole lines in one write(2): two ranks' lines never interleave.
+        command.env("XLA2TPU_EMULATOR_WHOLE_LINES", "1");
+    }
+    if args.rank_prefix {
+        command.env("XLA2TPU_EMULATOR_RANK_PREFIX", "1");
+    }
+    if let Some(t) = args.timeout
+        && !(t.is_finite() && t > 0.0)
+    {
+        anyhow::bail!("--timeout {t}: give a number of seconds above 0");
+    }
+    command
         .args(&args.command[1..])
         .env("PYTHONPATH", std::env::join_paths(pythonpath)?)
         .env("TORCH_DEVICE_BACKEND_AUTOLOAD", "1")
@@ -117,9 +143,27 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .env("XLA2TPU_EMULATOR_REGISTRY", &installed.registry)
         .env("XLA2TPU_EMULATOR_AUTOCAST", &installed.autocast)
         .env("XLA2TPU_EMULATOR_REPORT", events.path())
-        .env("XLA2TPU_EMULATOR_STATE", &state)
-        .status()
-        .with_context(|| format!("cannot start `{program}`"))?;
+        .env("XLA2TPU_EMULATOR_STATE", &state);
+    let timeout = args.timeout.map(std::time::Duration::from_secs_f64);
+    let status = match process::run_group(command, timeout).with_context(|| format!("cannot start `{program}`"))? {
+        process::Ended::Exited(status) => status,
+        process::Ended::TimedOut => {
+            writeln!(
+                anstream::stderr(),
+                "xla2tpu run: the program ran longer than --timeout {}s; its process group was stopped",
+                args.timeout.unwrap_or_default()
+            )?;
+            return Ok(ExitCode::from(exit::TIMED_OUT));
+        }
+        process::Ended::Signalled(signal) => {
+            writeln!(
+                anstream::stderr(),
+                "xla2tpu run: stopped by signal {signal}; the program's process group was stopped with it"
+            )?;
+            // The temporary directory is removed on the way out, as after any run.
+            return Ok(ExitCode::from(128 + signal as u8));
+        }
+    };
 
     let report = RunReport::read(events.path());
     let analysis = report.advice().map(|(_, a)| a.analyse());

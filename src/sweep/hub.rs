@@ -3,7 +3,9 @@
 //! requests), following the `Link: rel="next"` cursor. Retries 408/429/5xx, timeouts and broken
 //! bodies with exponential backoff (honouring `Retry-After`), then fails naming the URL and
 //! the last status. Pages are cached on disk one file per URL hash, written atomically, so a
-//! re-run costs no requests and pages fetched before a failure are kept.
+//! re-run costs no requests and pages fetched before a failure are kept. A response body is
+//! read through a counter and refused past [`MAX_BODY`] (an endless or huge body once filled
+//! memory, and was cached); a refused body is neither retried nor cached.
 //!
 //! Environment: `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` (as huggingface_hub reads them),
 //! `XLA2TPU_CACHE_DIR` (cache root), `XLA2TPU_HUB_BACKOFF_MS` and `XLA2TPU_HUB_TIMEOUT_MS`
@@ -26,6 +28,9 @@ pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 pub const PAGE_SIZE: usize = 1000;
 /// Guards against a server whose cursor never ends.
 const MAX_PAGES: usize = 1000;
+/// The largest response body read: a listing page of 1,000 models with their configs is a few
+/// MB, a model's `config.json` a few KB.
+pub const MAX_BODY: u64 = 64 << 20;
 const EXPAND: [&str; 5] = ["config", "downloads", "library_name", "pipeline_tag", "tags"];
 
 #[derive(Debug, Clone)]
@@ -46,8 +51,12 @@ impl RetryPolicy {
 
 #[derive(Debug, Clone)]
 pub struct HubOptions {
+    /// Without user information: `HF_ENDPOINT=https://user:pass@mirror` is sent as basic
+    /// authentication and never shown.
     pub endpoint: String,
     pub token: Option<String>,
+    /// The user and password `HF_ENDPOINT` carried, if any.
+    pub basic_auth: Option<(String, Option<String>)>,
     /// Cache only, no network (`HF_HUB_OFFLINE=1`).
     pub offline: bool,
     /// Ignore cached pages (they are still rewritten).
@@ -57,6 +66,8 @@ pub struct HubOptions {
     pub connect_timeout: Duration,
     /// Whole request, body included.
     pub timeout: Duration,
+    /// Bodies longer than this are refused ([`MAX_BODY`]).
+    pub max_body: u64,
 }
 
 impl HubOptions {
@@ -75,12 +86,12 @@ impl HubOptions {
             bail!("--refresh needs the network, but HF_HUB_OFFLINE is set");
         }
         let timeout = millis("XLA2TPU_HUB_TIMEOUT_MS", 60_000)?;
+        let endpoint = var("HF_ENDPOINT").unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
+        let (endpoint, basic_auth) = crate::redact::split_userinfo(endpoint.trim());
         Ok(HubOptions {
-            endpoint: var("HF_ENDPOINT")
-                .unwrap_or_else(|| DEFAULT_ENDPOINT.to_string())
-                .trim_end_matches('/')
-                .to_string(),
+            endpoint: endpoint.trim_end_matches('/').to_string(),
             token: var("HF_TOKEN"),
+            basic_auth,
             offline,
             refresh,
             cache_dir: cache_root.join("hub"),
@@ -91,6 +102,7 @@ impl HubOptions {
             },
             connect_timeout: timeout.min(Duration::from_secs(10)),
             timeout,
+            max_body: MAX_BODY,
         })
     }
 
@@ -115,7 +127,7 @@ pub struct Stats {
 pub fn list_top(opts: &HubOptions, top: usize, progress: &ProgressBar) -> Result<(ModelList, Stats)> {
     let client = client(opts)?;
     let base = Url::parse(&opts.endpoint).with_context(|| format!("HF_ENDPOINT {:?} is not a URL", opts.endpoint))?;
-    let cache = Cache { dir: opts.cache_dir.clone() };
+    let cache = Cache { dir: opts.cache_dir.clone(), max_body: opts.max_body };
     let mut stats = Stats::default();
     let mut models: Vec<ModelRecord> = Vec::with_capacity(top);
     let mut visited = HashSet::new();
@@ -193,7 +205,7 @@ pub fn get_file(
     stats: &mut Stats,
     check: impl Fn(&str) -> Result<()>,
 ) -> Result<(String, bool)> {
-    let cache = Cache { dir: opts.cache_dir.clone() };
+    let cache = Cache { dir: opts.cache_dir.clone(), max_body: opts.max_body };
     if !opts.refresh
         && let Some(page) = cache.get_page(url)
         && check(&page.body).is_ok()
@@ -203,9 +215,7 @@ pub fn get_file(
     if opts.offline {
         bail!("HF_HUB_OFFLINE is set and {url} is not in the cache ({})", cache.dir.display());
     }
-    let body = get_retrying(client, opts, url, stats, |resp| {
-        resp.text().map_err(|e| anyhow::anyhow!("reading the body: {}", describe(&e)))
-    })?;
+    let body = get_retrying(client, opts, url, stats, |resp| read_body(resp, opts.max_body))?;
     check(&body).with_context(|| format!("GET {url}"))?;
     if let Err(e) = cache.put(&Page { url: url.to_string(), next: None, fetched_at: now(), body: body.clone() }) {
         eprintln!("warning: {url} not cached: {e:#}");
@@ -237,7 +247,36 @@ fn is_loopback(host: &str) -> bool {
 
 /// GETs one page with retries; returns it only once its body parses.
 fn fetch(client: &Client, opts: &HubOptions, url: &str, stats: &mut Stats) -> Result<(Page, Vec<ModelRecord>)> {
-    get_retrying(client, opts, url, stats, |resp| read_page(resp, url))
+    get_retrying(client, opts, url, stats, |resp| read_page(resp, url, opts.max_body))
+}
+
+/// A body past the cap.
+#[derive(Debug)]
+struct TooLarge(u64);
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the response is larger than {} MiB, the most xla2tpu reads; refused", self.0 >> 20)
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
+/// The body as text, read through a counter: never more than `max` bytes in memory.
+fn read_body(resp: Response, max: u64) -> Result<String> {
+    use std::io::Read;
+    if resp.content_length().is_some_and(|n| n > max) {
+        return Err(TooLarge(max).into());
+    }
+    let mut body = Vec::new();
+    resp.take(max + 1).read_to_end(&mut body).map_err(|e| {
+        let cause = e.get_ref().and_then(|c| c.downcast_ref::<reqwest::Error>()).map(describe);
+        anyhow::anyhow!("reading the body: {}", cause.unwrap_or_else(|| e.to_string()))
+    })?;
+    if body.len() as u64 > max {
+        return Err(TooLarge(max).into());
+    }
+    String::from_utf8(body).map_err(|e| anyhow::anyhow!("the body is not UTF-8: {e}"))
 }
 
 /// GET with the retry policy: 408/429/5xx, timeouts and bodies that `read` rejects are
@@ -256,6 +295,8 @@ fn get_retrying<T>(
         let mut req = client.get(url);
         if let Some(token) = &opts.token {
             req = req.bearer_auth(token);
+        } else if let Some((user, password)) = &opts.basic_auth {
+            req = req.basic_auth(user, password.as_ref());
         }
         let wait = match req.send() {
             Err(e) => {
@@ -264,6 +305,10 @@ fn get_retrying<T>(
             }
             Ok(resp) if resp.status().is_success() => match read(resp) {
                 Ok(ok) => return Ok(ok),
+                // The server sent (or announced) it all: asking again brings the same.
+                Err(e) if e.downcast_ref::<TooLarge>().is_some() => {
+                    bail!("GET {url}: {e}")
+                }
                 Err(e) => {
                     last = format!("{e:#}");
                     policy.backoff(attempt)
@@ -286,9 +331,9 @@ fn get_retrying<T>(
     bail!("GET {url} failed after {} attempts; last error: {last}", policy.attempts.max(1))
 }
 
-fn read_page(resp: Response, url: &str) -> Result<(Page, Vec<ModelRecord>)> {
+fn read_page(resp: Response, url: &str, max: u64) -> Result<(Page, Vec<ModelRecord>)> {
     let next = next_link(resp.headers());
-    let body = resp.text().map_err(|e| anyhow::anyhow!("reading the body: {}", describe(&e)))?;
+    let body = read_body(resp, max)?;
     let records = models::parse_json_array(&body, url)?;
     Ok((Page { url: url.to_string(), next, fetched_at: now(), body }, records))
 }
@@ -346,6 +391,7 @@ struct Page {
 
 struct Cache {
     dir: PathBuf,
+    max_body: u64,
 }
 
 impl Cache {
@@ -363,7 +409,13 @@ impl Cache {
 
     /// The cached response for `url` (a listing page or a file), unparsed.
     fn get_page(&self, url: &str) -> Option<Page> {
-        let text = std::fs::read_to_string(self.path(url)).ok()?;
+        let path = self.path(url);
+        // A body past the cap (an older release cached them) is not read at all; escaped in
+        // JSON, a body may take up to twice its size.
+        if std::fs::metadata(&path).ok()?.len() > 2 * self.max_body + 4096 {
+            return None;
+        }
+        let text = std::fs::read_to_string(path).ok()?;
         let page: Page = serde_json::from_str(&text).ok()?;
         (page.url == url).then_some(page)
     }

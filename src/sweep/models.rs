@@ -116,7 +116,7 @@ pub fn embedded() -> ModelList {
 
 /// `--models FILE`: a JSON array or JSON lines in the Hub API's shape, or CSV.
 pub fn load_file(path: &Path) -> Result<ModelList> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = crate::source::read_text(path).with_context(|| format!("cannot read {}", path.display()))?;
     let label = path.display().to_string();
     let models = match text.trim_start().as_bytes().first() {
         Some(b'[') => parse_json_array(&text, &label)?,

@@ -241,3 +241,64 @@ fn check_migration(text: &str, parsed: bool, selection: &Selection) -> Migration
     }
     m
 }
+
+/// A notebook whose first cell is `cell` and whose second is a plain torch_xla cell, as JSON.
+pub fn notebook_with(cell: &str) -> String {
+    let code = |source: &str| serde_json::json!({"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": source});
+    serde_json::json!({
+        "cells": [code(cell), code("import torch_xla.core.xla_model as xm\nxm.mark_step()\n")],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    })
+    .to_string()
+}
+
+/// One notebook code cell, any text (Python 2, `%%writefile`, shell cells, blank lines, broken
+/// magics): the unisolated notebook passes never panic, the migrated notebook still loads, and
+/// the well-formed second cell is migrated whatever the first holds (a cell that does not parse
+/// and holds a blank line once aborted the whole run, issue 42 item 2).
+pub fn check_notebook_cell(bytes: &[u8]) {
+    let Ok(cell) = std::str::from_utf8(bytes) else { return };
+    let json = notebook_with(cell);
+    let selection = Selection { unsafe_fixes: true, ..Selection::default() };
+    let nb = xla2tpu::migrate::project::notebook::Notebook::parse(&json).expect("a notebook built by the test loads");
+    let _ = xla2tpu::migrate::project::notebook::lint(&nb, rules(), &selection);
+    let m = xla2tpu::migrate::project::notebook::migrate(&json, rules(), &selection)
+        .unwrap_or_else(|e| panic!("a notebook that loads could not be migrated: {e}"));
+    if let Err(e) = xla2tpu::migrate::project::notebook::validate(&m.output) {
+        panic!("the migrated notebook does not load: {e}");
+    }
+    let out: serde_json::Value = serde_json::from_str(&m.output).expect("validated");
+    let second = &out["cells"][1]["source"];
+    let second = second
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| second.as_array().into_iter().flatten().filter_map(|l| l.as_str()).collect::<String>());
+    assert!(!second.contains("mark_step"), "the second cell was not migrated:\n{}", m.output);
+}
+
+/// One requirement string, any text, as `setup.py`'s `install_requires`, a requirements line
+/// and a `pyproject.toml` dependency: the unisolated dependency passes never panic (PEP 508's
+/// parser once panicked on `torch.)`, and `check` hung on the lost worker, issue 42 item 1), and
+/// a migrated file still loads as its kind.
+pub fn check_requirement(bytes: &[u8]) {
+    use xla2tpu::migrate::project::{self, Kind};
+    let Ok(requirement) = std::str::from_utf8(bytes) else { return };
+    // As a Python string literal and a TOML one: escaped, so the files themselves stay valid.
+    let quoted = serde_json::to_string(requirement).expect("a string serialises");
+    let files = [
+        (Kind::SetupPy, format!("from setuptools import setup\nsetup(name=\"x\", install_requires=[{quoted}])\n")),
+        (Kind::Requirements, format!("{}\n", requirement.replace(['\n', '\r'], " "))),
+        (Kind::Pyproject, format!("[project]\nname = \"x\"\ndependencies = [{quoted}]\n")),
+    ];
+    let selection = Selection { unsafe_fixes: true, ..Selection::default() };
+    for (kind, text) in files {
+        if project::validate(kind, &text).is_err() {
+            continue; // not this kind's syntax (a TOML-invalid escape): nothing to migrate
+        }
+        let _ = project::lint(kind, &text, rules(), &selection);
+        let m = project::migrate(kind, &text, rules(), &selection);
+        if let Err(e) = project::validate(kind, &m.output) {
+            panic!("{kind:?}: the migration of {text:?} does not load: {e}\n{}", m.output);
+        }
+    }
+}

@@ -33,6 +33,8 @@ pub enum Reply {
     Slow(Duration, Box<Reply>),
     /// 200 declaring more bytes than it sends, then closing: a truncated body.
     Truncated(String),
+    /// 200 with a body that never ends (until the client leaves, or 4 GiB).
+    Endless,
 }
 
 #[derive(Debug, Clone)]
@@ -122,6 +124,7 @@ fn respond(stream: &mut TcpStream, reply: Reply) {
             std::thread::sleep(d);
             return respond(stream, *inner);
         }
+        Reply::Endless => return endless(stream),
         Reply::Truncated(body) => {
             let half = &body[..body.len() / 2];
             format!(
@@ -132,6 +135,20 @@ fn respond(stream: &mut TcpStream, reply: Reply) {
     };
     let _ = stream.write_all(out.as_bytes());
     let _ = stream.flush();
+}
+
+/// A JSON array that never closes, sent until the client stops reading.
+fn endless(stream: &mut TcpStream) {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n[";
+    if stream.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    let chunk = "{\"id\":\"org/endless\",\"downloads\":1},".repeat(1024);
+    for _ in 0..(4u64 << 30) / chunk.len() as u64 {
+        if stream.write_all(chunk.as_bytes()).is_err() {
+            return;
+        }
+    }
 }
 
 /// Hub-shaped entries `org/model-<i>` for i in `range`, downloads descending.

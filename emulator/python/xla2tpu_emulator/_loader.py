@@ -22,7 +22,10 @@ def load():
     _LOADED = True
     from xla2tpu_emulator import blockers  # pylint: disable=import-outside-toplevel
     from xla2tpu_emulator import config  # pylint: disable=import-outside-toplevel
+    from xla2tpu_emulator import lines  # pylint: disable=import-outside-toplevel
     from xla2tpu_emulator import report  # pylint: disable=import-outside-toplevel
+
+    lines.install()
 
     report.install_hooks()
     report.start()

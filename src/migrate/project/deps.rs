@@ -214,12 +214,25 @@ fn dep(requirement: &str, shown: &str, range: TextRange, written: Written, remov
     Some(Dep { shown: shown.to_string(), range, name, extras, specifiers, tail, written, remove, hashes: None })
 }
 
-/// A PEP 508 requirement, or `None`. pep508_rs 0.9 panics on a name its grammar takes and its
-/// name check refuses (`torch.)`, `a-)`, `a.[x]`: a trailing `.`, `-` or `_`), so the name is
-/// checked first.
+/// A PEP 508 requirement, or `None`. pep508_rs 0.9 panics on a name or extra its grammar takes
+/// and its name check refuses (`torch.)`, `a-)`, `a.[x]`, `torch_xla[tpu. 1.0`: a trailing `.`,
+/// `-` or `_`), so the name and the extras are checked first.
 fn parse_requirement(requirement: &str) -> Option<Requirement<pep508_rs::VerbatimUrl>> {
-    let name_len = requirement.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')));
-    PackageName::from_str(&requirement[..name_len.unwrap_or(requirement.len())]).ok()?;
+    // It also slices inside a non-ASCII character of a marker (`python_version > '3.8'é`); PEP
+    // 508's names, versions and marker variables are ASCII.
+    if !requirement.is_ascii() {
+        return None;
+    }
+    let name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_');
+    let name_len = requirement.find(|c: char| !name_char(c)).unwrap_or(requirement.len());
+    PackageName::from_str(&requirement[..name_len]).ok()?;
+    if let Some(extras) = requirement[name_len..].trim_start().strip_prefix('[') {
+        let extras = extras.split(']').next().unwrap_or(extras);
+        for extra in extras.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let len = extra.find(|c: char| !name_char(c)).unwrap_or(extra.len());
+            pep508_rs::ExtraName::from_str(&extra[..len]).ok()?;
+        }
+    }
     Requirement::from_str(requirement).ok()
 }
 
@@ -505,7 +518,13 @@ fn finding(
         helpers: vec![],
     });
     let note = spec.filter(|_| fix.is_some()).and_then(|s| s.note.clone());
-    Some(Diagnostic { rule: id, range, message: rule.message.replace("{name}", shown.trim()), note, fix })
+    Some(Diagnostic {
+        rule: id,
+        range,
+        message: rule.message.replace("{name}", &crate::redact::credentials(shown.trim())),
+        note,
+        fix,
+    })
 }
 
 /// The edits that make `d` require `name` with `spec` (`==0.2.0`, empty for any version),
@@ -1345,7 +1364,7 @@ mod tests {
             "[project\ndependencies = [\"torch_xla\"",
             "dependencies:\n- pip:\n  - \"torch_xla\n  -\n- 'é\n",
             // Names pep508_rs's grammar takes and its name check refuses (it panicked on them).
-            "torch.)\na-)\nnumpy_)\na.[x]\ntorch_xla.\n",
+            "torch.)\na-)\nnumpy_)\na.[x]\ntorch_xla.\ntorch_xla[tpu. 1.0\nx[a,b- ]\nx; python_version > '3.8'\u{e9}\n",
             "setup(install_requires=[\"torch.)\", \"a.[x]\", 'numpy_)'])\n",
         ] {
             for kind in [Kind::Requirements, Kind::Pyproject, Kind::SetupCfg, Kind::CondaEnv, Kind::SetupPy] {

@@ -6,8 +6,8 @@
 //! Dockerfile instructions ([`dockerfile`]), YAML block lines whose meaning serde_yaml confirms
 //! ([`yaml`]). Nothing else in a file is touched, comments included.
 
-mod dockerfile;
-mod shell;
+pub(crate) mod dockerfile;
+pub(crate) mod shell;
 pub mod yaml;
 
 use ruff_text_size::TextRange;

@@ -192,11 +192,42 @@ pub fn check(kind: Kind, text: &str, rules: &RuleSet, run: Option<&RunFacts>) ->
     found
 }
 
+/// YAML's parser refuses nesting past 128 levels, but only after scanning it all, in time
+/// quadratic in the depth (100,000 levels: minutes): deeper flow collections are refused first.
+pub const MAX_YAML_FLOW_DEPTH: usize = 512;
+
+/// The deepest nesting of `[`/`{` that open a flow collection (after `:`, `-`, `,`, `?`, another
+/// opener, or at the start of a line). Closers inside strings only lower the count, so a file
+/// is never found deeper than it is.
+fn flow_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut previous = b'\n';
+    for &b in text.as_bytes() {
+        match b {
+            b'[' | b'{' if matches!(previous, b'\n' | b':' | b'-' | b',' | b'?' | b'[' | b'{') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if !matches!(b, b' ' | b'\t' | b'\r') {
+            previous = b;
+        }
+    }
+    deepest
+}
+
 /// Whether `text` still loads as a file of this kind; the message says why not.
 pub fn validate(kind: Kind, text: &str) -> Result<(), String> {
     match kind {
         Kind::Pyproject => text.parse::<toml_edit::DocumentMut>().map(drop).map_err(|e| format!("invalid TOML: {e}")),
         Kind::CondaEnv | Kind::Yaml => {
+            if flow_depth(text) > MAX_YAML_FLOW_DEPTH {
+                return Err(format!(
+                    "invalid YAML: flow collections nested more than {MAX_YAML_FLOW_DEPTH} levels deep (the limit; the parser takes quadratic time on them)"
+                ));
+            }
             // Several documents (`---`) are normal in job specs.
             for doc in serde_yaml::Deserializer::from_str(text) {
                 serde_yaml::Value::deserialize(doc).map_err(|e| format!("invalid YAML: {e}"))?;

@@ -393,12 +393,29 @@ fn mask_cell(cell: &str, mut at: usize, whole: bool) -> Masked {
     // An IPython line ending in `\` continues on the next line (`!pip install a \`), which
     // belongs to the same command: `Some(index of its magic)`, or `Some(None)` if no handler reads it.
     let mut continuing: Option<Option<usize>> = None;
+    // A shell cell's here-documents still to come (delimiter, whether `<<-` strips tabs): their
+    // bodies are data (a file being written, a program fed to `python -`), not commands.
+    let mut heredocs: std::collections::VecDeque<(String, bool)> = std::collections::VecDeque::new();
     for (i, line) in cell.split_inclusive('\n').enumerate() {
         let body = line.trim_end_matches(['\n', '\r']);
         let indent = body.len() - body.trim_start().len();
         let trimmed = &body[indent..];
         let start = offset(at + indent);
         let continuation = continuing.is_some();
+        if kind == CellKind::Shell && i > 0 && !whole {
+            if let Some((delimiter, strip_tabs)) = heredocs.front() {
+                let end = if *strip_tabs { body.trim_start_matches('\t') } else { body };
+                if end == delimiter {
+                    heredocs.pop_front();
+                }
+                let masked = comment_out(line, 0, indent);
+                m.lines.push((masked.clone(), line.to_string()));
+                m.python.push_str(&masked);
+                at += line.len();
+                continue;
+            }
+            heredocs.extend(super::launch::shell::heredoc_delimiters(trimmed));
+        }
         let ipython = match (kind, continuing) {
             (_, Some(magic)) => {
                 if let Some(g) = magic.and_then(|g| m.magics.get_mut(g)) {
@@ -474,15 +491,22 @@ fn line_magic(trimmed: &str, start: TextSize) -> Option<Option<MagicKind>> {
 /// `...#` statement, because an IPython line can be a block's whole body
 /// (`if IN_COLAB:\n    !pip install …`). Indented lines of fewer than four bytes become a comment.
 fn comment_out(line: &str, block_indent: usize, indent: usize) -> String {
-    let body = line[indent..].trim_end_matches(['\n', '\r']);
-    if body.is_empty() {
+    let content = line.trim_end_matches(['\n', '\r']);
+    if content.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\x0c')) {
         return line.to_string(); // a blank line is Python already
     }
-    // `block_indent` 0: a comment whatever the indentation (a whole cell is being masked).
+    // `block_indent` 0: a comment whatever the indentation (a whole cell is being masked), so
+    // at the start of the line, where no character Python does not indent with (a vertical
+    // tab) can come before it.
+    let indent = if block_indent == 0 { 0 } else { indent };
+    let body = &content[indent..];
     let (marker, min) = if block_indent > 0 && body.len() >= 4 { ("...#", 4) } else { ("#", 1) };
     // The characters the marker replaces: at least `min` bytes, on a character boundary.
     let cut = body.char_indices().map(|(i, _)| i).find(|&i| i >= min).unwrap_or(body.len());
-    format!("{}{marker}{}{}", &line[..indent], " ".repeat(cut - marker.len()), &line[indent + cut..])
+    let masked = format!("{}{marker}{}{}", &line[..indent], " ".repeat(cut - marker.len()), &line[indent + cut..]);
+    // Python ends a line at a lone CR too: one inside the line would end the comment early.
+    let end = masked.trim_end_matches(['\n', '\r']).len();
+    if masked[..end].contains('\r') { masked[..end].replace('\r', " ") + &masked[end..] } else { masked }
 }
 
 /// Put the IPython lines back after the Python engine rewrote the masked text.

@@ -835,7 +835,8 @@ impl RuleSet {
                 .collect();
             paths.sort();
             for path in paths {
-                let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+                let text =
+                    crate::source::read_text(&path).with_context(|| format!("cannot read {}", path.display()))?;
                 sources.push((path.display().to_string(), text));
             }
         }

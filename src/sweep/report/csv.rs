@@ -1,5 +1,11 @@
-//! One row per model, for spreadsheets and diffs between runs.
+//! One row per model, for spreadsheets and diffs between runs. A text cell a spreadsheet would
+//! run as a formula (a model id from the Hub starting with `=`, `+`, `-`, `@`, a tab or a CR)
+//! gets a leading `'`, OWASP's advice for CSV injection.
 use crate::sweep::document::Report;
+
+fn text(cell: String) -> String {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{cell}") } else { cell }
+}
 
 pub fn render(r: &Report) -> String {
     let mut w = ::csv::Writer::from_writer(Vec::new());
@@ -63,7 +69,7 @@ pub fn render(r: &Report) -> String {
         if let Some(c) = &m.compare {
             rec.extend([c.verdict.label().to_string(), c.missing.join(" ")]);
         }
-        w.write_record(&rec).expect("in-memory CSV");
+        w.write_record(rec.into_iter().map(text)).expect("in-memory CSV");
     }
     String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("UTF-8 in, UTF-8 out")
 }

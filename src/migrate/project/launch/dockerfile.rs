@@ -33,6 +33,17 @@ pub(super) fn check(found: &mut Findings) {
     }
 }
 
+/// The lines (1-based) of instructions that open a here-document (`RUN <<EOF`, `RUN python3
+/// <<EOF`, `COPY <<EOF /etc/x`): BuildKit's syntax, whose bodies are not checked, which the
+/// caller says rather than skipping them silently.
+pub fn heredoc_lines(text: &str) -> Vec<usize> {
+    instructions(text)
+        .into_iter()
+        .filter(|ins| !shell::heredoc_delimiters(&text[ins.args]).is_empty())
+        .map(|ins| text[..usize::from(ins.keyword.start())].matches('\n').count() + 1)
+        .collect()
+}
+
 /// `CMD ["python", "xla_spawn.py", …]`: the exec form runs no shell, so TorchTPU's launch (an
 /// `eval` of `python -m torch.tpu.distributed`, then torchrun) cannot replace it word for word.
 fn exec_form_launcher(found: &mut Findings, ins: &Instruction) {

@@ -759,3 +759,28 @@ fn is_python(program: &str) -> bool {
 fn is_pip(program: &str) -> bool {
     program.strip_prefix("pip").is_some_and(|v| v.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
 }
+
+/// The here-documents a shell line opens (`<<EOF`, `<<-'END'`, `<< "X"`; not `<<<`), in order:
+/// (delimiter, whether leading tabs are stripped before comparing).
+pub fn heredoc_delimiters(line: &str) -> Vec<(String, bool)> {
+    let mut found = Vec::new();
+    let mut rest = line;
+    while let Some(i) = rest.find("<<") {
+        let mut after = &rest[i + 2..];
+        if let Some(herestring) = after.strip_prefix('<') {
+            rest = herestring;
+            continue;
+        }
+        let strip_tabs = after.starts_with('-');
+        after = after.trim_start_matches('-').trim_start_matches([' ', '\t']);
+        let word_end = after
+            .find(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '<' | '>' | ')'))
+            .unwrap_or(after.len());
+        let delimiter: String = after[..word_end].chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+        if !delimiter.is_empty() {
+            found.push((delimiter, strip_tabs));
+        }
+        rest = &after[word_end..];
+    }
+    found
+}
