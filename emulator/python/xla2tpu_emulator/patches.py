@@ -449,16 +449,17 @@ def _patch_module_apply():
 
 UNUSED_PARAMETERS_NOTE = (
     "DDP(find_unused_parameters=True): torch's reducer keeps its map of used parameters in"
-    " pinned host memory, which it asks the backend's C++ hooks for; TorchTPU has a pinned"
-    " allocator, the emulator's Python backend cannot register one. Not emulated: pass"
-    " find_unused_parameters=False (the Trainer's ddp_find_unused_parameters=False) to run"
+    " pinned host memory, which it asks the backend's C++ hooks for; TorchTPU's hooks have a"
+    " pinned allocator, and so do the emulator's when it can build them with a C++ compiler"
+    " ({why}). Not emulated on this host: install a C++ compiler (g++), or pass"
+    " find_unused_parameters=False (the Trainer's ddp_find_unused_parameters=False), to run"
     " this program here"
 )
 
 
 def _patch_unused_parameter_search():
-  """DDP with find_unused_parameters=True fails in the backward pass on the emulator (see the
-  note): say so at the user's line, as something not emulated rather than a TorchTPU
+  """DDP with find_unused_parameters=True fails in the backward pass where the emulator could
+  not build its C++ hooks (see the note): say so at the user's line, as something not emulated rather than a TorchTPU
   incompatibility, instead of torch's NotImplementedError about PrivateUse1 hooks."""
   orig = torch.autograd.backward
   if getattr(orig, "_xla2tpu", False):
@@ -471,8 +472,11 @@ def _patch_unused_parameter_search():
     except NotImplementedError as e:
       if "getPinnedMemoryAllocator" not in str(e):
         raise
-      report.warning("not_emulated", UNUSED_PARAMETERS_NOTE, frame=sys._getframe(1))  # pylint: disable=protected-access
-      raise RuntimeError(f"xla2tpu run: {UNUSED_PARAMETERS_NOTE}") from None
+      from xla2tpu_emulator import native  # pylint: disable=import-outside-toplevel
+
+      note = UNUSED_PARAMETERS_NOTE.format(why=native.why_not or "it did not")
+      report.warning("not_emulated", note, frame=sys._getframe(1))  # pylint: disable=protected-access
+      raise RuntimeError(f"xla2tpu run: {note}") from None
 
   backward._xla2tpu = True  # pylint: disable=protected-access
   torch.autograd.backward = backward
