@@ -33,6 +33,25 @@ def accelerate_tpu_processes():
 
 
 @functools.cache
+def torchtpu_trainer(cls):
+    """`cls` (a transformers Trainer class) that keeps tied weights tied on TorchTPU.
+
+    Moving a model to the chip gives each module its own copy of a shared parameter (an
+    embedding and its LM head), and the Trainer re-ties them itself only on XLA devices.
+    """
+
+    class TorchTPUTrainer(cls):
+        def _move_model_to_device(self, model, device):
+            super()._move_model_to_device(model, device)
+            if torch.device(device).type == "tpu" and hasattr(model, "tie_weights"):
+                model.tie_weights()
+
+    TorchTPUTrainer.__name__ = cls.__name__
+    TorchTPUTrainer.__qualname__ = cls.__qualname__
+    return TorchTPUTrainer
+
+
+@functools.cache
 def torchtpu_training_arguments(cls):
     """`cls` (TrainingArguments or a subclass) whose instances pick accelerate's multi-process
     mode on TorchTPU processes, however they are built (HfArgumentParser, `**config`).
@@ -94,7 +113,7 @@ def main():
                         num_attention_heads=2, intermediate_size=64, max_position_embeddings=16, num_labels=2,
                         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     model = BertForSequenceClassification(config)
-    trainer = Trainer(model=model, args=training_args, train_dataset=toy_dataset(data_args.num_examples, data_args.seq_len))
+    trainer = torchtpu_trainer(Trainer)(model=model, args=training_args, train_dataset=toy_dataset(data_args.num_examples, data_args.seq_len))
     result = trainer.train()
     params_on = {p.device.type for p in trainer.model.parameters()}
     assert "cpu" not in params_on, f"the Trainer trained on the CPU: {params_on}"
