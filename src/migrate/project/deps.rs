@@ -1172,7 +1172,10 @@ mod tests {
         assert!(codes(&found).contains(&"TPU911"), "{:?}", codes(&found));
         assert_eq!(migrated(Kind::Requirements, text), "torch-tpu==0.2.0\ntransformers>=5.20.0\naccelerate>=1.16\n");
         // 5.9–5.19 find the chip through an API TorchTPU keeps internal: still too old.
-        assert!(codes(&check(Kind::Requirements, "torch-tpu==0.2.0\ntransformers>=5.9,<5.20\n", rules())).contains(&"TPU911"));
+        assert!(
+            codes(&check(Kind::Requirements, "torch-tpu==0.2.0\ntransformers>=5.9,<5.20\n", rules()))
+                .contains(&"TPU911")
+        );
         // Unpinned, or admitting a new enough release, or a plain PyTorch project: nothing to say.
         for text in [
             "torch_xla==2.5.0\ntransformers\n",
