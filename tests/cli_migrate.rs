@@ -468,7 +468,7 @@ fn an_accelerate_launch_of_an_xla_config_of_the_run_is_converted_with_it() {
     assert_eq!(lines[1], "eval \"$(python -m torch.tpu.distributed | sed 's/^/export /')\"", "{migrated}");
     assert_eq!(
         lines[2],
-        "accelerate launch --multi_gpu --num_processes=\"$WORLD_SIZE\" --config_file configs/tpu.yaml train.py --max-steps 100",
+        "accelerate launch $([ \"$WORLD_SIZE\" -gt 1 ] && echo --multi_gpu) --num_processes=\"$WORLD_SIZE\" --config_file configs/tpu.yaml train.py --max-steps 100",
         "{migrated}"
     );
     assert_eq!(

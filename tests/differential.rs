@@ -187,7 +187,8 @@ struct Invariants {
     /// How the job starts, when not as the compared run does.
     #[serde(default)]
     launch: Option<Launch>,
-    /// The accelerate config file (relative to the tree) for `launch: accelerate`.
+    /// The accelerate config file (relative to the tree) for `launch: accelerate`; the project's
+    /// migrated launch script for `launch: script`.
     #[serde(default)]
     config: Option<String>,
     /// A regex whose two groups are a rank and the world size: every rank
@@ -637,8 +638,11 @@ fn ranks_on_chips(ran: &Ran, nproc: u32) -> Result<(), Failed> {
 
 fn invariant_run(env: &Env, dir: &Path, spec: &RunSpec, inv: &Invariants) -> Result<(), Failed> {
     let Some(emulator) = &env.emulator else { return Err("skipped: tracer/.venv missing".into()) };
-    if inv.launch == Some(Launch::Script) || inv.launch.is_none() && spec.launch == Launch::Script {
-        return Err("`launch: script` is for compared runs".into());
+    if inv.launch.is_none() && spec.launch == Launch::Script {
+        return Err("an invariant run of a `launch: script` program says how it starts (`launch:`)".into());
+    }
+    if inv.launch == Some(Launch::Script) && inv.config.is_none() {
+        return Err("`launch: script` in an invariant run needs the `config:` script to run".into());
     }
     if inv.launch == Some(Launch::Accelerate) && inv.config.is_none() {
         return Err("`launch: accelerate` needs the `config:` file to launch with".into());

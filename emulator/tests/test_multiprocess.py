@@ -109,32 +109,69 @@ def test_process_group_bound_to_the_device(run_emulated):
 
 
 UNUSED_PARAMETERS_SCRIPT = """
+import sys
 import torch, torch.distributed as dist, torch.multiprocessing as mp
 
-def worker(rank, world):
-    dist.init_process_group("tpu_dist", rank=rank, world_size=world)
-    model = torch.nn.Linear(2, 2).to("tpu")
+class TwoHeads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.used = torch.nn.Linear(2, 2)
+        self.unused = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.used(x)
+
+def worker(rank, world, device, backend):
+    dist.init_process_group(backend, rank=rank, world_size=world)
+    torch.manual_seed(0)
+    model = TwoHeads().to(device)
     ddp = torch.nn.parallel.DistributedDataParallel(model, find_unused_parameters=True)
-    ddp(torch.ones(1, 2, device="tpu")).sum().backward()  # backward-line
+    x = torch.arange(2.0).reshape(1, 2) + rank
+    ddp(x.to(device)).sum().backward()  # backward-line
+    grads = [None if p.grad is None else round(p.grad.sum().item(), 6) for p in model.parameters()]
+    print(f"RANK {rank} GRADS {grads}", flush=True)
 
 if __name__ == "__main__":
-    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=2)
-    mp.spawn(worker, args=(2,), nprocs=2)
+    device, backend = sys.argv[1], sys.argv[2]
+    if device == "tpu":
+        torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=2)
+    mp.spawn(worker, args=(2, device, backend), nprocs=2)
 """
 
 
-def test_unused_parameter_search_is_reported_as_not_emulated(run_emulated):
-  r = run_emulated(
-      UNUSED_PARAMETERS_SCRIPT,
-      env={"XLA2TPU_EMULATOR_CHIPS": "2", "MASTER_ADDR": "localhost",
-           "MASTER_PORT": _free_port()},
-  )
+def test_unused_parameter_search_runs_as_on_the_cpu(run_emulated):
+  """DDP(find_unused_parameters=True), the HF Trainer's default: the reducer gets its pinned
+  host memory from the emulator's C++ hooks, as from TorchTPU's, and averages as on the CPU
+  (the unused head keeps no gradient)."""
+  env = {"XLA2TPU_EMULATOR_CHIPS": "2", "MASTER_ADDR": "localhost"}
+  tpu = run_emulated(UNUSED_PARAMETERS_SCRIPT, args=["tpu", "tpu_dist"], env={**env, "MASTER_PORT": _free_port()})
+  assert tpu.returncode == 0, tpu.stderr[-3000:]
+  assert not [w for w in tpu.all("warning") if w["kind"] == "not_emulated"]
+  cpu = run_emulated(UNUSED_PARAMETERS_SCRIPT, args=["cpu", "gloo"], env={**env, "MASTER_PORT": _free_port()})
+  assert cpu.returncode == 0, cpu.stderr[-3000:]
+  lines = sorted(l for l in tpu.stdout.splitlines() if l.startswith("RANK"))
+  assert len(lines) == 2 and "None, None]" in lines[0], lines
+  assert lines == sorted(l for l in cpu.stdout.splitlines() if l.startswith("RANK"))
+
+
+def test_unused_parameter_search_without_a_compiler_is_reported_as_not_emulated(run_emulated, tmp_path):
+  env = {"XLA2TPU_EMULATOR_CHIPS": "2", "MASTER_ADDR": "localhost", "MASTER_PORT": _free_port(),
+         "CXX": "false", "XLA2TPU_CACHE_DIR": str(tmp_path / "cache")}
+  r = run_emulated(UNUSED_PARAMETERS_SCRIPT, args=["tpu", "tpu_dist"], env=env)
   assert r.returncode != 0
   assert "find_unused_parameters=False" in r.stderr, r.stderr[-3000:]
   assert "getPinnedMemoryAllocator" not in r.stderr, r.stderr[-3000:]
   warnings = [w for w in r.all("warning") if w["kind"] == "not_emulated"]
   assert warnings and warnings[0]["line"] == r.line_of("backward-line"), warnings
   assert not r.all("incompatibility"), "not a TorchTPU incompatibility"
+
+
+def test_pinned_host_memory_comes_from_the_backend():
+  """torch.empty(..., pin_memory=True) asks the backend's hooks for their allocator, as on
+  TorchTPU (a Python backend's hooks have none)."""
+  p = torch.empty(3, pin_memory=True)
+  assert p.is_pinned()
+  assert not torch.empty(3).is_pinned()
 
 
 NO_MASTER_SCRIPT = """

@@ -188,20 +188,43 @@ def test_compile_inductor_on_tpu_raises(capture_report):
   torch._dynamo.reset()  # pylint: disable=protected-access
 
 
+class _TiedLM(torch.nn.Module):
+
+  def __init__(self):
+    super().__init__()
+    self.emb = torch.nn.Embedding(10, 4)
+    self.head = torch.nn.Linear(4, 10, bias=False)
+    self.head.weight = self.emb.weight
+
+  def forward(self, ids):
+    return self.head(self.emb(ids))
+
+
 def test_module_to_tpu_unties_shared_parameters(capture_report):
   """Like torch_xla: TorchTPU has no _has_compatible_shallow_copy_type
-  kernel, so Module.to() replaces parameters and tied weights come apart."""
-  emb = torch.nn.Embedding(10, 4)
-  head = torch.nn.Linear(4, 10, bias=False)
-  head.weight = emb.weight
-  model = torch.nn.ModuleDict({"emb": emb, "head": head})
-  model.to("tpu")
-  assert model["emb"].weight is not model["head"].weight
+  kernel, so Module.to() replaces parameters and tied weights come apart:
+  a warning at the line that moved the module once it runs untied."""
+  model = _TiedLM()
+  model.to("tpu")  # move-line
+  assert model.emb.weight is not model.head.weight
+  assert not [e for e in capture_report() if e["event"] == "warning"], "not before it runs"
+  model(torch.tensor([1, 2], device="tpu"))
   warns = [e for e in capture_report() if e["event"] == "warning"]
   assert [w["kind"] for w in warns] == ["untied_parameters"]
   assert "emb.weight, head.weight" in warns[0]["message"]
-  model["head"].weight = model["emb"].weight  # re-tie: works on tpu
-  assert model["emb"].weight is model["head"].weight
+  assert "move-line" in open(warns[0]["file"], encoding="utf-8").read().splitlines()[warns[0]["line"] - 1]
+  model(torch.tensor([1, 2], device="tpu"))
+  assert len([e for e in capture_report() if e["event"] == "warning"]) == 1, "once per move"
+
+
+def test_shared_parameters_retied_after_the_move_do_not_warn(capture_report):
+  """Re-tied before the next forward (transformers' `tie_weights()`): right on TorchTPU."""
+  model = _TiedLM()
+  model.to("tpu")
+  model.head.weight = model.emb.weight  # re-tie: works on tpu
+  model(torch.tensor([1, 2], device="tpu"))
+  assert model.emb.weight is model.head.weight
+  assert not [e for e in capture_report() if e["event"] == "warning"]
 
 
 @pytest.mark.parametrize("shape", [(5,), (3, 5), (2, 3, 5)])

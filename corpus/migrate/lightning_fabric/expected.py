@@ -8,6 +8,7 @@ from torch.utils.data import DataLoader, TensorDataset
 import lightning.fabric.plugins.precision
 import lightning.fabric.strategies
 import lightning.pytorch.accelerators
+import torch.distributed as dist
 
 
 class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):
@@ -60,6 +61,10 @@ class TorchTPUFabricDDPStrategy(lightning.fabric.strategies.DDPStrategy):
 
     def __init__(self, **kwargs):
         super().__init__(process_group_backend="tpu_dist", **kwargs)
+
+    def _setup_distributed(self):
+        torchtpu_unbound_process_group(self.process_group_backend)
+        super()._setup_distributed()
 
     def _determine_ddp_device_ids(self):
         return None
@@ -117,6 +122,14 @@ def torchtpu_rebind_optimizer(optimizer, moved):
     for group in optimizer.param_groups:
         group["params"] = [moved.get(p, p) for p in group["params"]]
     return optimizer
+
+
+def torchtpu_unbound_process_group(backend):
+    """Create the process group Lightning would bind to the chip (`device_id`), unbound:
+    the gloo group its barriers then create (`prepare_data`, `rank_zero_first`) would
+    inherit the binding, and gloo has no backend for a tpu device."""
+    if not dist.is_initialized():
+        dist.init_process_group(backend)
 
 
 def make_loader():

@@ -7,6 +7,7 @@ from torch.utils.data import DataLoader, TensorDataset
 import lightning.pytorch.accelerators
 import lightning.pytorch.plugins.precision
 import lightning.pytorch.strategies
+import torch.distributed as dist
 
 
 class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):
@@ -60,6 +61,10 @@ class TorchTPUDDPStrategy(lightning.pytorch.strategies.DDPStrategy):
     def __init__(self, **kwargs):
         super().__init__(process_group_backend="tpu_dist", **kwargs)
 
+    def setup_distributed(self):
+        torchtpu_unbound_process_group(self.process_group_backend)
+        super().setup_distributed()
+
     def determine_ddp_device_ids(self):
         return None
 
@@ -80,6 +85,14 @@ def torchtpu_trainer_kwargs(precision=None):
     elif precision is not None:
         kwargs["precision"] = precision
     return kwargs
+
+
+def torchtpu_unbound_process_group(backend):
+    """Create the process group Lightning would bind to the chip (`device_id`), unbound:
+    the gloo group its barriers then create (`prepare_data`, `rank_zero_first`) would
+    inherit the binding, and gloo has no backend for a tpu device."""
+    if not dist.is_initialized():
+        dist.init_process_group(backend)
 
 
 def make_loader():

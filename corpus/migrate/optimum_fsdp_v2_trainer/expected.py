@@ -2,6 +2,7 @@
 import os
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments, DataCollatorForLanguageModeling
+import functools
 import torch.distributed as dist
 
 
@@ -24,6 +25,25 @@ def accelerate_tpu_processes():
     if not dist.is_initialized():
         dist.init_process_group("tpu:tpu_dist,cpu:gloo")
     return True
+
+
+@functools.cache
+def torchtpu_trainer(cls):
+    """`cls` (a transformers Trainer class) that keeps tied weights tied on TorchTPU.
+
+    Moving a model to the chip gives each module its own copy of a shared parameter (an
+    embedding and its LM head), and the Trainer re-ties them itself only on XLA devices.
+    """
+
+    class TorchTPUTrainer(cls):
+        def _move_model_to_device(self, model, device):
+            super()._move_model_to_device(model, device)
+            if torch.device(device).type == "tpu" and hasattr(model, "tie_weights"):
+                model.tie_weights()
+
+    TorchTPUTrainer.__name__ = cls.__name__
+    TorchTPUTrainer.__qualname__ = cls.__qualname__
+    return TorchTPUTrainer
 
 
 
@@ -54,7 +74,7 @@ data = [tokenizer(q, truncation=True, max_length=128) for q in quotes]
 
 fsdp_training_args = {"use_cpu": accelerate_tpu_processes()}
 
-trainer = Trainer(
+trainer = torchtpu_trainer(Trainer)(
     model=model,
     train_dataset=data,
     args=TrainingArguments(

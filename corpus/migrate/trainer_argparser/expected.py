@@ -33,15 +33,56 @@ def accelerate_tpu_processes():
 
 
 @functools.cache
+def torchtpu_trainer(cls):
+    """`cls` (a transformers Trainer class) that keeps tied weights tied on TorchTPU.
+
+    Moving a model to the chip gives each module its own copy of a shared parameter (an
+    embedding and its LM head), and the Trainer re-ties them itself only on XLA devices.
+    """
+
+    class TorchTPUTrainer(cls):
+        def _move_model_to_device(self, model, device):
+            super()._move_model_to_device(model, device)
+            if torch.device(device).type == "tpu" and hasattr(model, "tie_weights"):
+                model.tie_weights()
+
+    TorchTPUTrainer.__name__ = cls.__name__
+    TorchTPUTrainer.__qualname__ = cls.__qualname__
+    return TorchTPUTrainer
+
+
+@functools.cache
 def torchtpu_training_arguments(cls):
     """`cls` (TrainingArguments or a subclass) whose instances pick accelerate's multi-process
-    mode on TorchTPU processes, however they are built (HfArgumentParser, `**config`).
+    mode on TorchTPU processes, however they are built (HfArgumentParser, `**config`), and
+    take a 4.x script's keywords that transformers 5 removed.
 
     `use_cpu` must be set before `__post_init__`, which sets up the device.
     """
 
+    fields = {f.name for f in dataclasses.fields(cls)}
+
     @dataclasses.dataclass
     class TorchTPUArguments(cls):
+        def __init__(self, *args, **kwargs):
+            # Keywords transformers 5 removed (TorchTPU's Trainer needs 5.20 or newer): torch_xla's
+            # go, renamed ones take their new names.
+            kwargs.pop("tpu_num_cores", None)
+            kwargs.pop("tpu_metrics_debug", None)
+            if "evaluation_strategy" in kwargs and "evaluation_strategy" not in fields:
+                kwargs["eval_strategy"] = kwargs.pop("evaluation_strategy")
+            if "warmup_ratio" in kwargs and "warmup_ratio" not in fields:
+                ratio = kwargs.pop("warmup_ratio")
+                if ratio and not kwargs.get("warmup_steps"):
+                    if not 0 < ratio < 1:
+                        raise ValueError(f"warmup_ratio={ratio}: transformers 5 takes a ratio below 1 as warmup_steps")
+                    kwargs["warmup_steps"] = ratio
+            if "logging_dir" in kwargs and "logging_dir" not in fields:
+                logging_dir = kwargs.pop("logging_dir")
+                if logging_dir is not None:
+                    os.environ.setdefault("TENSORBOARD_LOGGING_DIR", logging_dir)
+            super().__init__(*args, **kwargs)
+
         def __post_init__(self):
             if not self.use_cpu:
                 self.use_cpu = accelerate_tpu_processes()
@@ -94,7 +135,7 @@ def main():
                         num_attention_heads=2, intermediate_size=64, max_position_embeddings=16, num_labels=2,
                         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     model = BertForSequenceClassification(config)
-    trainer = Trainer(model=model, args=training_args, train_dataset=toy_dataset(data_args.num_examples, data_args.seq_len))
+    trainer = torchtpu_trainer(Trainer)(model=model, args=training_args, train_dataset=toy_dataset(data_args.num_examples, data_args.seq_len))
     result = trainer.train()
     params_on = {p.device.type for p in trainer.model.parameters()}
     assert "cpu" not in params_on, f"the Trainer trained on the CPU: {params_on}"

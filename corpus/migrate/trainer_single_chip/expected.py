@@ -3,6 +3,7 @@
 import os
 import torch
 from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+import functools
 import torch.distributed as dist
 
 
@@ -25,6 +26,25 @@ def accelerate_tpu_processes():
     if not dist.is_initialized():
         dist.init_process_group("tpu:tpu_dist,cpu:gloo")
     return True
+
+
+@functools.cache
+def torchtpu_trainer(cls):
+    """`cls` (a transformers Trainer class) that keeps tied weights tied on TorchTPU.
+
+    Moving a model to the chip gives each module its own copy of a shared parameter (an
+    embedding and its LM head), and the Trainer re-ties them itself only on XLA devices.
+    """
+
+    class TorchTPUTrainer(cls):
+        def _move_model_to_device(self, model, device):
+            super()._move_model_to_device(model, device)
+            if torch.device(device).type == "tpu" and hasattr(model, "tie_weights"):
+                model.tie_weights()
+
+    TorchTPUTrainer.__name__ = cls.__name__
+    TorchTPUTrainer.__qualname__ = cls.__qualname__
+    return TorchTPUTrainer
 
 
 def toy_dataset(n=16, seq_len=8, vocab=64):
@@ -57,7 +77,7 @@ def main():
         ddp_find_unused_parameters=False,
         use_cpu=accelerate_tpu_processes(),
     )
-    trainer = Trainer(model=model, args=args, train_dataset=toy_dataset())
+    trainer = torchtpu_trainer(Trainer)(model=model, args=args, train_dataset=toy_dataset())
     result = trainer.train()
     # where the Trainer kept the model: on a TPU run it must be the chip, never the CPU
     params_on = {p.device.type for p in trainer.model.parameters()}

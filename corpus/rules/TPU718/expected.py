@@ -35,13 +35,35 @@ def accelerate_tpu_processes():
 @functools.cache
 def torchtpu_training_arguments(cls):
     """`cls` (TrainingArguments or a subclass) whose instances pick accelerate's multi-process
-    mode on TorchTPU processes, however they are built (HfArgumentParser, `**config`).
+    mode on TorchTPU processes, however they are built (HfArgumentParser, `**config`), and
+    take a 4.x script's keywords that transformers 5 removed.
 
     `use_cpu` must be set before `__post_init__`, which sets up the device.
     """
 
+    fields = {f.name for f in dataclasses.fields(cls)}
+
     @dataclasses.dataclass
     class TorchTPUArguments(cls):
+        def __init__(self, *args, **kwargs):
+            # Keywords transformers 5 removed (TorchTPU's Trainer needs 5.20 or newer): torch_xla's
+            # go, renamed ones take their new names.
+            kwargs.pop("tpu_num_cores", None)
+            kwargs.pop("tpu_metrics_debug", None)
+            if "evaluation_strategy" in kwargs and "evaluation_strategy" not in fields:
+                kwargs["eval_strategy"] = kwargs.pop("evaluation_strategy")
+            if "warmup_ratio" in kwargs and "warmup_ratio" not in fields:
+                ratio = kwargs.pop("warmup_ratio")
+                if ratio and not kwargs.get("warmup_steps"):
+                    if not 0 < ratio < 1:
+                        raise ValueError(f"warmup_ratio={ratio}: transformers 5 takes a ratio below 1 as warmup_steps")
+                    kwargs["warmup_steps"] = ratio
+            if "logging_dir" in kwargs and "logging_dir" not in fields:
+                logging_dir = kwargs.pop("logging_dir")
+                if logging_dir is not None:
+                    os.environ.setdefault("TENSORBOARD_LOGGING_DIR", logging_dir)
+            super().__init__(*args, **kwargs)
+
         def __post_init__(self):
             if not self.use_cpu:
                 self.use_cpu = accelerate_tpu_processes()

@@ -85,9 +85,20 @@ def _init_device():
   if getattr(torch, "tpu", None) is mod:
     delattr(torch, "tpu")
     del sys.modules["torch.tpu"]
-  backend_registration._setup_privateuseone_for_python_backend(  # pylint: disable=protected-access
-      "tpu", backend_module=mod, hook=Hooks(), device_guard=Guard()
-  )
+  from xla2tpu_emulator import native  # pylint: disable=import-outside-toplevel
+
+  acc = torch._C._acc  # pylint: disable=protected-access
+  register_python_hook = acc.register_python_privateuseone_hook
+  if native.register_hooks(torch, lambda index: device.is_initialized()):
+    # C++ hooks with TorchTPU's pinned host allocator are in place; torch's
+    # Python ones (registrable only once) would be refused.
+    acc.register_python_privateuseone_hook = lambda hook: True
+  try:
+    backend_registration._setup_privateuseone_for_python_backend(  # pylint: disable=protected-access
+        "tpu", backend_module=mod, hook=Hooks(), device_guard=Guard()
+    )
+  finally:
+    acc.register_python_privateuseone_hook = register_python_hook
   kernels.install()
   from xla2tpu_emulator import submodules  # pylint: disable=import-outside-toplevel
 

@@ -405,15 +405,47 @@ _apply_depth = threading.local()
 
 
 def _patch_module_apply():
-  """Warns when Module.to("tpu") unties shared parameters.
+  """Warns when Module.to("tpu") unties shared parameters and they are used untied.
 
   torch replaces (instead of updating) parameters whose tensor type changes
   unless the backend overrides aten::_has_compatible_shallow_copy_type, which
   TorchTPU 0.2.0 does not (composite_implicit in the registry): each module
   then gets its own copy, so tied weights (embeddings / LM heads) are untied,
-  as they were with torch_xla. Recorded as an `untied_parameters` warning.
+  as they were with torch_xla. A program that re-ties them before the module's
+  next forward (`model.tie_weights()`, as transformers' Trainer does for
+  torch_xla) is right; one that runs the module untied gets an
+  `untied_parameters` warning at the line that moved it.
   """
   orig = torch.nn.Module._apply  # pylint: disable=protected-access
+  pending = weakref.WeakKeyDictionary()  # module -> its forward pre-hook's handle
+
+  def _still_untied(users):
+    return len({id(m._parameters.get(n)) for m, n, _ in users}) > 1  # pylint: disable=protected-access
+
+  def _check_at_next_forward(module, untied, frames):
+    def check(mod, args):
+      del args
+      handle.remove()
+      if pending.get(mod) is handle:
+        del pending[mod]
+      for users in untied:
+        if _still_untied(users):
+          names = ", ".join(q for _, _, q in users)
+          report.warning(
+              "untied_parameters",
+              f"moving the module to the tpu device replaced the shared parameter"
+              f" {names} by separate copies (TorchTPU has no"
+              " _has_compatible_shallow_copy_type kernel), and it ran untied; re-tie them"
+              " after .to('tpu') (e.g. model.tie_weights()) and create optimizers"
+              " afterwards",
+              frames=frames,
+          )
+
+    previous = pending.pop(module, None)
+    if previous is not None:
+      previous.remove()
+    handle = module.register_forward_pre_hook(check)
+    pending[module] = handle
 
   def _apply(self, fn, recurse=True):
     depth = getattr(_apply_depth, "n", 0)
@@ -429,19 +461,10 @@ def _patch_module_apply():
       out = orig(self, fn, recurse)
     finally:
       _apply_depth.n = depth
-    for users in shared.values():
-      objs = {id(m._parameters.get(n)) for m, n, _ in users}  # pylint: disable=protected-access
-      if len(objs) > 1:
-        names = ", ".join(q for _, _, q in users)
-        report.warning(
-            "untied_parameters",
-            f"moving the module to the tpu device replaced the shared parameter"
-            f" {names} by separate copies (TorchTPU has no"
-            " _has_compatible_shallow_copy_type kernel); re-tie them after"
-            " .to('tpu') (e.g. model.tie_weights()) and create optimizers"
-            " afterwards",
-            frame=sys._getframe(1),  # pylint: disable=protected-access
-        )
+    untied = [users for users in shared.values() if _still_untied(users)]
+    if untied:
+      frames = report.user_frames(sys._getframe(1))  # pylint: disable=protected-access
+      _check_at_next_forward(self, untied, frames)
     return out
 
   torch.nn.Module._apply = _apply  # pylint: disable=protected-access
@@ -449,16 +472,17 @@ def _patch_module_apply():
 
 UNUSED_PARAMETERS_NOTE = (
     "DDP(find_unused_parameters=True): torch's reducer keeps its map of used parameters in"
-    " pinned host memory, which it asks the backend's C++ hooks for; TorchTPU has a pinned"
-    " allocator, the emulator's Python backend cannot register one. Not emulated: pass"
-    " find_unused_parameters=False (the Trainer's ddp_find_unused_parameters=False) to run"
+    " pinned host memory, which it asks the backend's C++ hooks for; TorchTPU's hooks have a"
+    " pinned allocator, and so do the emulator's when it can build them with a C++ compiler"
+    " ({why}). Not emulated on this host: install a C++ compiler (g++), or pass"
+    " find_unused_parameters=False (the Trainer's ddp_find_unused_parameters=False), to run"
     " this program here"
 )
 
 
 def _patch_unused_parameter_search():
-  """DDP with find_unused_parameters=True fails in the backward pass on the emulator (see the
-  note): say so at the user's line, as something not emulated rather than a TorchTPU
+  """DDP with find_unused_parameters=True fails in the backward pass where the emulator could
+  not build its C++ hooks (see the note): say so at the user's line, as something not emulated rather than a TorchTPU
   incompatibility, instead of torch's NotImplementedError about PrivateUse1 hooks."""
   orig = torch.autograd.backward
   if getattr(orig, "_xla2tpu", False):
@@ -471,8 +495,11 @@ def _patch_unused_parameter_search():
     except NotImplementedError as e:
       if "getPinnedMemoryAllocator" not in str(e):
         raise
-      report.warning("not_emulated", UNUSED_PARAMETERS_NOTE, frame=sys._getframe(1))  # pylint: disable=protected-access
-      raise RuntimeError(f"xla2tpu run: {UNUSED_PARAMETERS_NOTE}") from None
+      from xla2tpu_emulator import native  # pylint: disable=import-outside-toplevel
+
+      note = UNUSED_PARAMETERS_NOTE.format(why=native.why_not or "it did not")
+      report.warning("not_emulated", note, frame=sys._getframe(1))  # pylint: disable=protected-access
+      raise RuntimeError(f"xla2tpu run: {note}") from None
 
   backward._xla2tpu = True  # pylint: disable=protected-access
   torch.autograd.backward = backward

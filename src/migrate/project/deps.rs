@@ -32,6 +32,11 @@ const TORCH_COMPANIONS: &[&str] = &["torchvision", "torchaudio"];
 /// current accelerator (`accelerate.utils.imports.get_torch_accelerator_backend`); 1.15.0 knows
 /// a fixed list without `tpu`, so `Accelerator()` and the Trainer put the model on the CPU.
 const ACCELERATE_FINDS_TPU: &str = ">=1.16.0";
+/// The first transformers whose Trainer runs on the `tpu` device: up to 5.8 `TrainingArguments`
+/// sets up the CPU where accelerate found the chip (the model moves, the batches stay: a device
+/// mix-up at the first step); 5.9 to 5.19 find the chip through `torch.tpu.is_available()`, which
+/// TorchTPU keeps internal (it raises); 5.20.0 asks `torch.accelerator`.
+const TRANSFORMERS_FINDS_TPU: &str = ">=5.20.0";
 /// Where libtpu and torch_xla wheels were published before PyPI (find-links pages, buckets).
 const TPU_WHEEL_URLS: &[&str] = &[
     "storage.googleapis.com/libtpu-releases",
@@ -282,9 +287,9 @@ fn companion_outside(d: &Dep, torch: Option<&VersionSpecifiers>) -> bool {
     release_specifiers_to_ranges(mapped).intersection(&release_specifiers_to_ranges(torch.clone())).is_empty()
 }
 
-/// Whether an accelerate requirement admits no release that finds the `tpu` device.
-fn accelerate_too_old(d: &Dep) -> bool {
-    let (Some(specifiers), Ok(finds)) = (&d.specifiers, VersionSpecifiers::from_str(ACCELERATE_FINDS_TPU)) else {
+/// Whether a requirement admits no release of `first` (`ACCELERATE_FINDS_TPU`, …): all too old.
+fn admits_none(d: &Dep, first: &str) -> bool {
+    let (Some(specifiers), Ok(finds)) = (&d.specifiers, VersionSpecifiers::from_str(first)) else {
         return false;
     };
     release_specifiers_to_ranges(specifiers.clone()).intersection(&release_specifiers_to_ranges(finds)).is_empty()
@@ -406,9 +411,15 @@ fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool, run: Option
             })
         } else if d.name.as_ref() == "accelerate"
             && (has_xla || xla_elsewhere || targets_torchtpu)
-            && accelerate_too_old(d)
+            && admits_none(d, ACCELERATE_FINDS_TPU)
         {
             finding(rules, Builtin::DepAcceleratePin, d.range, &d.shown, rewrite(d, "accelerate", ACCELERATE_FINDS_TPU))
+        } else if d.name.as_ref() == "transformers"
+            && (has_xla || xla_elsewhere || targets_torchtpu)
+            && admits_none(d, TRANSFORMERS_FINDS_TPU)
+        {
+            let edits = rewrite(d, "transformers", TRANSFORMERS_FINDS_TPU);
+            finding(rules, Builtin::DepTransformersPin, d.range, &d.shown, edits)
         } else if named(&d.name, TORCH_COMPANIONS)
             && pinned(d)
             && (torch_moves || targets_torchtpu && companion_outside(d, torch_spec.as_ref()))
@@ -1267,6 +1278,28 @@ mod tests {
             "torch>=2.4\naccelerate==1.10.0\n",
         ] {
             assert!(!codes(&check(Kind::Requirements, text, rules(), None)).contains(&"TPU910"), "{text}");
+        }
+    }
+
+    #[test]
+    fn transformers_pinned_below_the_release_whose_trainer_finds_the_tpu_is_raised() {
+        let text = "torch_xla[tpu]==2.5.0\ntransformers==4.44.2\naccelerate>=1.16\n";
+        let found = check(Kind::Requirements, text, rules());
+        assert!(codes(&found).contains(&"TPU911"), "{:?}", codes(&found));
+        assert_eq!(migrated(Kind::Requirements, text), "torch-tpu==0.2.0\ntransformers>=5.20.0\naccelerate>=1.16\n");
+        // 5.9–5.19 find the chip through an API TorchTPU keeps internal: still too old.
+        assert!(
+            codes(&check(Kind::Requirements, "torch-tpu==0.2.0\ntransformers>=5.9,<5.20\n", rules()))
+                .contains(&"TPU911")
+        );
+        // Unpinned, or admitting a new enough release, or a plain PyTorch project: nothing to say.
+        for text in [
+            "torch_xla==2.5.0\ntransformers\n",
+            "torch_xla==2.5.0\ntransformers>=4.40\n",
+            "torch-tpu==0.2.0\ntransformers>=5.20\n",
+            "torch>=2.4\ntransformers==4.44.2\n",
+        ] {
+            assert!(!codes(&check(Kind::Requirements, text, rules())).contains(&"TPU911"), "{text}");
         }
     }
 

@@ -200,6 +200,8 @@ pub enum Builtin {
     DepPython,
     /// accelerate pinned below the release that finds the `tpu` device (TPU910).
     DepAcceleratePin,
+    /// transformers pinned below the release whose Trainer runs on the `tpu` device (TPU911).
+    DepTransformersPin,
     /// A Dockerfile based on a PyTorch/XLA image, torch_xla preinstalled (TPU909).
     XlaBaseImage,
     // launch (TPU92x–TPU93x):

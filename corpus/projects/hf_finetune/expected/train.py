@@ -8,6 +8,7 @@ import argparse
 
 import torch
 from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
+import functools
 import torch.distributed as dist
 
 
@@ -30,6 +31,25 @@ def accelerate_tpu_processes():
     if not dist.is_initialized():
         dist.init_process_group("tpu:tpu_dist,cpu:gloo")
     return True
+
+
+@functools.cache
+def torchtpu_trainer(cls):
+    """`cls` (a transformers Trainer class) that keeps tied weights tied on TorchTPU.
+
+    Moving a model to the chip gives each module its own copy of a shared parameter (an
+    embedding and its LM head), and the Trainer re-ties them itself only on XLA devices.
+    """
+
+    class TorchTPUTrainer(cls):
+        def _move_model_to_device(self, model, device):
+            super()._move_model_to_device(model, device)
+            if torch.device(device).type == "tpu" and hasattr(model, "tie_weights"):
+                model.tie_weights()
+
+    TorchTPUTrainer.__name__ = cls.__name__
+    TorchTPUTrainer.__qualname__ = cls.__qualname__
+    return TorchTPUTrainer
 
 
 def toy_dataset(n=32, seq_len=8, vocab=64):
@@ -66,7 +86,7 @@ def main():
         ddp_find_unused_parameters=False,
         use_cpu=accelerate_tpu_processes(),
     )
-    trainer = Trainer(model=model, args=args, train_dataset=toy_dataset())
+    trainer = torchtpu_trainer(Trainer)(model=model, args=args, train_dataset=toy_dataset())
     result = trainer.train()
     params_on = {p.device.type for p in trainer.model.parameters()}
     assert "cpu" not in params_on, f"the Trainer trained on the CPU: {params_on}"

@@ -11,6 +11,7 @@ from torch.utils.data import DataLoader, TensorDataset
 import lightning.pytorch.accelerators
 import lightning.pytorch.plugins.precision
 import lightning.pytorch.strategies
+import torch.distributed as dist
 
 
 class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):
@@ -64,8 +65,20 @@ class TorchTPUDDPStrategy(lightning.pytorch.strategies.DDPStrategy):
     def __init__(self, **kwargs):
         super().__init__(process_group_backend="tpu_dist", **kwargs)
 
+    def setup_distributed(self):
+        torchtpu_unbound_process_group(self.process_group_backend)
+        super().setup_distributed()
+
     def determine_ddp_device_ids(self):
         return None
+
+
+def torchtpu_unbound_process_group(backend):
+    """Create the process group Lightning would bind to the chip (`device_id`), unbound:
+    the gloo group its barriers then create (`prepare_data`, `rank_zero_first`) would
+    inherit the binding, and gloo has no backend for a tpu device."""
+    if not dist.is_initialized():
+        dist.init_process_group(backend)
 
 
 def torchtpu_trainer_kwargs(precision=None):

@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 
 pip install -r requirements.txt
 eval "$(python -m torch.tpu.distributed | sed 's/^/export /')"
-accelerate launch --multi_gpu --num_processes="$WORLD_SIZE" --config_file configs/accelerate_tpu.yaml train.py --max-steps 100 "$@"
+accelerate launch $([ "$WORLD_SIZE" -gt 1 ] && echo --multi_gpu) --num_processes="$WORLD_SIZE" --config_file configs/accelerate_tpu.yaml train.py --max-steps 100 "$@"
