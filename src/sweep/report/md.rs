@@ -2,7 +2,8 @@
 use std::fmt::Write;
 
 use super::{
-    Report, bf16_line, detail, exact_line, execution_line, first_line, human, pct, plan_rates, source_line, thousands,
+    Report, bf16_line, count, detail, exact_line, execution_line, first_line, human, pct, plan_rates, source_line,
+    thousands,
 };
 use crate::sweep::execution::explain;
 use crate::sweep::plan::Rate;
@@ -11,12 +12,8 @@ use crate::sweep::verdict::Verdict;
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let t = &r.totals;
-    let _ = writeln!(
-        o,
-        "# TorchTPU compatibility sweep: {} models on {}\n",
-        thousands(t.total.models),
-        esc(&r.backend.name)
-    );
+    let _ =
+        writeln!(o, "# TorchTPU compatibility sweep: {} on {}\n", count(t.total.models, "model"), esc(&r.backend.name));
     let _ = writeln!(o, "- Source: {}", esc(&source_line(r)));
     for note in &r.source.notes {
         let _ = writeln!(o, "  - {}", esc(note));
@@ -139,11 +136,11 @@ pub fn render(r: &Report) -> String {
     if let Some(c) = &r.comparison {
         let _ = writeln!(
             o,
-            "\n## Compared with {}\n\nPass rate there: {} by count, {} by downloads. {} models differ.\n\n| model | {} | {} | missing only on {} | missing only on {} |\n|---|---|---|---|---|",
+            "\n## Compared with {}\n\nPass rate there: {} by count, {} by downloads. {} differ.\n\n| model | {} | {} | missing only on {} | missing only on {} |\n|---|---|---|---|---|",
             esc(&c.backend.name),
             pct(c.totals.pass_rate.by_count),
             pct(c.totals.pass_rate.by_downloads),
-            thousands(c.differences.len()),
+            count(c.differences.len(), "model"),
             esc(&r.backend.name),
             esc(&c.backend.name),
             esc(&r.backend.name),

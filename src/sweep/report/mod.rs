@@ -151,6 +151,16 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<()> {
     crate::write::create(path, contents.as_bytes())
 }
 
+/// Whether a file's first bytes are those of an earlier sweep report, in any format (which
+/// `--output-file` may replace).
+pub fn is_report(head: &str) -> bool {
+    head.starts_with("xla2tpu sweep: ")
+        || head.starts_with("# TorchTPU compatibility sweep: ")
+        || head.starts_with("rank,model_id,downloads,verdict")
+        || (head.starts_with("<!doctype html>") && head.contains("<title>TorchTPU compatibility sweep: "))
+        || head.strip_prefix('{').is_some_and(|rest| rest.trim_start().starts_with("\"tool\": \"xla2tpu"))
+}
+
 /// A model's detail for every format: its missing ops, why it has no verdict, or (for a verdict
 /// short of pass) what its profiles did not trace.
 pub(crate) fn detail(v: &ModelVerdict) -> String {
@@ -265,7 +275,12 @@ pub(crate) fn thousands(n: usize) -> String {
 
 /// `1 model`, `2 models`.
 pub(crate) fn count(n: usize, noun: &str) -> String {
-    format!("{} {noun}{}", thousands(n), if n == 1 { "" } else { "s" })
+    if n == 1 { format!("1 {noun}") } else { format!("{} {}", thousands(n), crate::output::plural(noun)) }
+}
+
+/// "model" or "models", for a count printed on its own in a table column.
+pub(crate) fn models(n: usize) -> &'static str {
+    if n == 1 { "model" } else { "models" }
 }
 
 pub(crate) fn pct(x: f64) -> String {
