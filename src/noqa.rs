@@ -306,7 +306,7 @@ impl Unused {
 /// The directive in a comment token's text, if any (`at`: the comment's offset).
 /// Whether `noqa` appears in any letter case (directives are case-insensitive): a SIMD search
 /// for its 16 spellings, much faster than walking every token of a file that has none.
-fn mentions_noqa(text: &str) -> bool {
+pub fn mentions_noqa(text: &str) -> bool {
     static SPELLINGS: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
         let spellings = (0..16u8).map(|mask| {
             "noqa"

@@ -64,7 +64,9 @@ pub fn report(format: OutputFormat, findings: &[Finding], rules: &[&Rule]) -> St
 /// Whether a file's first bytes are an earlier report of `check`, in any output format or as
 /// statistics, so that `--output-file` may replace it: nothing else is.
 pub fn is_earlier_output(head: &str) -> bool {
-    let text = head.trim_start();
+    // Coloured output (`--color always > out.txt`) is still ours.
+    let plain = anstream::adapter::strip_str(head).to_string();
+    let text = plain.trim_start();
     let line = text.lines().next().unwrap_or_default();
     let is_code = |word: &str| {
         let digits = word.trim_start_matches(|c: char| c.is_ascii_uppercase());
@@ -647,6 +649,7 @@ mod tests {
             "{\"cell\":null,\"code\":\"TPU001\",\"end_location\":{}}\n",
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"xla2tpu\" tests=\"0\">\n",
             "2\tTPU001\t    xla-import\n",
+            "\u{1b}[31mTPU001(xla-import)\u{1b}[0m\n",
         ] {
             assert!(is_earlier_output(report), "{report:?}");
         }

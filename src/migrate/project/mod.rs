@@ -267,6 +267,8 @@ fn findings(kind: Kind, text: &str, rules: &RuleSet, selection: &Selection) -> F
 /// another kind's own comments.
 pub fn suppressions(kind: Kind, text: &str) -> Option<Noqa> {
     match kind {
+        // Parsed only when it may hold a directive.
+        Kind::SetupPy if !crate::noqa::mentions_noqa(text) => Some(Noqa::default()),
         Kind::SetupPy => {
             ruff_python_parser::parse_module(text).ok().map(|parsed| Noqa::existing(text, parsed.tokens()))
         }
