@@ -128,6 +128,12 @@ impl Baseline {
         Baseline { dir: parent_dir(file), entries: Vec::new() }
     }
 
+    /// Whether a file's first bytes are those of a baseline (which `--write-baseline` may replace).
+    pub fn is_baseline(head: &str) -> bool {
+        head.strip_prefix('{').is_some_and(|rest| rest.trim_start().starts_with("\"version\": "))
+            && head.contains("\"findings\"")
+    }
+
     pub fn read(file: &Path) -> anyhow::Result<Baseline> {
         let text =
             crate::source::read_text(file).with_context(|| format!("cannot read baseline {}", file.display()))?;

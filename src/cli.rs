@@ -53,6 +53,8 @@ pub const WORKER_STACK: usize = 1 << 30;
 pub fn main() -> ExitCode {
     // Fails only if a pool exists already, which is then what the caller chose.
     let _ = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK).build_global();
+    // NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE hold in every subcommand; `--color` overrides.
+    crate::output::ColorChoice::Auto.apply();
     let result = parse().and_then(|cli| match cli.command {
         Command::Migrate(args) => crate::migrate::commands::migrate(args),
         Command::Check(args) => crate::migrate::commands::check(args),
@@ -61,12 +63,17 @@ pub fn main() -> ExitCode {
         Command::Ops(args) => crate::ops::cli::run(args),
         Command::Sweep(args) => crate::sweep::cli::run(args),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "xla2tpu", &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "xla2tpu", &mut script);
+            std::io::Write::write_all(&mut std::io::stdout(), &script)?;
             Ok(ExitCode::SUCCESS)
         }
     });
     match result {
         Ok(code) => code,
+        // `xla2tpu rule | head`: the reader has what it wanted; nothing failed. (`check` finishes
+        // its run and exits on its findings instead.)
+        Err(err) if crate::output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::from(2)

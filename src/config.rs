@@ -159,6 +159,8 @@ pub struct Overrides {
     pub backend: Option<String>,
     /// `--target-version`: the TorchTPU release to migrate to (rules outside its range are off).
     pub target_version: Option<String>,
+    /// The files the run writes reports to (and standard output's, when it is a file): never inputs.
+    pub outputs: Vec<crate::discover::FileId>,
 }
 
 /// One level of rule selection (a configuration file, then the command line), applied in turn
@@ -579,6 +581,10 @@ impl crate::discover::Exclusion for Resolver {
     fn named(&self, path: &Path) -> anyhow::Result<bool> {
         let absolute = self.absolute(path);
         Ok(self.for_path(&absolute)?.force_excludes(&absolute))
+    }
+
+    fn outputs(&self) -> &[crate::discover::FileId] {
+        &self.overrides.outputs
     }
 }
 

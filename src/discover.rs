@@ -10,26 +10,43 @@ use std::sync::{Arc, Mutex};
 
 use crate::migrate::project::Kind;
 
-/// One input: a file path, or `-` for standard input.
+/// One input: a file path, or `-` for standard input (read as the file `--stdin-filename`
+/// names, when it names one).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Input {
-    Stdin,
+    Stdin(Option<PathBuf>),
     File(PathBuf),
 }
 
 impl Input {
     pub fn display(&self) -> String {
         match self {
-            Input::Stdin => "<stdin>".to_string(),
-            Input::File(p) => p.display().to_string(),
+            Input::Stdin(None) => "<stdin>".to_string(),
+            Input::Stdin(Some(name)) | Input::File(name) => name.display().to_string(),
         }
     }
 
     /// The path it is read from; `-` for standard input.
     pub fn path(&self) -> PathBuf {
         match self {
-            Input::Stdin => PathBuf::from("-"),
+            Input::Stdin(_) => PathBuf::from("-"),
             Input::File(p) => p.clone(),
+        }
+    }
+
+    /// Standard input named `name` (`--stdin-filename`); a file stays what it is.
+    pub fn named(self, name: Option<&Path>) -> Input {
+        match self {
+            Input::Stdin(None) => Input::Stdin(name.map(Path::to_path_buf)),
+            input => input,
+        }
+    }
+
+    /// The name that decides how it is read and which configuration applies.
+    pub fn name(&self) -> Option<&Path> {
+        match self {
+            Input::Stdin(name) => name.as_deref(),
+            Input::File(p) => Some(p),
         }
     }
 }
@@ -42,12 +59,38 @@ pub struct Discovered {
     pub errors: Vec<(String, String)>,
 }
 
+/// A file's identity, whatever path names it (`x.json`, `./x.json`, a link to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    pub fn of(meta: &std::fs::Metadata) -> Option<FileId> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(FileId { dev: meta.dev(), ino: meta.ino() })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            None
+        }
+    }
+}
+
 /// What the walk leaves out; `Err` is a configuration that cannot be read.
 pub trait Exclusion: Send + Sync {
     /// A file or directory met while walking a directory.
     fn walked(&self, path: &Path, is_dir: bool) -> anyhow::Result<bool>;
     /// A file named on the command line.
     fn named(&self, path: &Path) -> anyhow::Result<bool>;
+    /// The files the run writes its reports to: never inputs, wherever they are.
+    fn outputs(&self) -> &[FileId] {
+        &[]
+    }
 }
 
 /// Every input, sorted and without duplicates (`--show-files`).
@@ -80,7 +123,7 @@ pub fn discover_each(
     };
     for path in paths {
         if path.as_os_str() == "-" {
-            emit(Input::Stdin);
+            emit(Input::Stdin(None));
             continue;
         }
         match std::fs::metadata(path) {
@@ -89,6 +132,7 @@ pub fn discover_each(
             Ok(meta) if !meta.is_file() => {
                 errors.push((path.display().to_string(), "not a regular file; skipped".into()))
             }
+            Ok(meta) if FileId::of(&meta).is_some_and(|id| exclusion.outputs().contains(&id)) => {}
             Ok(_) => match exclusion.named(path) {
                 Ok(true) => {}
                 Ok(false) => emit(Input::File(path.clone())),
@@ -110,6 +154,8 @@ fn walk(
     // The filter cannot return errors; they are collected (once each) and reported after the walk.
     let config_errors: Arc<Mutex<BTreeSet<String>>> = Arc::default();
     let filter_errors = config_errors.clone();
+    let outputs = exclusion.outputs().to_vec();
+    let outputs = outputs.as_slice();
     let mut builder = ignore::WalkBuilder::new(root);
     builder.standard_filters(!no_ignore).follow_links(false).sort_by_file_name(|a, b| a.cmp(b)).filter_entry(
         move |e| {
@@ -124,7 +170,11 @@ fn walk(
     let mut links = Vec::new();
     for entry in builder.build() {
         match entry {
-            Ok(e) if e.file_type().is_some_and(|t| t.is_file()) && Kind::of(e.path()).is_some() => {
+            Ok(e)
+                if e.file_type().is_some_and(|t| t.is_file())
+                    && Kind::of(e.path()).is_some()
+                    && !is_output(&e, outputs) =>
+            {
                 // `check .` shows `train.py`, as ruff does, not `./train.py`.
                 emit(Input::File(shown(e.into_path())))
             }
@@ -171,6 +221,16 @@ fn walk(
 /// `check .` shows `train.py`, as ruff does, not `./train.py`.
 fn shown(path: PathBuf) -> PathBuf {
     path.strip_prefix(".").map(Path::to_path_buf).unwrap_or(path)
+}
+
+/// Whether a walked file is one the run writes a report to: the inode the directory listing gives
+/// is compared first, so only a file that may be one costs a `stat`.
+fn is_output(entry: &ignore::DirEntry, outputs: &[FileId]) -> bool {
+    #[cfg(unix)]
+    let maybe = entry.ino().is_some_and(|ino| outputs.iter().any(|o| o.ino == ino));
+    #[cfg(not(unix))]
+    let maybe = !outputs.is_empty();
+    maybe && entry.metadata().ok().and_then(|m| FileId::of(&m)).is_some_and(|id| outputs.contains(&id))
 }
 
 #[cfg(test)]

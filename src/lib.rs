@@ -12,7 +12,7 @@
 //!   findings it has accepted, and the `# noqa` comments that silence one.
 //! - [`source`], [`discover`], [`write`], [`cache`], [`isolate`], [`timings`]: reading, finding
 //!   and writing files, the cache, keeping one file's failure from taking down a run, and where
-//!   a run's time goes.
+//!   a run's time goes; [`output`]: colour, report files and counts, the same in every command.
 
 pub mod baseline;
 pub mod cache;
@@ -24,6 +24,7 @@ pub mod isolate;
 pub mod migrate;
 pub mod noqa;
 pub mod ops;
+pub mod output;
 pub mod redact;
 pub mod run;
 pub mod source;

@@ -61,6 +61,11 @@ pub fn excluded<T>(phase: Phase, f: impl FnOnce() -> T) -> T {
 /// The breakdown as one line, when `XLA2TPU_TIMINGS` asks for it.
 pub fn report() -> Option<String> {
     std::env::var_os("XLA2TPU_TIMINGS").filter(|v| !v.is_empty() && v != "0")?;
+    Some(breakdown())
+}
+
+/// The breakdown as one line (`--verbose`).
+pub fn breakdown() -> String {
     let parts: Vec<String> = PHASES
         .iter()
         .map(|&(phase, name)| {
@@ -69,5 +74,5 @@ pub fn report() -> Option<String> {
             format!("{name} {ms:.1} ms ({n})")
         })
         .collect();
-    Some(format!("timings (ms summed over threads, calls in parentheses): {}", parts.join(", ")))
+    format!("timings (ms summed over threads, calls in parentheses): {}", parts.join(", "))
 }

@@ -263,7 +263,7 @@ fn add_noqa_suppresses_every_finding_once_and_keeps_comments() {
     p.xla2tpu(&["check", "--add-noqa", "."])
         .assert()
         .success()
-        .stderr(predicate::str::contains("Added 4 noqa directives to 1 files."));
+        .stderr(predicate::str::contains("Added 4 noqa directives to 1 file."));
     assert_eq!(
         p.read("train.py"),
         "import torch_xla.core.xla_model as xm  # noqa: TPU001\r\nx = 1  # noqa: F401\r\nxm.mark_step()  # noqa: F401, TPU110\r\ndevice = xm.xla_device()  # the device  # noqa: TPU101\r\nt = xm.all_reduce(  # noqa: TPU207\r\n    xm.REDUCE_SUM, [1])\r\n"
@@ -313,7 +313,7 @@ fn a_syntax_error_is_a_finding_a_gate_can_decide_about() {
         .assert()
         .code(1)
         .stdout(predicate::str::starts_with("py2.py:2:7: TPU002 syntax error, file not checked: "))
-        .stderr(predicate::str::contains("2 files checked: 1 findings"));
+        .stderr(predicate::str::contains("2 files checked: 1 finding"));
     p.write("pyproject.toml", "[tool.xla2tpu.per-file-ignores]\n\"py2.py\" = [\"TPU002\"]\n");
     p.xla2tpu(&["check", "."]).assert().code(0).stderr(
         predicate::str::contains("warning: py2.py:2:7: syntax error, file not checked")
@@ -541,4 +541,395 @@ fn help_groups_the_check_options() {
     for heading in ["Rule selection:", "File selection:", "Configuration:", "Output:", "Gating:", "Examples:"] {
         assert!(help.contains(heading), "{heading} in {help}");
     }
+}
+
+/// A file in every kind `check` reads, each with one torch_xla finding.
+const REQUIREMENTS: &str = "torch_xla[tpu]==2.5.0\nnumpy\n";
+const DOCKERFILE: &str = "FROM python:3.11-slim\nENV PJRT_DEVICE=TPU\nRUN pip install numpy\n";
+const SHELL: &str = "#!/bin/sh\nexport PJRT_DEVICE=TPU\npython train.py\n";
+const JOB: &str = "env:\n  - name: PJRT_DEVICE\n    value: TPU\n";
+const PYPROJECT: &str = "[project]\nname = \"x\"\ndependencies = [\n  \"torch_xla[tpu]\",\n]\n";
+const SETUP_CFG: &str = "[options]\ninstall_requires =\n    torch_xla[tpu]\n";
+
+/// A notebook whose cells hold `lines`, one code cell each.
+fn notebook(cells: &[&str]) -> String {
+    let cells: Vec<Value> = cells
+        .iter()
+        .map(|source| serde_json::json!({"cell_type": "code", "metadata": {}, "execution_count": null, "outputs": [], "source": source}))
+        .collect();
+    serde_json::json!({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}).to_string()
+}
+
+/// Each kind's own `# noqa` syntax silences its finding, in `check` and in `migrate`; a listed
+/// code that silences nothing is TPU003, as in Python.
+#[test]
+fn noqa_comments_in_each_kind_of_file() {
+    let p = Project::new()
+        .with("requirements.txt", "torch_xla[tpu]==2.5.0  # noqa: TPU901\nnumpy  # noqa: TPU905\n")
+        .with("pyproject.toml", "[project]\nname = \"x\"\ndependencies = [\n  \"torch_xla[tpu]\",  # noqa: TPU9\n]\n")
+        .with("Dockerfile", "FROM python:3.11-slim\n# noqa: TPU501\nENV PJRT_DEVICE=TPU\nRUN pip install numpy\n")
+        .with("run.sh", "#!/bin/sh\nexport PJRT_DEVICE=TPU  # noqa\npython train.py\n")
+        .with("k8s/job.yaml", "env:\n  - name: PJRT_DEVICE  # noqa: TPU501\n    value: TPU\n")
+        .with("setup.cfg", "[options]\ninstall_requires =\n    # noqa: TPU901\n    torch_xla[tpu]\n")
+        .with(
+            "setup.py",
+            "from setuptools import setup\nsetup(install_requires=[\"torch_xla[tpu]\"])  # noqa: TPU901\n",
+        )
+        .with("nb.ipynb", &notebook(&["!pip install torch_xla[tpu]  # noqa: TPU901\n", "x = 1"]));
+    let (out, code) = p.concise(&["."]);
+    assert_eq!(locations(&out), ["requirements.txt:2:8: TPU003"], "{out}");
+    assert_eq!(code, 1);
+    // `migrate` leaves what a directive silences as it is.
+    let before: Vec<String> = [
+        "requirements.txt",
+        "pyproject.toml",
+        "Dockerfile",
+        "run.sh",
+        "k8s/job.yaml",
+        "setup.cfg",
+        "setup.py",
+        "nb.ipynb",
+    ]
+    .iter()
+    .map(|f| p.read(f))
+    .collect();
+    p.xla2tpu(&["migrate", "--write", "."]).assert().success().stderr(predicate::str::contains("0 changed"));
+    let after: Vec<String> = [
+        "requirements.txt",
+        "pyproject.toml",
+        "Dockerfile",
+        "run.sh",
+        "k8s/job.yaml",
+        "setup.cfg",
+        "setup.py",
+        "nb.ipynb",
+    ]
+    .iter()
+    .map(|f| p.read(f))
+    .collect();
+    assert_eq!(before, after);
+    // A directive away from its finding silences nothing: a Dockerfile's goes right above.
+    p.write("Dockerfile", "FROM python:3.11-slim\n# noqa: TPU501\n\nENV PJRT_DEVICE=TPU\n");
+    assert_eq!(locations(&p.concise(&["Dockerfile"]).0), ["Dockerfile:2:1: TPU003", "Dockerfile:4:5: TPU501"]);
+}
+
+/// `# xla2tpu: noqa` on a line of its own silences the whole file (or the codes it lists), as
+/// ruff's `# ruff: noqa`; in a comment after code it is no such directive.
+#[test]
+fn a_file_level_directive_silences_the_whole_file() {
+    let p = Project::new()
+        .with("train.py", &format!("# xla2tpu: noqa\n{TRAIN}"))
+        .with("requirements.txt", &format!("# xla2tpu: noqa: TPU9\n{REQUIREMENTS}"))
+        .with("Dockerfile", &format!("# xla2tpu: noqa\n{DOCKERFILE}"))
+        .with("other.py", "import torch_xla  # xla2tpu: noqa\n");
+    let (out, _) = p.concise(&["."]);
+    assert_eq!(locations(&out), ["other.py:1:1: TPU001"], "{out}");
+    p.write("requirements.txt", &format!("# xla2tpu: noqa: TPU5\n{REQUIREMENTS}"));
+    assert_eq!(locations(&p.concise(&["requirements.txt"]).0), ["requirements.txt:2:1: TPU901"]);
+    p.xla2tpu(&["migrate", "--write", "train.py", "Dockerfile"]).assert().success();
+    assert!(p.read("train.py").contains("xm.mark_step()") && p.read("Dockerfile").contains("PJRT_DEVICE"));
+}
+
+/// `--add-noqa` writes each kind's directive; what no comment can silence (a notebook, JSON) is
+/// listed and fails the run instead of being reported as done.
+#[test]
+fn add_noqa_covers_every_kind_and_fails_on_what_it_cannot_silence() {
+    let p = Project::new()
+        .with("requirements.txt", REQUIREMENTS)
+        .with("pyproject.toml", PYPROJECT)
+        .with("Dockerfile", DOCKERFILE)
+        .with("run.sh", SHELL)
+        .with("k8s/job.yaml", JOB)
+        .with("setup.cfg", SETUP_CFG)
+        .with("setup.py", "from setuptools import setup\nsetup(install_requires=[\"torch_xla[tpu]\"])\n");
+    p.xla2tpu(&["check", "--add-noqa", "."])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("Added 7 noqa directives to 7 files."));
+    assert_eq!(p.read("requirements.txt"), "torch_xla[tpu]==2.5.0  # noqa: TPU901\nnumpy\n");
+    assert_eq!(
+        p.read("Dockerfile"),
+        "FROM python:3.11-slim\n# noqa: TPU501\nENV PJRT_DEVICE=TPU\nRUN pip install numpy\n"
+    );
+    assert_eq!(p.read("setup.cfg"), "[options]\ninstall_requires =\n    # noqa: TPU901\n    torch_xla[tpu]\n");
+    assert_eq!(p.read("k8s/job.yaml"), "env:\n  - name: PJRT_DEVICE  # noqa: TPU501\n    value: TPU\n");
+    let pyproject: toml::Table = toml::from_str(&p.read("pyproject.toml")).expect("still TOML");
+    assert_eq!(pyproject["project"]["dependencies"][0].as_str(), Some("torch_xla[tpu]"), "the value is unchanged");
+    p.xla2tpu(&["check", "."]).assert().code(0);
+
+    p.write("nb.ipynb", &notebook(&["!pip install torch_xla[tpu]\n", "import torch_xla"]));
+    p.write("fsdp_config.json", "{\"xla\": true}\n");
+    let out = p.xla2tpu(&["check", "--add-noqa", "--output-format", "concise", "."]).output().expect("runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "findings are left: {stderr}");
+    assert!(stdout.lines().all(|l| l.starts_with("nb.ipynb") || l.starts_with("fsdp_config.json")), "{stdout}");
+    assert!(stderr.contains("could not be silenced by a comment (listed above)"), "{stderr}");
+}
+
+/// The hooks pass pre-commit every file `check` reads, and only those (a named file of another
+/// kind would be read as Python).
+#[test]
+fn the_pre_commit_hooks_name_every_kind_check_reads() {
+    let hooks: serde_yaml::Value = serde_yaml::from_str(
+        &fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".pre-commit-hooks.yaml")).expect("hooks"),
+    )
+    .expect("YAML");
+    let names = [
+        "a.py",
+        "b.pyi",
+        "nb.ipynb",
+        "requirements.txt",
+        "requirements-dev.txt",
+        "dev-requirements.txt",
+        "requirements/base.txt",
+        "constraints.in",
+        "pyproject.toml",
+        "setup.cfg",
+        "environment.yml",
+        "k8s/job.yaml",
+        "ci.yml",
+        "run.sh",
+        "x.bash",
+        "Dockerfile",
+        "docker/Dockerfile.gpu",
+        "app.dockerfile",
+        "Containerfile",
+        "fsdp_config.json",
+        "README.md",
+        "notes.txt",
+        "ruff.toml",
+        "tox.ini",
+        "Makefile",
+        "docs/conf.cfg",
+    ];
+    let p = Project::new();
+    for name in names {
+        p.write(name, "x = 1\n");
+    }
+    let shown = p.xla2tpu(&["check", "--show-files", "--no-ignore", "."]).output().expect("runs");
+    let read: Vec<String> = String::from_utf8_lossy(&shown.stdout).lines().map(String::from).collect();
+    for hook in hooks.as_sequence().expect("a list of hooks") {
+        assert!(hook.get("types_or").is_none(), "{hook:?}");
+        let files = regex::Regex::new(hook["files"].as_str().expect("a files pattern")).expect("a regex");
+        let mut passed: Vec<String> = names.iter().filter(|n| files.is_match(n)).map(|n| n.to_string()).collect();
+        passed.sort();
+        let mut expected = read.clone();
+        expected.sort();
+        assert_eq!(passed, expected, "{}", hook["id"].as_str().unwrap_or_default());
+    }
+}
+
+/// `-o/--output-file` writes the report of every format, byte for byte what standard output
+/// gets; a report (or a redirected standard output) in the tree is never read as an input.
+#[test]
+fn output_file_writes_every_format_and_is_never_read_back() {
+    let p = Project::new().with("train.py", TRAIN).with("requirements.txt", REQUIREMENTS);
+    for format in ["full", "concise", "json", "json-lines", "github", "gitlab", "sarif", "junit", "pylint"] {
+        let printed = p.xla2tpu(&["check", "--output-format", format, "."]).output().expect("runs").stdout;
+        let file = format!("report-{format}.json");
+        p.xla2tpu(&["check", "--output-format", format, "-o", &file, "."]).assert().code(1).stdout("");
+        assert_eq!(p.read(&file).as_bytes(), printed, "{format}");
+        // Written again over the earlier report, which is not checked as a JSON config.
+        p.xla2tpu(&["check", "--output-format", format, "--output-file", &file, "."])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("2 files checked").and(predicate::str::contains("warning").not()));
+        fs::remove_file(p.path(&file)).expect("remove");
+    }
+    p.xla2tpu(&["check", "--statistics", "-o", "stats.txt", "."]).assert().code(1).stdout("");
+    assert!(p.read("stats.txt").contains("TPU901"));
+    // The README's redirect: the shell creates the file (empty) before the run walks the tree.
+    for _ in 0..2 {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "{} check --output-format gitlab --exit-zero . > gl-code-quality-report.json",
+                bin().display()
+            ))
+            .current_dir(p.path(""))
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && !stderr.contains("warning") && stderr.contains("2 files checked"), "{stderr}");
+    }
+    let report: Value = serde_json::from_str(&p.read("gl-code-quality-report.json")).expect("JSON");
+    assert_eq!(report.as_array().map(Vec::len), Some(4));
+}
+
+/// The path of the built binary.
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("xla2tpu")
+}
+
+/// An output replaces only an earlier report of its kind: never a source file, an input of the
+/// run or a README; `migrate --report` writes the format its extension names, or refuses.
+#[test]
+fn report_files_replace_only_earlier_reports() {
+    let p = Project::new().with("train.py", TRAIN).with("README.md", "# My project\n");
+    for args in [
+        &["migrate", "--report", "README.md", "."][..],
+        &["migrate", "--report", "README.md", "train.py"],
+        &["check", "-o", "train.py", "."],
+        &["check", "--output-file", "README.md", "."],
+        &["check", "--write-baseline", "README.md", "."],
+    ] {
+        p.xla2tpu(args).assert().code(2).stderr(
+            predicate::str::contains("exists and is not an earlier").and(predicate::str::contains("not overwritten")),
+        );
+    }
+    assert_eq!((p.read("README.md"), p.read("train.py")), ("# My project\n".to_string(), TRAIN.to_string()));
+    p.xla2tpu(&["migrate", "--report", "x.html", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("Markdown (`.md`) or JSON (`.json`)"));
+    assert!(!p.path("x.html").exists());
+    for report in ["report.md", "report.json"] {
+        p.xla2tpu(&["migrate", "--report", report, "."]).assert().success();
+        p.xla2tpu(&["migrate", "--report", report, "."]).assert().success();
+    }
+    assert!(p.read("report.md").starts_with("# Migration report\n"));
+    p.xla2tpu(&["check", "--write-baseline", "base.json", "."]).assert().success();
+    p.xla2tpu(&["check", "--write-baseline", "base.json", "."]).assert().success();
+    // An earlier report of another kind is not one either.
+    p.xla2tpu(&["check", "-o", "report.md", "."]).assert().code(2);
+}
+
+/// A gate pointed at nothing must not pass in silence.
+#[test]
+fn a_gate_pointed_at_nothing_does_not_pass() {
+    let p = Project::new().with("docs/index.md", "# docs\n");
+    p.xla2tpu(&["check", "does-not-exist"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does-not-exist: No such file or directory"));
+    p.xla2tpu(&["check", "--show-settings", "missing.py"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.py"));
+    for command in ["check", "migrate"] {
+        p.xla2tpu(&[command, "docs"])
+            .assert()
+            .code(0)
+            .stderr(predicate::str::contains("warning: no file xla2tpu reads in docs"));
+    }
+}
+
+/// `--color always` colours a pipe; FORCE_COLOR and CLICOLOR_FORCE do when no flag is given,
+/// NO_COLOR and `--color never` turn it off.
+#[test]
+fn colour_follows_the_flag_and_the_environment() {
+    let p = Project::new().with("train.py", TRAIN);
+    let coloured = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = Command::cargo_bin("xla2tpu").expect("binary");
+        cmd.current_dir(p.path("")).args(["check"]).args(args).arg("train.py");
+        for var in ["NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "CLICOLOR"] {
+            cmd.env_remove(var);
+        }
+        cmd.envs(env.iter().copied());
+        let out = cmd.output().expect("runs");
+        out.stdout.contains(&0x1b)
+    };
+    assert!(!coloured(&[], &[]), "a pipe is not a terminal");
+    assert!(coloured(&["--color", "always"], &[]));
+    assert!(coloured(&[], &[("FORCE_COLOR", "1")]));
+    assert!(coloured(&[], &[("CLICOLOR_FORCE", "1")]));
+    assert!(!coloured(&[], &[("FORCE_COLOR", "1"), ("NO_COLOR", "1")]));
+    assert!(!coloured(&["--color", "never"], &[("FORCE_COLOR", "1")]));
+    assert!(coloured(&["--color", "always"], &[("NO_COLOR", "1")]), "the flag beats the environment");
+}
+
+/// `check | head`: the reader stopped, nothing failed; the status is still the findings'.
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    let p = Project::new();
+    for i in 0..200 {
+        p.write(&format!("f{i:03}.py"), TRAIN);
+    }
+    for (command, status) in [
+        ("check --output-format concise .", 1),
+        ("check --output-format json .", 1),
+        ("check --show-files .", 0),
+        ("migrate .", 0),
+        ("rule", 0),
+    ] {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("{} {command} | head -n 1 >/dev/null; echo \"status ${{PIPESTATUS[0]}}\"", bin().display()))
+            .current_dir(p.path(""))
+            .output()
+            .expect("runs");
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(stdout.trim(), format!("status {status}"), "{command}: {stderr}");
+        assert!(!stderr.contains("Broken pipe") && !stderr.contains("error"), "{command}: {stderr}");
+    }
+}
+
+/// `-q` prints the findings and errors only; `-v` also each file and the time per phase.
+#[test]
+fn quiet_and_verbose() {
+    let p = Project::new().with("train.py", TRAIN).with("empty/notes.md", "");
+    p.xla2tpu(&["check", "-q", "--output-format", "concise", "."])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("train.py:7:5: TPU110"))
+        .stderr("");
+    p.xla2tpu(&["migrate", "--quiet", "."])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--- a/train.py"))
+        .stderr("");
+    p.xla2tpu(&["check", "-v", "--output-format", "concise", "."])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("train.py\n").and(predicate::str::contains("timings")));
+    p.xla2tpu(&["check", "-q", "-v", "."]).assert().code(2);
+}
+
+/// `--stdin-filename` reads standard input as that file: its kind, configuration and name.
+#[test]
+fn stdin_filename_reads_standard_input_as_that_file() {
+    let p = Project::new().with("pyproject.toml", "[tool.xla2tpu.per-file-ignores]\n\"tests/*\" = [\"TPU1\"]\n");
+    p.xla2tpu(&["check", "--output-format", "concise", "--stdin-filename", "requirements.txt"])
+        .write_stdin(REQUIREMENTS)
+        .assert()
+        .code(1)
+        .stdout(
+            "requirements.txt:1:1: TPU901 [*] `torch_xla[tpu]==2.5.0` installs torch_xla, which TorchTPU replaces\n",
+        );
+    let ignored = p
+        .xla2tpu(&["check", "--output-format", "concise", "--stdin-filename", "tests/test_x.py", "-"])
+        .write_stdin(TRAIN)
+        .output()
+        .expect("runs");
+    let codes: Vec<String> = String::from_utf8_lossy(&ignored.stdout)
+        .lines()
+        .map(|l| format!("{} {}", &l[..l.find(':').unwrap_or(0)], code(l)))
+        .collect();
+    assert_eq!(codes, ["tests/test_x.py TPU001"], "per-file-ignores apply by that name");
+    p.xla2tpu(&["migrate", "--write", "--stdin-filename", "requirements.txt", "-"])
+        .write_stdin(REQUIREMENTS)
+        .assert()
+        .success()
+        .stdout("torch-tpu==0.2.0\nnumpy\n");
+}
+
+/// `check --fix`, as ruff users type it: the safe fixes, then what is left.
+#[test]
+fn check_fix_applies_the_safe_fixes_then_reports_the_rest() {
+    const TRAIN: &str = "import torch_xla.core.xla_model as xm\nimport torch_xla.runtime as xr\nd = xm.xla_device()\nprint(xr.world_size())\n";
+    let p = Project::new().with("train.py", TRAIN);
+    p.xla2tpu(&["check", "--fix", "--output-format", "concise", "."])
+        .assert()
+        .code(1)
+        .stdout(
+            "train.py:1:1: TPU001 import of `torch_xla.runtime`, which is not installed alongside TorchTPU\n\
+             train.py:4:7: TPU201 [unsafe fix] `xr.world_size()` returns the number of XLA replicas\n",
+        )
+        .stderr(predicate::str::contains("1 file scanned, 1 changed (1 written); 2 fixes"));
+    assert!(p.read("train.py").contains("torch.device(\"tpu:0\")"));
+    p.xla2tpu(&["check", "--fix", "-"])
+        .write_stdin(TRAIN)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("migrate --write -"));
 }

@@ -51,7 +51,7 @@ fn migrate_prints_a_unified_diff_and_leaves_the_file_alone() {
         .stdout(predicate::str::contains("--- a/train.py\n+++ b/train.py"))
         .stdout(predicate::str::contains("-    xm.mark_step()\n"))
         .stdout(predicate::str::contains("+    device = torch.device(\"tpu:0\")  # the device\n"))
-        .stderr(predicate::str::contains("1 files scanned, 1 would change"));
+        .stderr(predicate::str::contains("1 file scanned, 1 would change"));
     assert_eq!(fs::read_to_string(&file).unwrap(), TRAIN);
 }
 
@@ -144,7 +144,7 @@ fn check_full_output_has_code_frames_and_help() {
         .stdout(predicate::str::contains("xm.mark_step()"))
         .stdout(predicate::str::contains("fix: delete"))
         .stdout(predicate::str::contains("help: delete it"))
-        .stderr(predicate::str::contains("1 files checked: 3 findings (2 fixable"));
+        .stderr(predicate::str::contains("1 file checked: 3 findings (2 fixable"));
 }
 
 #[test]
@@ -486,4 +486,42 @@ fn an_accelerate_launch_of_an_xla_config_of_the_run_is_converted_with_it() {
         .assert()
         .success()
         .stderr(predicate::str::contains("0 would change"));
+}
+
+/// A migration with the safe fixes only leaves dependencies that install, or says plainly that
+/// they do not yet; so with torch_xla imports that the unsafe fixes would remove.
+#[test]
+fn a_safe_only_migration_installs_or_says_it_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let migrate =
+        |args: &[&str]| bin().current_dir(dir.path()).args(["migrate", "--write"]).args(args).arg(".").assert();
+    // torch was pinned for torch_xla: torch-tpu requires another torch, so the pin moves with it.
+    let old = "torch~=2.5.0\ntorch_xla[tpu]~=2.5.0\n-f https://storage.googleapis.com/libtpu-releases/index.html\n";
+    write(dir.path(), "requirements.txt", old);
+    migrate(&[]).success().stderr(predicate::str::contains("warning").not());
+    let new = fs::read_to_string(dir.path().join("requirements.txt")).unwrap();
+    assert_eq!(new, "torch>=2.11.0,<=2.15.0\ntorch-tpu==0.2.0\n");
+    // The torch it asks for is one torch-tpu 0.2.0 installs with (its Requires-Dist).
+    let target =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("rules/targets/torchtpu-0.2.0.yaml")).unwrap();
+    let wanted = target.lines().find_map(|l| l.trim().strip_prefix("- torch>=")).expect("torch-tpu requires torch");
+    assert_eq!(format!(">={wanted}"), new.lines().next().unwrap().trim_start_matches("torch"));
+
+    // Where torch_xla stays (its rule not selected), moving torch alone is a change of its own.
+    write(dir.path(), "requirements.txt", old);
+    migrate(&["--ignore", "TPU901"]).success();
+    assert!(fs::read_to_string(dir.path().join("requirements.txt")).unwrap().starts_with("torch~=2.5.0\ntorch_xla"));
+
+    // A torchvision pinned for the old torch is a person's choice: the result does not install yet.
+    write(dir.path(), "requirements.txt", "torch~=2.5.0\ntorchvision==0.20.0\ntorch_xla[tpu]~=2.5.0\n");
+    migrate(&[]).success().stderr(predicate::str::contains(
+        "warning: the project does not install TorchTPU yet: 1 requirement left that torch-tpu conflicts with (requirements.txt:2:1 TPU905)",
+    ));
+    // torch_xla imports kept for uses only the unsafe fixes migrate: the program does not run yet.
+    fs::remove_file(dir.path().join("requirements.txt")).unwrap();
+    write(dir.path(), "train.py", "import torch_xla.runtime as xr\nprint(xr.world_size())\n");
+    migrate(&[]).success().stderr(predicate::str::contains(
+        "warning: 1 file still imports torch_xla, which TorchTPU does not install (train.py): it does not run on TorchTPU until 1 unsafe fix (--unsafe-fixes) is done",
+    ));
+    migrate(&["--unsafe-fixes"]).success().stderr(predicate::str::contains("warning").not());
 }

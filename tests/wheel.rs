@@ -189,6 +189,9 @@ fn the_pre_commit_hooks_run_from_this_repository() {
     git(&["config", "user.name", "CI"]);
     let train = "import torch\nimport torch_xla.core.xla_model as xm\n\n\ndef step(model, x):\n    device = xm.xla_device()\n    y = model(x.to(device))\n    xm.mark_step()\n    return y\n";
     std::fs::write(repo.path().join("train.py"), train).expect("write");
+    // Not only Python: the hooks are passed every kind of file xla2tpu reads.
+    std::fs::write(repo.path().join("requirements.txt"), "torch_xla[tpu]==2.5.0\nnumpy\n").expect("write");
+    std::fs::write(repo.path().join("Dockerfile"), "FROM python:3.11-slim\nENV PJRT_DEVICE=TPU\n").expect("write");
     std::fs::create_dir(repo.path().join("legacy")).expect("mkdir");
     std::fs::write(repo.path().join("legacy/old.py"), "import torch_xla\n").expect("write");
     std::fs::write(repo.path().join("pyproject.toml"), "[tool.xla2tpu]\nextend-exclude = [\"legacy\"]\n")
@@ -215,9 +218,14 @@ fn the_pre_commit_hooks_run_from_this_repository() {
         "{log}"
     );
     assert!(!log.contains("legacy/old.py"), "--force-exclude keeps the configured excludes: {log}");
+    assert!(log.contains("requirements.txt:1:1") && log.contains("Dockerfile:2:5"), "{log}");
     // …and the migrate hook fixes them, failing because it changed a file.
     assert!(hook("xla2tpu migrate").ends_with("Failed") && log.contains("files were modified by this hook"), "{log}");
     let migrated = std::fs::read_to_string(repo.path().join("train.py")).expect("read");
     assert!(migrated.contains("device = torch.device(\"tpu") && !migrated.contains("xm"), "{migrated}");
     assert_eq!(std::fs::read_to_string(repo.path().join("legacy/old.py")).expect("read"), "import torch_xla\n");
+    let requirements = std::fs::read_to_string(repo.path().join("requirements.txt")).expect("read");
+    assert_eq!(requirements, "torch-tpu==0.2.0\nnumpy\n");
+    let dockerfile = std::fs::read_to_string(repo.path().join("Dockerfile")).expect("read");
+    assert!(!dockerfile.contains("PJRT_DEVICE"), "{dockerfile}");
 }

@@ -22,34 +22,20 @@ use crate::migrate::report;
 use crate::migrate::rules::{Builtin, Rule, RuleId, RuleSet, Safety};
 use crate::migrate::{self, Problem, Selection};
 use crate::noqa::{Additions, Known, Noqa};
+use crate::output::{ColorChoice, OutputFile, count};
 use crate::source::{LineIndex, SourceFile};
 use crate::timings::{Phase, time};
 
 /// Rules of `rules/gate.yaml` that no matcher finds: `check` reports them itself.
 
-#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
-pub enum ColorChoice {
-    #[default]
-    Auto,
-    Always,
-    Never,
-}
-
-impl ColorChoice {
-    fn enabled(self, stream_is_tty: bool) -> bool {
-        match self {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => stream_is_tty && std::env::var_os("NO_COLOR").is_none(),
-        }
-    }
-}
-
 #[derive(Debug, clap::Args)]
 pub struct CommonArgs {
-    /// Files or directories to process (`-` reads standard input).
-    #[arg(default_value = ".")]
+    /// Files or directories to process (`-` reads standard input) [default: .]
     pub paths: Vec<PathBuf>,
+    /// Read standard input as this file: its name decides how it is read (`requirements.txt`,
+    /// a notebook, …), which configuration applies and what findings show.
+    #[arg(long, value_name = "PATH")]
+    pub stdin_filename: Option<PathBuf>,
 
     /// Only these rule codes or prefixes (e.g. `TPU1,TPU214`); replaces the configured selection.
     #[arg(long, value_delimiter = ',', value_name = "CODE", help_heading = "Rule selection")]
@@ -94,9 +80,16 @@ pub struct CommonArgs {
     #[arg(long, value_name = "VERSION", help_heading = "Configuration")]
     pub target_version: Option<String>,
 
-    /// Colour the output: auto colours a terminal unless NO_COLOR is set.
+    /// Colour the output: auto colours a terminal, unless NO_COLOR is set; FORCE_COLOR or
+    /// CLICOLOR_FORCE colour wherever it goes.
     #[arg(long, value_enum, default_value_t, help_heading = "Output")]
     pub color: ColorChoice,
+    /// Print the findings (or the diff) and errors, nothing else: no warnings, no summary.
+    #[arg(short, long, conflicts_with = "verbose", help_heading = "Output")]
+    pub quiet: bool,
+    /// Also name every file as it is done, and where the run's time went.
+    #[arg(short, long, help_heading = "Output")]
+    pub verbose: bool,
 }
 
 /// `--flag` / `--no-flag`: `None` when neither was given, so the configuration decides.
@@ -111,6 +104,15 @@ fn flag(yes: bool, no: bool) -> Option<bool> {
 }
 
 impl CommonArgs {
+    /// What the command line leaves to defaults, settled once: `.` when no path is given
+    /// (standard input with `--stdin-filename`), and the colour of the standard streams.
+    fn settle(&mut self) {
+        if self.paths.is_empty() {
+            self.paths.push(PathBuf::from(if self.stdin_filename.is_some() { "-" } else { "." }));
+        }
+        self.color.apply();
+    }
+
     fn overrides(&self, unsafe_fixes: Option<bool>, output_format: Option<OutputFormat>) -> Overrides {
         Overrides {
             select: self.select.clone(),
@@ -127,6 +129,7 @@ impl CommonArgs {
             isolated: self.isolated,
             backend: self.backend.clone(),
             target_version: self.target_version.clone(),
+            outputs: Vec::new(),
         }
     }
 }
@@ -151,7 +154,7 @@ pub struct MigrateArgs {
     #[arg(long)]
     pub exit_non_zero_on_fix: bool,
     /// Also write a migration report: what needs a person, by kind of work, then what changed
-    /// and totals (JSON for `.json`, Markdown otherwise).
+    /// and totals (Markdown for `.md`, JSON for `.json`). It replaces only an earlier report.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 }
@@ -162,7 +165,8 @@ pub struct MigrateArgs {
 
 Examples:
   xla2tpu check src/                                      findings with code frames
-  xla2tpu check --output-format sarif . > xla2tpu.sarif   for GitHub code scanning
+  xla2tpu check --output-format sarif -o xla2tpu.sarif    for GitHub code scanning
+  xla2tpu check --fix src/                                apply the safe fixes, then report the rest
   xla2tpu check --write-baseline .xla2tpu-baseline.json   record today's findings
   xla2tpu check --baseline .xla2tpu-baseline.json         then fail only on new ones
   xla2tpu check --show-settings src/train.py              the configuration that applies"
@@ -173,13 +177,20 @@ pub struct CheckArgs {
     /// How to print findings [default: full, or `output-format` from the configuration].
     #[arg(long, value_enum, help_heading = "Output")]
     pub output_format: Option<OutputFormat>,
+    /// Write the findings (or statistics) to this file instead of standard output. It replaces
+    /// only an earlier report and is never checked itself.
+    #[arg(short, long, value_name = "FILE", help_heading = "Output")]
+    pub output_file: Option<PathBuf>,
     /// Print the number of findings per rule instead of the findings.
     #[arg(long, help_heading = "Output")]
     pub statistics: bool,
     /// Print the diff `migrate` would apply instead of the findings; exit 1 if there is one.
     #[arg(long, conflicts_with_all = ["statistics", "add_noqa", "baseline", "write_baseline"], help_heading = "Output")]
     pub diff: bool,
-    /// With --diff: include the unsafe fixes.
+    /// Apply the safe fixes first, as `xla2tpu migrate --write` does, then report what is left.
+    #[arg(long, conflicts_with_all = ["diff", "add_noqa", "write_baseline"], help_heading = "Output")]
+    pub fix: bool,
+    /// With --diff or --fix: include the unsafe fixes.
     #[arg(long, overrides_with = "no_unsafe_fixes", help_heading = "Output")]
     pub unsafe_fixes: bool,
     #[arg(long, overrides_with = "unsafe_fixes", hide = true)]
@@ -432,9 +443,9 @@ struct Finished<T> {
 fn load(input: Input, resolver: &Resolver, run: &Arc<RunFacts>) -> Result<Loaded, String> {
     let failed = |e: &dyn std::fmt::Display| format!("{}: {e:#}", input.display());
     let source = match &input {
-        Input::Stdin => {
+        Input::Stdin(name) => {
             let bytes = crate::source::read_limited(std::io::stdin().lock()).map_err(|e| failed(&e))?;
-            SourceFile::from_bytes(PathBuf::from("-"), bytes)
+            SourceFile::from_bytes(name.clone().unwrap_or_else(|| PathBuf::from("-")), bytes)
         }
         Input::File(path) => time(Phase::Read, || SourceFile::read(path)),
     }
@@ -442,17 +453,15 @@ fn load(input: Input, resolver: &Resolver, run: &Arc<RunFacts>) -> Result<Loaded
     if cfg!(debug_assertions) && source.text.contains(migrate::PANIC_ON_READ_MARKER) {
         panic!("fault injected for testing");
     }
-    let settings = time(Phase::Walk, || match &input {
-        Input::Stdin => resolver.global(),
-        Input::File(path) => resolver.for_path(path),
+    let settings = time(Phase::Walk, || match input.name() {
+        None => resolver.global(),
+        Some(path) => resolver.for_path(path),
     })
     .map_err(|e| failed(&e))?;
-    let mut selection = settings.selection(&resolver.absolute(&input.path()));
+    let mut selection = settings.selection(&resolver.absolute(input.name().unwrap_or(Path::new("-"))));
     selection.run = Some(run.clone());
-    let kind = match &input {
-        Input::Stdin => Kind::Python,
-        Input::File(path) => Kind::of(path).unwrap_or(Kind::Python),
-    };
+    // Unknown names (and standard input without one) are Python.
+    let kind = input.name().and_then(Kind::of).unwrap_or(Kind::Python);
     // Only a file that would be parsed: one no rule can match costs a scan of its text.
     if kind.is_python()
         && source.text.len() > crate::source::MAX_PYTHON_BYTES
@@ -488,19 +497,35 @@ fn describe_problem(path: &str, text: &str, problem: &Problem) -> String {
     }
 }
 
-pub fn migrate(args: MigrateArgs) -> anyhow::Result<ExitCode> {
-    let overrides = args.common.overrides(flag(args.unsafe_fixes, args.no_unsafe_fixes), None);
-    run_migrate(&args.common, overrides, args.write, args.exit_non_zero_on_fix, args.report.as_deref())
+pub fn migrate(mut args: MigrateArgs) -> anyhow::Result<ExitCode> {
+    args.common.settle();
+    let report = args.report.as_deref().map(claim_report).transpose()?;
+    let mut overrides = args.common.overrides(flag(args.unsafe_fixes, args.no_unsafe_fixes), None);
+    overrides.outputs.extend(report.iter().filter_map(|r| r.id).chain(crate::output::stdout_file()));
+    let run =
+        MigrateRun { write: args.write, exit_non_zero_on_fix: args.exit_non_zero_on_fix, report, before_check: false };
+    run_migrate(&args.common, overrides, run)
 }
 
-/// `migrate`, and `check --diff` (never writes, exits 1 on a change).
-fn run_migrate(
-    common: &CommonArgs,
-    overrides: Overrides,
+/// `--report FILE`: its extension says the format, and it replaces only an earlier report.
+fn claim_report(path: &Path) -> anyhow::Result<OutputFile> {
+    report::Format::of(path)?;
+    OutputFile::claim(path, "migration report", report::is_report)
+}
+
+/// What a `migrate` run does besides migrating.
+struct MigrateRun {
     write: bool,
+    /// Exit 1 when a file was (or would be) changed.
     exit_non_zero_on_fix: bool,
-    report: Option<&Path>,
-) -> anyhow::Result<ExitCode> {
+    report: Option<OutputFile>,
+    /// `check --fix`: the check that follows lists what is left, so only the summary is said.
+    before_check: bool,
+}
+
+/// `migrate`, `check --diff` (never writes, exits 1 on a change) and `check --fix`.
+fn run_migrate(common: &CommonArgs, overrides: Overrides, how: MigrateRun) -> anyhow::Result<ExitCode> {
+    let MigrateRun { write, exit_non_zero_on_fix, report, before_check } = how;
     let resolver = Arc::new(Resolver::new(overrides)?);
     let mut errors = Vec::new();
     let color = common.color.enabled(std::io::stdout().is_terminal());
@@ -516,32 +541,45 @@ fn run_migrate(
         run.env_read(""); // the project's own switches: their assignments stay
         run.other_hardware(); // the migration deletes `PJRT_DEVICE=TPU`
     }
-    let results =
-        process_all(common, &resolver, &mut errors, |input| migrate_input(input, &resolver, &run, write, color));
+    let stdin_name = common.stdin_filename.as_deref();
+    let results = process_all(common, &resolver, &mut errors, |input| {
+        migrate_input(input.named(stdin_name), &resolver, &run, write, color)
+    });
 
     let mut stdout = anstream::stdout();
+    let mut err = anstream::stderr();
     let (mut scanned, mut written) = (0usize, 0usize);
     let mut warnings = Vec::new();
     let mut outcomes = Vec::with_capacity(results.len());
+    let mut reader_gone = false;
     for r in results {
-        stdout.write_all(&r.stdout)?;
+        if common.verbose && r.scanned {
+            writeln!(err, "{}", r.outcome.path)?;
+        }
+        if !reader_gone && let Err(e) = stdout.write_all(&r.stdout) {
+            reader_gone = e.kind() == std::io::ErrorKind::BrokenPipe;
+            if !reader_gone {
+                return Err(e.into());
+            }
+        }
         scanned += usize::from(r.scanned);
         written += usize::from(r.written);
         warnings.extend(r.warnings);
         errors.extend(r.outcome.error.clone());
         outcomes.push(r.outcome);
     }
-    stdout.flush()?;
+    crate::output::tolerate_closed_reader(stdout.flush())?;
 
-    let mut err = anstream::stderr();
-    for w in &warnings {
-        writeln!(err, "warning: {w}")?;
+    if !common.quiet {
+        for w in &warnings {
+            writeln!(err, "warning: {w}")?;
+        }
     }
     for e in &errors {
         writeln!(err, "error: {e}")?;
     }
     let manual: Vec<&report::Item> = outcomes.iter().flat_map(|o| &o.manual).collect();
-    if !manual.is_empty() {
+    if !manual.is_empty() && !common.quiet && !before_check {
         writeln!(err, "Left for manual migration:")?;
         for m in &manual {
             let note = m.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
@@ -557,32 +595,50 @@ fn run_migrate(
     let fixes: usize = applied.values().sum();
     let by_rule: Vec<String> = applied.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
     let verb = if write { "changed" } else { "would change" };
-    write!(
-        err,
-        "{scanned} files scanned, {changed} {verb}{}; {fixes} fixes{}; {} items need manual migration{}{}",
+    let mut summary = format!(
+        "{} scanned, {changed} {verb}{}; {}{}",
+        count(scanned, "file"),
         if write { format!(" ({written} written)") } else { String::new() },
+        count(fixes, "fix"),
         if by_rule.is_empty() { String::new() } else { format!(" ({})", by_rule.join(", ")) },
-        manual.len(),
-        if unsafe_available > 0 {
-            format!("; {unsafe_available} unsafe fixes available with --unsafe-fixes")
-        } else {
-            String::new()
-        },
-        if errors.is_empty() { String::new() } else { format!("; {} files skipped with errors", errors.len()) },
-    )?;
-    if let Some(path) = report {
+    );
+    if !before_check {
+        summary += &format!(
+            "; {} manual migration{}",
+            if manual.len() == 1 { "1 item needs".to_string() } else { format!("{} items need", manual.len()) },
+            if unsafe_available > 0 {
+                format!("; {} available with --unsafe-fixes", count(unsafe_available, "unsafe fix"))
+            } else {
+                String::new()
+            },
+        );
+    }
+    if !errors.is_empty() {
+        summary += &format!("; {} skipped with errors", count(errors.len(), "file"));
+    }
+    if let Some(out) = &report {
         let rules = resolver.global()?.rules.clone();
         // One directory given: it is the project, and the report names files inside it.
         let root = match common.paths.as_slice() {
             [dir] if dir.is_dir() => Some(dir.as_path()),
             _ => None,
         };
-        crate::write::create(path, report::render(path, &outcomes, &rules, root).as_bytes())
-            .with_context(|| format!("cannot write the report to {}", path.display()))?;
-        write!(err, "; report: {}", path.display())?;
+        out.write(report::render(&out.path, &outcomes, &rules, root).as_bytes())
+            .with_context(|| format!("cannot write the report to {}", out.path.display()))?;
+        summary += &format!("; report: {}", out.path.display());
     }
-    writeln!(err)?;
-    if let Some(timings) = crate::timings::report() {
+    if !common.quiet {
+        writeln!(err, "{summary}")?;
+        if scanned == 0 && errors.is_empty() {
+            writeln!(err, "warning: {}", nothing_found(&common.paths))?;
+        }
+        if !before_check {
+            for line in not_ready(&outcomes, &resolver.global()?.rules, write) {
+                writeln!(err, "warning: {line}")?;
+            }
+        }
+    }
+    if let Some(timings) = crate::timings::report().or_else(|| common.verbose.then(crate::timings::breakdown)) {
         writeln!(err, "{timings}")?;
     }
     Ok(if !errors.is_empty() {
@@ -592,6 +648,77 @@ fn run_migrate(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What a migration leaves that keeps the project from installing or running on TorchTPU, said
+/// plainly after the summary: a run with the safe fixes only can leave both.
+fn not_ready(outcomes: &[report::FileOutcome], rules: &RuleSet, write: bool) -> Vec<String> {
+    use Builtin::*;
+    let blocking: Vec<&str> =
+        [DepTorchXla, DepLibtpu, DepTpuIndex, DepTorchPin, DepTorchCompanion, DepOptimumTpu, DepJaxTpu, DepPython]
+            .into_iter()
+            .filter_map(|b| rules.builtin(b))
+            .map(|id| rules.rules[id].code.as_str())
+            .collect();
+    let import = rules.builtin(Import).map(|id| rules.rules[id].code.as_str());
+    let (mut lines, mut unsafe_left, mut manual_left) = (Vec::new(), 0usize, 0usize);
+    let mut requirements = Vec::new();
+    let mut importing = Vec::new();
+    for o in outcomes {
+        let mut blocked =
+            |item: &report::Item| blocking.contains(&item.code.as_str()).then(|| item.place() + " " + &item.code);
+        requirements.extend(o.manual.iter().chain(&o.unsafe_fixes).filter_map(&mut blocked));
+        if !o.kept_imports.is_empty() || o.manual.iter().any(|i| Some(i.code.as_str()) == import) {
+            importing.push(o.path.as_str());
+            unsafe_left += o.unsafe_fixes.len();
+            manual_left += o.manual.len();
+        }
+    }
+    let does = if write { "does" } else { "would" };
+    if !requirements.is_empty() {
+        lines.push(format!(
+            "the project {does} not install TorchTPU yet: {} left that torch-tpu conflicts with ({}); see the items above",
+            count(requirements.len(), "requirement"),
+            requirements.join(", ")
+        ));
+    }
+    if !importing.is_empty() {
+        let one = importing.len() == 1;
+        let (verb, it) = match (write, one) {
+            (true, true) => ("still imports", "it does"),
+            (true, false) => ("still import", "they do"),
+            (false, true) => ("would still import", "it would"),
+            (false, false) => ("would still import", "they would"),
+        };
+        let mut work = Vec::new();
+        if unsafe_left > 0 {
+            work.push(format!("{} (--unsafe-fixes)", count(unsafe_left, "unsafe fix")));
+        }
+        if manual_left > 0 {
+            work.push(count(manual_left, "manual item"));
+        }
+        lines.push(format!(
+            "{} {verb} torch_xla, which TorchTPU does not install ({}): {it} not run on TorchTPU until {} done",
+            count(importing.len(), "file"),
+            importing.join(", "),
+            match (work.is_empty(), unsafe_left + manual_left) {
+                (true, _) => "the uses left are".to_string(),
+                (false, 1) => work.join(" and ") + " is",
+                (false, _) => work.join(" and ") + " are",
+            },
+        ));
+    }
+    lines
+}
+
+/// The warning for a run that found no file to read: a gate pointed at the wrong directory
+/// would otherwise pass in silence.
+fn nothing_found(paths: &[PathBuf]) -> String {
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    format!(
+        "no file xla2tpu reads in {} (Python, notebooks, requirements, pyproject.toml, setup.cfg, environment.yml, shell scripts, Dockerfiles, YAML, JSON): nothing was checked",
+        shown.join(", ")
+    )
 }
 
 /// What `migrate` keeps of one file: what to print and report, not its source.
@@ -673,7 +800,7 @@ fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: 
         }
     }
     if m.output == l.source.text {
-        if write && l.input == Input::Stdin {
+        if write && matches!(l.input, Input::Stdin(_)) {
             // As a filter, `--write -` always prints the (unchanged) source.
             out.stdout = l.source.encode(&m.output);
         }
@@ -682,7 +809,7 @@ fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: 
     out.outcome.changed = true;
     out.outcome.applied = m.applied;
     match (&l.input, write) {
-        (Input::Stdin, true) => out.stdout = l.source.encode(&m.output),
+        (Input::Stdin(_), true) => out.stdout = l.source.encode(&m.output),
         (Input::File(p), true) => {
             match crate::write::replace_if_unchanged(p, &l.source.encode(&l.source.text), &l.source.encode(&m.output)) {
                 Ok(()) => out.written = true,
@@ -829,6 +956,8 @@ struct CheckMode {
     add_noqa: bool,
     /// Render code frames (coloured or not) for `--output-format full`.
     frames: Option<bool>,
+    /// `--stdin-filename`: the name standard input is read as.
+    stdin_name: Option<PathBuf>,
 }
 
 /// What `check` keeps of one file: its findings, located, not its source.
@@ -853,6 +982,7 @@ impl FileCheck {
 }
 
 fn check_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, mode: &CheckMode) -> FileCheck {
+    let input = input.named(mode.stdin_name.as_deref());
     let mut out = FileCheck {
         path: input.display(),
         input: input.path(),
@@ -882,20 +1012,7 @@ fn check_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, mode: &Ch
             return out;
         }
     }
-    let mut checked = check_file(&l, mode.add_noqa);
-    if l.kind == Kind::SetupPy && checked.error.is_none() {
-        // Its requirements, under the guard of their own: the Python findings stand either way.
-        match crate::isolate::catch(|| project::lint(Kind::SetupPy, &l.source.text, l.rules(), &l.selection)) {
-            Ok(Ok(deps)) => {
-                checked.anchors.extend(deps.iter().map(|d| Anchor::new(&l.source.text, &[], d.range.start())));
-                checked.diagnostics.extend(deps);
-            }
-            Ok(Err(_)) => {}
-            Err(panic) => {
-                checked.error = Some(describe_problem(&out.path, &l.source.text, &Problem::Internal(panic)));
-            }
-        }
-    }
+    let checked = check_file(&l, mode.add_noqa);
     out.error = checked.error;
     out.warnings.extend(checked.warning);
     if !checked.diagnostics.is_empty() {
@@ -913,25 +1030,47 @@ fn check_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, mode: &Ch
                 .collect()
         });
     }
-    if let (Some(additions), Input::File(path)) = (&checked.noqa, &l.input) {
-        let lines = LineIndex::new(&l.source.text);
-        for range in &additions.unplaceable {
-            let (line, col) = lines.line_col(&l.source.text, range.start());
-            out.warnings.push(format!(
-                "{}:{line}:{col}: no line of this finding can end with a comment; not suppressed",
-                path.display()
-            ));
-        }
-        if !additions.edits.is_empty() {
-            let text = additions.apply(&l.source.text);
-            match crate::write::replace_if_unchanged(path, &l.source.encode(&l.source.text), &l.source.encode(&text)) {
-                Ok(()) => out.noqa_added = additions.edits.len(),
-                Err(e) => out.error = Some(format!("{}: {e:#}", path.display())),
-            }
-        }
+    if let Some(additions) = &checked.noqa {
+        add_noqa(&l, additions, &mut out);
     }
     out.settings = Some(l.settings);
     out
+}
+
+/// `--add-noqa`: write the directives, warn about findings no line can take one for, and keep
+/// only those (and all, if the file could not be written) as the file's findings.
+fn add_noqa(l: &Loaded, additions: &Additions, out: &mut FileCheck) {
+    let Input::File(path) = &l.input else { return };
+    let text = &l.source.text;
+    let lines = LineIndex::new(text);
+    for range in &additions.unplaceable {
+        let (line, col) = lines.line_col(text, range.start());
+        let why = match l.kind {
+            Kind::Json => "JSON has no comments (use per-file-ignores)",
+            _ => "no line of this finding can end with a comment",
+        };
+        out.warnings.push(format!("{}:{line}:{col}: {why}; not suppressed", path.display()));
+    }
+    if !additions.edits.is_empty() {
+        let new = additions.apply(text);
+        // A directive in another kind's syntax must leave the file loading as before, and
+        // silence what it was added for; otherwise the file is left as it is.
+        if !l.kind.is_python() {
+            let left = project::lint(l.kind, &new, l.rules(), &l.selection);
+            if !left.is_ok_and(|left| left.len() <= additions.unplaceable.len()) {
+                out.warnings.push(format!(
+                    "{}: a `# noqa` comment here would change what the file says; no directive added",
+                    path.display()
+                ));
+                return;
+            }
+        }
+        match crate::write::replace_if_unchanged(path, &l.source.encode(text), &l.source.encode(&new)) {
+            Ok(()) => out.noqa_added = additions.edits.len(),
+            Err(e) => return out.error = Some(format!("{}: {e:#}", path.display())),
+        }
+    }
+    out.findings.retain(|f| additions.unplaceable.contains(&f.diagnostic.range));
 }
 
 /// A notebook's findings, each located in its cell (`nb.ipynb:cell 3:2:1`). `--add-noqa` leaves
@@ -964,13 +1103,25 @@ fn check_notebook(l: &Loaded, mode: &CheckMode, out: &mut FileCheck) {
 /// A dependency file, launch script, container file or config.
 fn check_text(l: &Loaded, kind: Kind, mode: &CheckMode, out: &mut FileCheck) {
     let (text, rules) = (&l.source.text, l.rules());
-    let found = match crate::isolate::catch(|| project::lint(kind, text, rules, &l.selection)) {
+    let project::Findings { kept: mut found, all, noqa } = match crate::isolate::catch(|| {
+        project::lint_all(kind, text, rules, &l.selection)
+    }) {
         Ok(Ok(found)) => found,
         Ok(Err(e)) if !kind.owned_by_project() => return out.warnings.push(format!("{}: {e}; file skipped", out.path)),
         Ok(Err(e)) => return out.error = Some(format!("{}: {e}; file skipped", out.path)),
         Err(panic) => return out.error = Some(describe_problem(&out.path, text, &Problem::Internal(panic))),
     };
     out.warnings.extend(unchecked_parts(l, &out.path));
+    let noqa = noqa.unwrap_or_default();
+    let all: Vec<(TextRange, &str)> = all.iter().map(|d| (d.range, rules.rules[d.rule].code.as_str())).collect();
+    let additions = mode.add_noqa.then(|| {
+        let left: Vec<(TextRange, &str)> = found.iter().map(|d| (d.range, rules.rules[d.rule].code.as_str())).collect();
+        crate::noqa::text_additions(kind, text, &noqa, &left)
+    });
+    if !mode.add_noqa {
+        found.extend(unused_directives(text, &noqa, rules, &l.selection, &all));
+        found.sort_by_key(|d| (d.range.start(), d.rule));
+    }
     let lines = LineIndex::new(text);
     out.findings = found
         .into_iter()
@@ -980,6 +1131,9 @@ fn check_text(l: &Loaded, kind: Kind, mode: &CheckMode, out: &mut FileCheck) {
             Located::new(&out.path, text, &lines, d, anchor, rule, mode.frames)
         })
         .collect();
+    if let Some(additions) = &additions {
+        add_noqa(l, additions, out);
+    }
 }
 
 /// What of a file no handler reads, as warning lines: a Dockerfile's here-documents.
@@ -1016,22 +1170,44 @@ fn check_file(l: &Loaded, add_noqa: bool) -> Checked {
     let (text, rules, path) = (&l.source.text, l.rules(), l.input.display());
     let outcome = crate::isolate::catch(|| {
         migrate::fault_injection_point(text);
+        // setup.py's requirements, under the guard of their own: the Python findings stand
+        // either way. Its `# noqa` comments are Python's, read below.
+        let (deps, deps_error): (project::Findings, _) = match l.kind {
+            Kind::SetupPy => match crate::isolate::catch(|| project::lint_all(l.kind, text, rules, &l.selection)) {
+                Ok(Ok(deps)) => (deps, None),
+                Ok(Err(_)) => (project::Findings::default(), None),
+                Err(panic) => {
+                    (project::Findings::default(), Some(describe_problem(&path, text, &Problem::Internal(panic))))
+                }
+            },
+            _ => (project::Findings::default(), None),
+        };
         let (mut diagnostics, parsed, existing) = match migrate::lint(text, rules, &l.selection) {
             // Nothing can match, so there is no directive (`noqa` is one of the words) to read either.
-            Ok(None) => return Checked::default(),
+            Ok(None) if deps.all.is_empty() => return Checked { error: deps_error, ..Checked::default() },
+            Ok(None) => match ruff_python_parser::parse_module(text) {
+                Ok(parsed) => {
+                    let noqa = Noqa::existing(text, parsed.tokens());
+                    (Vec::new(), parsed, noqa)
+                }
+                Err(e) => return syntax_error(l, &e),
+            },
             Ok(Some(linted)) => (linted.diagnostics, linted.parsed, linted.noqa),
             Err(e) => return syntax_error(l, &e),
         };
         let tokens = parsed.tokens();
         // `--add-noqa` also needs where comments can go, which the checker's reading skips.
         let noqa = if add_noqa { Noqa::new(text, tokens) } else { existing };
-        let mut checked = Checked::default();
+        let code = |d: &Diagnostic| rules.rules[d.rule].code.as_str();
+        diagnostics.extend(deps.kept);
+        let mut checked = Checked { error: deps_error, ..Checked::default() };
         if add_noqa {
-            let findings: Vec<(TextRange, &str)> =
-                diagnostics.iter().map(|d| (d.range, rules.rules[d.rule].code.as_str())).collect();
+            let findings: Vec<(TextRange, &str)> = diagnostics.iter().map(|d| (d.range, code(d))).collect();
             checked.noqa = Some(crate::noqa::additions(text, tokens, &noqa, &findings));
+        } else {
+            let deps: Vec<(TextRange, &str)> = deps.all.iter().map(|d| (d.range, code(d))).collect();
+            diagnostics.extend(unused_noqa(text, &noqa, rules, &l.selection, &deps));
         }
-        diagnostics.extend(unused_noqa(text, &noqa, rules, &l.selection));
         diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
         let comments: Vec<TextRange> =
             tokens.iter().filter(|t| t.kind() == TokenKind::Comment).map(|t| t.range()).collect();
@@ -1083,11 +1259,16 @@ fn syntax_error(l: &Loaded, e: &ruff_python_parser::ParseError) -> Checked {
 /// `# noqa` codes that suppress nothing (TPU003). The checker drops what directives cover, so
 /// the file is linted once more with its directives blanked out to see what they would cover;
 /// only files whose directives list codes pay for that.
-fn unused_noqa(text: &str, noqa: &Noqa, rules: &RuleSet, selection: &Selection) -> Vec<Diagnostic> {
-    let Some(rule) = selected(rules, Builtin::UnusedNoqa, selection) else {
-        return Vec::new();
-    };
-    if !noqa.lists_codes() {
+/// `also`: findings of other passes over the file (setup.py's requirements), which the
+/// directives may be there for.
+fn unused_noqa(
+    text: &str,
+    noqa: &Noqa,
+    rules: &RuleSet,
+    selection: &Selection,
+    also: &[(TextRange, &str)],
+) -> Vec<Diagnostic> {
+    if !noqa.lists_codes() || selected(rules, Builtin::UnusedNoqa, selection).is_none() {
         return Vec::new();
     }
     // With its directives blanked out, a file may hold nothing any rule can match: then every
@@ -1096,7 +1277,24 @@ fn unused_noqa(text: &str, noqa: &Noqa, rules: &RuleSet, selection: &Selection) 
         return Vec::new();
     };
     let all = linted.map(|l| l.diagnostics).unwrap_or_default();
-    let findings: Vec<(TextRange, &str)> = all.iter().map(|d| (d.range, rules.rules[d.rule].code.as_str())).collect();
+    let mut findings: Vec<(TextRange, &str)> =
+        all.iter().map(|d| (d.range, rules.rules[d.rule].code.as_str())).collect();
+    findings.extend_from_slice(also);
+    unused_directives(text, noqa, rules, selection, &findings)
+}
+
+/// TPU003 for each directive code of `noqa` that none of `findings` (every finding the file
+/// would have without its directives) uses.
+fn unused_directives(
+    text: &str,
+    noqa: &Noqa,
+    rules: &RuleSet,
+    selection: &Selection,
+    findings: &[(TextRange, &str)],
+) -> Vec<Diagnostic> {
+    let Some(rule) = selected(rules, Builtin::UnusedNoqa, selection) else {
+        return Vec::new();
+    };
     let known = |code: &str| {
         let mut matching = rules.rules.iter().filter(|r| r.code.starts_with(code)).peekable();
         if matching.peek().is_none() {
@@ -1104,42 +1302,83 @@ fn unused_noqa(text: &str, noqa: &Noqa, rules: &RuleSet, selection: &Selection) 
         }
         if matching.any(|r| selection.enabled(&r.code)) { Known::Enabled } else { Known::Disabled }
     };
-    noqa.unused(text, &findings, &known)
+    noqa.unused(text, findings, &known)
         .into_iter()
         .map(|u| Diagnostic { rule, range: u.range, message: u.message(), note: None, fix: None })
         .collect()
 }
 
-pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+pub fn check(mut args: CheckArgs) -> anyhow::Result<ExitCode> {
+    args.common.settle();
     let unsafe_fixes = flag(args.unsafe_fixes, args.no_unsafe_fixes);
-    let overrides = args.common.overrides(unsafe_fixes, args.output_format);
+    let mut overrides = args.common.overrides(unsafe_fixes, args.output_format);
     if args.diff {
-        return run_migrate(&args.common, overrides, false, true, None);
+        let run = MigrateRun { write: false, exit_non_zero_on_fix: true, report: None, before_check: false };
+        return run_migrate(&args.common, overrides, run);
     }
-    let resolver = Arc::new(Resolver::new(overrides)?);
+    let mut out = anstream::stdout();
     if args.show_settings {
         let path = args.common.paths.first().map_or(Path::new("."), PathBuf::as_path);
-        let settings = if path.is_dir() { resolver.for_dir(path)? } else { resolver.for_path(path)? };
-        print!("{}", settings.describe(path, &path.display().to_string()));
+        // A setting shown for a file that is not there would describe nothing.
+        let meta =
+            std::fs::metadata(path).with_context(|| format!("cannot show the settings of {}", path.display()))?;
+        let resolver = Resolver::new(overrides)?;
+        let settings = if meta.is_dir() { resolver.for_dir(path)? } else { resolver.for_path(path)? };
+        out.write_all(settings.describe(path, &path.display().to_string()).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    let stdin = args.common.paths.iter().any(|p| p.as_os_str() == "-");
+    if stdin && (args.add_noqa || args.fix) {
+        bail!(
+            "{} edits files in place; it cannot take standard input (as a filter: `xla2tpu migrate --write -`)",
+            if args.fix { "--fix" } else { "--add-noqa" }
+        );
+    }
+    // Claimed before anything is read: a refused output costs nothing, and neither it nor a
+    // redirected standard output is read back as an input.
+    let output = args
+        .output_file
+        .as_deref()
+        .map(|path| OutputFile::claim(path, "report of xla2tpu check", render::is_earlier_output))
+        .transpose()?;
+    let baseline_out = args
+        .write_baseline
+        .as_deref()
+        .map(|path| OutputFile::claim(path, "xla2tpu baseline", Baseline::is_baseline))
+        .transpose()?;
+    overrides.outputs.extend(
+        [&output, &baseline_out].into_iter().flatten().filter_map(|o| o.id).chain(crate::output::stdout_file()),
+    );
+    // `--fix`: what `migrate --write` does, then the check of what is left.
+    let fixed = match args.fix {
+        true => {
+            let run = MigrateRun { write: true, exit_non_zero_on_fix: false, report: None, before_check: true };
+            Some(run_migrate(&args.common, overrides.clone(), run)?)
+        }
+        false => None,
+    };
+    let resolver = Arc::new(Resolver::new(overrides)?);
     let mut errors = Vec::new();
     if args.show_files {
         for input in discover_all(&args.common, &resolver, &mut errors) {
-            println!("{}", input.display());
+            crate::output::tolerate_closed_reader(writeln!(out, "{}", input.display()))?;
         }
         return Ok(finish(&errors, false, false));
     }
-    if args.add_noqa && args.common.paths.iter().any(|p| p.as_os_str() == "-") {
-        bail!("--add-noqa edits files in place; it cannot take standard input");
-    }
     let baseline = args.baseline.as_deref().map(Baseline::read).transpose()?;
     let format = resolver.global()?.output_format.unwrap_or_default();
-    let color = args.common.color.enabled(std::io::stdout().is_terminal());
+    // A file gets no escapes; a terminal (or FORCE_COLOR) gets colour.
+    let color = output.is_none() && args.common.color.enabled(std::io::stdout().is_terminal());
     let mode = CheckMode {
         add_noqa: args.add_noqa,
         frames: (format == OutputFormat::Full && !args.statistics).then_some(color),
+        stdin_name: args.common.stdin_filename.clone(),
     };
+    let mut report = Report { file: output, buffer: Vec::new(), stdout: out, reader_gone: false };
+    let say = Say { quiet: args.common.quiet, verbose: args.common.verbose, paths: &args.common.paths };
+    // `check --fix` fails when the fixes could not be written, whatever is left.
+    let exit_zero = args.exit_zero;
+    let fix_failed = fixed.is_some_and(|code| code != ExitCode::SUCCESS);
 
     // Each worker reads, checks and locates (renders) its file; only findings come back.
     let run = run_facts(&args.common, &resolver);
@@ -1155,16 +1394,14 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             | OutputFormat::Github
     );
     if line_per_finding && baseline.is_none() && args.write_baseline.is_none() && !args.statistics && !args.add_noqa {
-        let (mut err, mut out) = (anstream::stderr(), anstream::stdout());
+        let mut err = anstream::stderr();
         let (mut tally, mut file_errors, mut written) = (Tally::default(), Vec::new(), Ok(()));
         let walk_errors = process_in_order(
             &args.common,
             &resolver,
             |input| check_input(input, &resolver, &run, &mode),
             |f: FileCheck| {
-                for w in &f.warnings {
-                    let _ = writeln!(err, "warning: {w}");
-                }
+                say.file(&mut err, &f);
                 file_errors.extend(f.error.clone());
                 if f.settings.is_none() {
                     return;
@@ -1180,21 +1417,19 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
                 tally.count(&findings);
                 let text = time(Phase::Render, || render::report(format, &findings, &[]));
                 if written.is_ok() {
-                    written = out.write_all(text.as_bytes());
+                    written = report.write(text.as_bytes());
                 }
             },
         );
         written?;
-        out.flush()?;
+        report.finish()?;
         errors.extend(walk_errors.into_iter().chain(file_errors));
-        return tally.close(&errors, "", args.exit_zero);
+        return tally.close(&errors, "", exit_zero, &say).map(|code| if fix_failed { ExitCode::from(2) } else { code });
     }
     let files = process_all(&args.common, &resolver, &mut errors, |input| check_input(input, &resolver, &run, &mode));
     let mut err = anstream::stderr();
     for f in &files {
-        for w in &f.warnings {
-            writeln!(err, "warning: {w}")?;
-        }
+        say.file(&mut err, f);
         errors.extend(f.error.clone());
     }
     let loaded: Vec<&FileCheck> = files.iter().filter(|f| f.settings.is_some()).collect();
@@ -1205,8 +1440,22 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         }
         let added: usize = files.iter().map(|f| f.noqa_added).sum();
         let edited = files.iter().filter(|f| f.noqa_added > 0).count();
-        writeln!(err, "Added {added} noqa directives to {edited} files.")?;
-        return Ok(finish(&errors, false, false));
+        // What no comment could silence is still a finding: listed, and the run fails on it.
+        let left: Vec<Finding> = loaded
+            .iter()
+            .flat_map(|f| f.findings.iter().map(|located| (*f, located)))
+            .map(|(f, located)| Finding { path: &f.path, located, rule: &f.rules().rules[located.diagnostic.rule] })
+            .collect();
+        report.write(render::report(format, &left, &[]).as_bytes())?;
+        report.finish()?;
+        let mut line = format!("Added {} to {}", count(added, "noqa directive"), count(edited, "file"));
+        if !left.is_empty() {
+            line += &format!("; {} could not be silenced by a comment (listed above)", count(left.len(), "finding"));
+        }
+        if !args.common.quiet {
+            writeln!(err, "{line}.")?;
+        }
+        return Ok(finish(&errors, !left.is_empty(), exit_zero));
     }
 
     let mut findings: Vec<Finding> = Vec::new();
@@ -1233,14 +1482,22 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
             .collect()
     };
 
-    if let Some(file) = &args.write_baseline {
-        let mut baseline = Baseline::empty(file);
+    if let Some(file) = &baseline_out {
+        let mut baseline = Baseline::empty(&file.path);
         baseline.extend(entries(&baseline));
-        crate::write::create(file, baseline.to_json().as_bytes())?;
+        file.write(baseline.to_json().as_bytes())?;
         for e in &errors {
             writeln!(err, "error: {e}")?;
         }
-        writeln!(err, "{} files checked: wrote {} findings to {}", loaded.len(), baseline.len(), file.display())?;
+        if !args.common.quiet {
+            writeln!(
+                err,
+                "{} checked: wrote {} to {}",
+                count(loaded.len(), "file"),
+                count(baseline.len(), "finding"),
+                file.path.display()
+            )?;
+        }
         return Ok(finish(&errors, false, false));
     }
 
@@ -1253,8 +1510,12 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         baseline_note = format!(" not in the baseline ({} known", comparison.known);
         if comparison.gone > 0 {
             baseline_note += &format!(
-                "; {} baseline entries are gone: rewrite it with --write-baseline to shrink it",
-                comparison.gone
+                "; {} gone: rewrite it with --write-baseline to shrink it",
+                if comparison.gone == 1 {
+                    "1 baseline entry is".to_string()
+                } else {
+                    format!("{} baseline entries are", comparison.gone)
+                }
             );
         }
         baseline_note.push(')');
@@ -1266,20 +1527,71 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for f in &loaded {
         rules.extend(f.rules().rules.iter().filter(|r| seen.insert(r.code.as_str())));
     }
-    time(Phase::Render, || -> std::io::Result<()> {
-        let out = if args.statistics {
+    let text = time(Phase::Render, || {
+        if args.statistics {
             render::statistics(&findings, matches!(format, OutputFormat::Json | OutputFormat::JsonLines))
         } else {
             render::report(format, &findings, &rules)
-        };
-        let mut stdout = anstream::stdout();
-        stdout.write_all(out.as_bytes())?;
-        stdout.flush()
-    })?;
+        }
+    });
+    report.write(text.as_bytes())?;
+    report.finish()?;
 
     let mut tally = Tally { files: loaded.len(), ..Tally::default() };
     tally.count(&findings);
-    tally.close(&errors, &baseline_note, args.exit_zero)
+    tally.close(&errors, &baseline_note, exit_zero, &say).map(|code| if fix_failed { ExitCode::from(2) } else { code })
+}
+
+/// Where `check` prints its report: standard output, where a reader that stopped reading ends
+/// the printing but not the run, or the `--output-file`, written whole at the end.
+struct Report {
+    file: Option<OutputFile>,
+    buffer: Vec<u8>,
+    stdout: anstream::Stdout,
+    reader_gone: bool,
+}
+
+impl Report {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        if self.file.is_some() {
+            self.buffer.extend_from_slice(bytes);
+        } else if !self.reader_gone {
+            match self.stdout.write_all(bytes) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => self.reader_gone = true,
+                other => other?,
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        match &self.file {
+            Some(file) => file.write(&self.buffer),
+            None if self.reader_gone => Ok(()),
+            None => Ok(crate::output::tolerate_closed_reader(self.stdout.flush())?),
+        }
+    }
+}
+
+/// What `check` says on standard error besides its report: `-q` only errors, `-v` also each file.
+struct Say<'a> {
+    quiet: bool,
+    verbose: bool,
+    paths: &'a [PathBuf],
+}
+
+impl Say<'_> {
+    /// A file's warnings (and, verbose, its name) as it is done.
+    fn file(&self, err: &mut impl Write, f: &FileCheck) {
+        if self.verbose && f.settings.is_some() {
+            let _ = writeln!(err, "{}", f.path);
+        }
+        if !self.quiet {
+            for w in &f.warnings {
+                let _ = writeln!(err, "warning: {w}");
+            }
+        }
+    }
 }
 
 /// What `check`'s closing line counts.
@@ -1300,18 +1612,25 @@ impl Tally {
     }
 
     /// The errors, the closing line and the timings on standard error; the exit code.
-    fn close(self, errors: &[String], baseline_note: &str, exit_zero: bool) -> anyhow::Result<ExitCode> {
+    fn close(self, errors: &[String], baseline_note: &str, exit_zero: bool, say: &Say) -> anyhow::Result<ExitCode> {
         let mut err = anstream::stderr();
         for e in errors {
             writeln!(err, "error: {e}")?;
         }
         let Tally { files, findings, safe, unsafe_ } = self;
-        writeln!(
-            err,
-            "{files} files checked: {findings} findings{baseline_note} ({safe} fixable with `xla2tpu migrate --write`, {unsafe_} more with `--unsafe-fixes`){}",
-            if errors.is_empty() { String::new() } else { format!("; {} errors", errors.len()) }
-        )?;
-        if let Some(timings) = crate::timings::report() {
+        if !say.quiet {
+            writeln!(
+                err,
+                "{} checked: {}{baseline_note} ({safe} fixable with `xla2tpu check --fix` or `xla2tpu migrate --write`, {unsafe_} more with `--unsafe-fixes`){}",
+                count(files, "file"),
+                count(findings, "finding"),
+                if errors.is_empty() { String::new() } else { format!("; {}", count(errors.len(), "error")) }
+            )?;
+            if files == 0 && errors.is_empty() {
+                writeln!(err, "warning: {}", nothing_found(say.paths))?;
+            }
+        }
+        if let Some(timings) = crate::timings::report().or_else(|| say.verbose.then(crate::timings::breakdown)) {
             writeln!(err, "{timings}")?;
         }
         Ok(finish(errors, findings > 0, exit_zero))

@@ -61,6 +61,55 @@ pub fn report(format: OutputFormat, findings: &[Finding], rules: &[&Rule]) -> St
     }
 }
 
+/// Whether a file's first bytes are an earlier report of `check`, in any output format or as
+/// statistics, so that `--output-file` may replace it: nothing else is.
+pub fn is_earlier_output(head: &str) -> bool {
+    // Coloured output (`--color always > out.txt`) is still ours.
+    let plain = anstream::adapter::strip_str(head).to_string();
+    let text = plain.trim_start();
+    let line = text.lines().next().unwrap_or_default();
+    let is_code = |word: &str| {
+        let digits = word.trim_start_matches(|c: char| c.is_ascii_uppercase());
+        digits.len() < word.len() && !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+    };
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    // `path:line:col: CODE …` (concise) and `path:line: [CODE] …` (pylint).
+    let located = line.match_indices(": ").any(|(at, _)| {
+        let (before, rest) = (&line[..at], &line[at + 2..]);
+        let word = rest.split(' ').next().unwrap_or_default();
+        let mut parts = before.rsplit(':');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(col), Some(row), Some(_)) if digits(col) && digits(row) => is_code(word),
+            (Some(row), Some(_), _) if digits(row) => {
+                word.strip_prefix('[').and_then(|w| w.strip_suffix(']')).is_some_and(is_code)
+            }
+            _ => false,
+        }
+    });
+    let full = line.split_once('(').is_some_and(|(code, rest)| is_code(code) && rest.ends_with(')'));
+    let statistics = {
+        let mut columns = line.split('\t');
+        columns.next().is_some_and(|n| digits(n.trim())) && columns.next().is_some_and(is_code)
+    };
+    let json_record = |keys: &[&str]| {
+        let inner = text.trim_start_matches('[').trim_start();
+        inner.starts_with(']')
+            || inner.strip_prefix('{').is_some_and(|r| keys.iter().any(|k| r.trim_start().starts_with(k)))
+    };
+    text.is_empty()
+        || located
+        || full
+        || statistics
+        || line.starts_with("::error title=xla2tpu ")
+        || line.starts_with("::warning title=xla2tpu ")
+        || (text.starts_with('[') && json_record(&["\"cell\":", "\"check_name\":", "\"code\":"]))
+        || (text.starts_with("{\"cell\":") && line.contains("\"code\":\""))
+        || (text.starts_with('{')
+            && text.contains("sarif-2.1.0")
+            && (text.contains("\"ruleId\": \"TPU") || text.contains("xla2tpu")))
+        || (text.starts_with("<?xml") && text.contains("<testsuites name=\"xla2tpu\""))
+}
+
 /// A unified diff with `a/` and `b/` headers; coloured when `color`.
 pub fn unified_diff(path: &str, old: &str, new: &str, color: bool) -> String {
     let diff = similar::TextDiff::from_lines(old, new);
@@ -579,4 +628,42 @@ pub fn statistics(findings: &[Finding], json: bool) -> String {
         let _ = writeln!(out, "{count:>width$}\t{code}\t{}{name}", if fix { "[*] " } else { "    " });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_earlier_output;
+
+    #[test]
+    fn only_reports_are_earlier_outputs() {
+        for report in [
+            "",
+            "a.py:2:1: TPU001 import of `torch_xla`\n",
+            "nb.ipynb:cell 3:2:1: TPU101 [*] `xm.xla_device()`\n",
+            "a.py:2: [TPU001] import of `torch_xla`\n",
+            "TPU001(xla-import)\n\n  × import\n",
+            "::error title=xla2tpu (TPU001),file=a.py::TPU001 import\n",
+            "[]\n",
+            "[\n  {\n    \"check_name\": \"TPU001\",\n",
+            "[\n  {\n    \"cell\": null,\n    \"code\": \"TPU001\",\n",
+            "{\"cell\":null,\"code\":\"TPU001\",\"end_location\":{}}\n",
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"xla2tpu\" tests=\"0\">\n",
+            "2\tTPU001\t    xla-import\n",
+            "\u{1b}[31mTPU001(xla-import)\u{1b}[0m\n",
+        ] {
+            assert!(is_earlier_output(report), "{report:?}");
+        }
+        for other in [
+            "import torch_xla\n",
+            "# My project\n\nRun `xla2tpu check`: TPU001 …\n",
+            "[project]\nname = \"x\"\n",
+            "torch_xla[tpu]==2.5.0  # noqa: TPU901\n",
+            "FROM python:3.11\n",
+            "{\"xla\": true}\n",
+            "[1, 2]\n",
+            "x = 1  # noqa: TPU110\n",
+        ] {
+            assert!(!is_earlier_output(other), "{other:?}");
+        }
+    }
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::migrate::project::Kind;
 use crate::migrate::rules::RuleSet;
+use crate::output::count;
 
 /// One place the migration left for someone: a manual item, or a fix waiting for `--unsafe-fixes`.
 #[derive(Debug, Clone, Serialize)]
@@ -275,7 +276,37 @@ fn build<'a>(files: &'a [FileOutcome], rules: &'a RuleSet) -> Report<'a> {
     }
 }
 
-/// The report for `path`: JSON for `.json`, Markdown otherwise.
+/// What a report is written as, by its file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Json,
+}
+
+impl Format {
+    /// `.md`/`.markdown` or `.json`; anything else (`x.html`) is refused rather than written in
+    /// a format its name does not say.
+    pub fn of(path: &Path) -> anyhow::Result<Format> {
+        match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+            Some("md" | "markdown") => Ok(Format::Markdown),
+            Some("json") => Ok(Format::Json),
+            _ => anyhow::bail!(
+                "--report {}: the report is Markdown (`.md`) or JSON (`.json`); name the file with one of these extensions",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// Whether a file's first bytes are those of an earlier report (which `--report` may replace).
+pub fn is_report(head: &str) -> bool {
+    (head.starts_with(MARKDOWN_TITLE) && head.contains("xla2tpu "))
+        || head.strip_prefix('{').is_some_and(|rest| rest.trim_start().starts_with("\"tool\": \"xla2tpu "))
+}
+
+const MARKDOWN_TITLE: &str = "# Migration report\n";
+
+/// The report for `path`, in the format its extension says ([`Format::of`]).
 pub fn render(path: &Path, files: &[FileOutcome], rules: &RuleSet, root: Option<&Path>) -> String {
     let shown: Vec<FileOutcome>;
     let files = match root {
@@ -286,10 +317,9 @@ pub fn render(path: &Path, files: &[FileOutcome], rules: &RuleSet, root: Option<
         None => files,
     };
     let report = build(files, rules);
-    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
-        serde_json::to_string_pretty(&report).expect("the report serialises") + "\n"
-    } else {
-        markdown(&report)
+    match Format::of(path) {
+        Ok(Format::Json) => serde_json::to_string_pretty(&report).expect("the report serialises") + "\n",
+        _ => markdown(&report),
     }
 }
 
@@ -357,22 +387,26 @@ fn code(s: &str) -> String {
 fn markdown(r: &Report) -> String {
     let mut out = String::new();
     let t = &r.totals;
-    let _ = writeln!(out, "# Migration report\n");
+    let _ = writeln!(out, "{MARKDOWN_TITLE}");
     let _ = writeln!(
         out,
-        "{} read {} files for {}: {} changed by {} fixes. **{} items need a person**{}{}.\n",
+        "{} read {} for {}: {} changed by {}. **{} a person**{}{}.\n",
         r.tool,
-        t.files,
+        count(t.files, "file"),
         r.target,
         t.changed,
-        t.fixes,
-        t.manual,
-        if t.unsafe_fixes > 0 {
-            format!(", and {} fixes that may change behaviour wait for `--unsafe-fixes`", t.unsafe_fixes)
-        } else {
-            String::new()
+        count(t.fixes, "fix"),
+        if t.manual == 1 { "1 item needs".to_string() } else { format!("{} items need", t.manual) },
+        match t.unsafe_fixes {
+            0 => String::new(),
+            1 => ", and 1 fix that may change behaviour waits for `--unsafe-fixes`".to_string(),
+            n => format!(", and {n} fixes that may change behaviour wait for `--unsafe-fixes`"),
         },
-        if t.errors > 0 { format!("; {} files could not be migrated", t.errors) } else { String::new() },
+        match t.errors {
+            0 => String::new(),
+            1 => "; 1 file could not be migrated".to_string(),
+            n => format!("; {n} files could not be migrated"),
+        },
     );
 
     let _ = writeln!(out, "## What needs a person\n");
@@ -459,7 +493,7 @@ fn markdown(r: &Report) -> String {
         }
         out.push('\n');
     }
-    let _ = writeln!(out, "## What was changed ({} files)\n", r.changed.len());
+    let _ = writeln!(out, "## What was changed ({})\n", count(r.changed.len(), "file"));
     if !r.changed.is_empty() {
         let _ = writeln!(out, "| File | Type | Fixes |\n|---|---|---|");
         for c in &r.changed {

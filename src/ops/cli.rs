@@ -53,7 +53,8 @@ struct CheckArgs {
     /// Builtin backend name or path to a backend TSV.
     #[arg(long, default_value = DEFAULT_BACKEND)]
     backend: String,
-    #[arg(long, value_enum, default_value_t)]
+    /// How to print the result (`--format` is the same option).
+    #[arg(long = "output-format", alias = "format", value_enum, default_value_t)]
     format: Format,
 }
 
@@ -66,7 +67,8 @@ struct DiffArgs {
     /// List every op that changes, not just the first ones.
     #[arg(long)]
     all: bool,
-    #[arg(long, value_enum, default_value_t)]
+    /// How to print the result (`--format` is the same option).
+    #[arg(long = "output-format", alias = "format", value_enum, default_value_t)]
     format: Format,
 }
 
@@ -74,7 +76,8 @@ struct DiffArgs {
 struct ShowArgs {
     /// Op name, `aten::` optional (`addmm`, `aten::add.Tensor`).
     op: String,
-    #[arg(long, value_enum, default_value_t)]
+    /// How to print the result (`--format` is the same option).
+    #[arg(long = "output-format", alias = "format", value_enum, default_value_t)]
     format: Format,
 }
 

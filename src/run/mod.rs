@@ -101,6 +101,12 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    // Claimed before the program runs: a refused file (not an earlier report) costs nothing.
+    use crate::output::OutputFile;
+    let report_file =
+        args.report.as_deref().map(|p| OutputFile::claim(p, "run report", report::is_report)).transpose()?;
+    let page_file =
+        args.advise_html.as_deref().map(|p| OutputFile::claim(p, "advice page", advise::html::is_page)).transpose()?;
     let program = args.command[0].to_string_lossy().to_string();
     let python = match &args.python {
         Some(p) => p.clone(),
@@ -167,12 +173,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let report = RunReport::read(events.path());
     let analysis = report.advice().map(|(_, a)| a.analyse());
-    if let Some(path) = &args.report {
+    if let Some(file) = &report_file {
         let mut json = serde_json::to_value(&report)?;
         if let (Some(a), Some(map)) = (&analysis, json.as_object_mut()) {
             map.insert("advice".into(), serde_json::to_value(a)?);
         }
-        crate::write::create(path, serde_json::to_string_pretty(&json)?.as_bytes())?;
+        file.write(serde_json::to_string_pretty(&json)?.as_bytes())?;
     }
     let mut err = anstream::stderr();
     let code = if let Some(first) = report.first_incompatibility() {
@@ -206,13 +212,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             (Some(a), Some((p, raw))) => {
                 let who = p.summary.as_ref().and_then(|s| s.rank).map(|r| format!("rank {r}"));
                 advise::render(&mut err, a, who.as_deref(), args.step_marker.is_some())?;
-                if let Some(path) = &args.advise_html {
+                if let Some(file) = &page_file {
                     // `train.py`, not the interpreter's path before it.
                     let words: Vec<String> = args.command.iter().map(|c| c.to_string_lossy().to_string()).collect();
                     let program = words.iter().find(|w| w.ends_with(".py")).cloned().unwrap_or_else(|| words.join(" "));
                     let page = advise::html::render(raw, a, &program);
-                    crate::write::create(path, page.as_bytes())?;
-                    writeln!(err, "  advice page: {}", path.display())?;
+                    file.write(page.as_bytes())?;
+                    writeln!(err, "  advice page: {}", file.path.display())?;
                 }
             }
             _ => writeln!(err, "xla2tpu run --advise: no process used the emulated chip; nothing to advise on")?,

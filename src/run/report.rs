@@ -138,6 +138,15 @@ pub struct RunReport {
     pub problems: Vec<String>,
 }
 
+/// Whether a file's first bytes are those of an earlier `--report` (which the next may replace):
+/// a JSON object whose first key is the report's first, in name order or in the fields' order.
+pub fn is_report(head: &str) -> bool {
+    head.strip_prefix('{').map(str::trim_start).is_some_and(|rest| {
+        ["\"advice\": {", "\"incompatibilities\": ["].iter().any(|key| rest.starts_with(key))
+            || (rest.starts_with("\"torch\": ") && rest.contains("\"processes\": ["))
+    })
+}
+
 impl RunReport {
     /// Read every `*.jsonl` in `dir`.
     pub fn read(dir: &Path) -> RunReport {

@@ -1,5 +1,5 @@
 //! `xla2tpu sweep`: argument handling around [`crate::sweep::sweep`].
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -11,6 +11,7 @@ use super::report::{self, Format};
 use super::{Corpus, Options, hub, models};
 use crate::ops::execution::Executions;
 use crate::ops::{DEFAULT_BACKEND, Profiles, Registry};
+use crate::output::OutputFile;
 
 /// Compatibility report over the most-downloaded Hugging Face models: which pass TorchTPU's
 /// operator registry, which fail and on which ops, and the order to implement them in.
@@ -70,12 +71,13 @@ pub struct SweepArgs {
     #[arg(long)]
     pub no_executions: bool,
 
-    /// Report format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Report format (`--format` is the same option).
+    #[arg(long = "output-format", alias = "format", value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// Write the report here (atomically) instead of stdout; stdout gets a one-line summary.
-    #[arg(long, short, value_name = "FILE")]
+    /// Write the report here (whole or not at all) instead of stdout, which gets a one-line
+    /// summary. It replaces only an earlier sweep report (`--output` is the same option).
+    #[arg(long = "output-file", short, alias = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
     /// Exit 1 when the pass rate by model count is below PCT (for CI).
@@ -88,6 +90,8 @@ pub struct SweepArgs {
 }
 
 pub fn run(args: SweepArgs) -> Result<ExitCode> {
+    // Claimed before the sweep: a refused file costs nothing.
+    let output = args.output.as_deref().map(|p| OutputFile::claim(p, "sweep report", report::is_report)).transpose()?;
     let backend = Registry::load(&args.backend)?;
     let compare = args.compare.as_deref().map(Registry::load).transpose()?;
     let owned;
@@ -138,14 +142,15 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     let list = list.top(top);
     let report = super::sweep(&list, corpus, &backend, compare.as_ref(), &Options { plan_steps: args.plan_steps });
 
-    match &args.output {
-        Some(path) => {
-            report::write_atomic(path, &report::render(&report, args.format))?;
+    let mut stdout = std::io::stdout();
+    match &output {
+        Some(file) => {
+            file.write(report::render(&report, args.format).as_bytes())?;
             // The report is in the file; the terminal gets the headline and where to look.
-            println!("{}", report::text::summary_line(&report));
-            eprintln!("wrote {}", path.display());
+            writeln!(stdout, "{}", report::text::summary_line(&report))?;
+            eprintln!("wrote {}", file.path.display());
         }
-        None => print!("{}", report::render(&report, args.format)),
+        None => stdout.write_all(report::render(&report, args.format).as_bytes())?,
     }
 
     if let Some(min) = args.fail_under {

@@ -424,7 +424,7 @@ impl Cache {
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("cannot create the cache {}", self.dir.display()))?;
         let text = serde_json::to_string(page)?;
-        super::report::write_atomic(&self.path(&page.url), &text)
+        crate::write::create(&self.path(&page.url), text.as_bytes())
     }
 }
 

@@ -64,7 +64,12 @@ pub fn thousands(n: usize) -> String {
 
 /// `1 model`, `2 models`.
 pub fn count(n: usize, noun: &str) -> String {
-    format!("{} {noun}{}", thousands(n), if n == 1 { "" } else { "s" })
+    if n == 1 { format!("1 {noun}") } else { format!("{} {}", thousands(n), crate::output::plural(noun)) }
+}
+
+/// "model" or "models", for a count printed on its own in a table column.
+pub fn models(n: usize) -> &'static str {
+    if n == 1 { "model" } else { "models" }
 }
 
 pub fn pct(x: f64) -> String {

@@ -107,7 +107,11 @@ impl<'a> Checker<'a> {
             } else if let Some(code) = relied_on.first() {
                 Some(format!("imported for its side effect, which the {code} finding left in this file still needs"))
             } else if still_used > 0 {
-                Some(format!("{still_used} of these names are still used: migrate their uses first"))
+                Some(match (xla.len(), still_used) {
+                    (1, _) => "still used: migrate its uses first".to_string(),
+                    (_, 1) => "1 of these names is still used: migrate its uses first".to_string(),
+                    (_, n) => format!("{n} of these names are still used: migrate their uses first"),
+                })
             } else {
                 None
             };

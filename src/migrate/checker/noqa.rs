@@ -22,6 +22,6 @@ impl Suppressions {
     }
 
     pub(super) fn covers(&self, text: &str, range: TextRange, code: &str) -> bool {
-        self.0.find(text, range, code).is_some()
+        self.0.covers(text, range, code)
     }
 }

@@ -348,6 +348,8 @@ fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool, run: Option
                     !own.is_empty() && own.subset_of(&release_specifiers_to_ranges(t.clone()))
                 })
         });
+    // torch_xla here becomes the target (TPU901's fix is safe), or the target is here already.
+    let installs_target = has_xla || distribution.as_ref().is_some_and(|n| deps.iter().any(|d| d.name == *n));
     let has_transformers = has(&["transformers"]);
     let has_jax_tpu = deps.iter().any(|d| is_jax_tpu(d));
     let python_ranges = VersionSpecifiers::from_str(&target.requires_python).ok().map(release_specifiers_to_ranges);
@@ -404,6 +406,13 @@ fn findings(entries: &[Entry], rules: &RuleSet, xla_elsewhere: bool, run: Option
             let spec = torch_target.as_ref().and_then(|t| target.requirement_on("torch").map(|r| (t, r)));
             let edits = spec.and_then(|(t, r)| rewrite(d, "torch", r.get(t.name.as_ref().len()..)?.trim_start()));
             finding(rules, Builtin::DepTorchPin, d.range, &d.shown, edits).map(|mut f| {
+                // The file installs torch-tpu (or will: TPU901's safe fix), which requires this
+                // range: torch moves whatever the pin says, and keeping the old pin could only
+                // make the install fail. Moving it is then no behaviour change of its own.
+                if installs_target && let Some(fix) = &mut f.fix {
+                    fix.safety = Safety::Safe;
+                    f.note = Some(format!("{} requires this torch itself", target.distribution));
+                }
                 if !companions.is_empty() && f.fix.is_some() {
                     f.note = Some(format!("re-pin `{}` for the new torch too", companions.join("`, `")));
                 }

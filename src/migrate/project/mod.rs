@@ -23,8 +23,9 @@ use serde::Deserialize;
 use crate::migrate::checker::Diagnostic;
 use crate::migrate::facts::RunFacts;
 use crate::migrate::fix::{self, Edit};
-use crate::migrate::rules::RuleSet;
+use crate::migrate::rules::{Builtin, RuleSet, Safety};
 use crate::migrate::{MAX_PASSES, Selection};
+use crate::noqa::Noqa;
 
 /// How a file is read and which handler migrates it, decided by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -245,10 +246,68 @@ pub fn validate(kind: Kind, text: &str) -> Result<(), String> {
     }
 }
 
-/// The selected findings of a non-Python file; `Err` when the file does not load as its kind.
+/// The selected findings of a non-Python file that its `# noqa` directives leave; `Err` when the
+/// file does not load as its kind.
 pub fn lint(kind: Kind, text: &str, rules: &RuleSet, selection: &Selection) -> Result<Vec<Diagnostic>, String> {
+    lint_all(kind, text, rules, selection).map(|f| f.kept)
+}
+
+/// A non-Python file's findings, for a caller that judges its directives too.
+#[derive(Default)]
+pub struct Findings {
+    /// What `check` reports and `migrate` fixes: the selected findings the directives leave.
+    pub kept: Vec<Diagnostic>,
+    /// Every selected finding, silenced or not.
+    pub all: Vec<Diagnostic>,
+    /// The file's directives (`None` for a kind without comments).
+    pub noqa: Option<Noqa>,
+}
+
+/// [`lint`], with what the directives silenced; `Err` when the file does not load as its kind.
+pub fn lint_all(kind: Kind, text: &str, rules: &RuleSet, selection: &Selection) -> Result<Findings, String> {
     validate(kind, text)?;
-    Ok(selected(check(kind, text, rules, selection.run.as_deref()), rules, selection))
+    Ok(findings(kind, text, rules, selection))
+}
+
+fn findings(kind: Kind, text: &str, rules: &RuleSet, selection: &Selection) -> Findings {
+    let found = check(kind, text, rules, selection.run.as_deref());
+    let xla = rules.builtin(Builtin::DepTorchXla);
+    let rewrites_xla = |found: &[Diagnostic]| {
+        found.iter().any(|d| Some(d.rule) == xla && d.fix.as_ref().is_some_and(|f| selection.applies(f)))
+    };
+    let xla_here = rewrites_xla(&found);
+    let all = selected(found, rules, selection);
+    let noqa = suppressions(kind, text);
+    let mut kept = all.clone();
+    if let Some(noqa) = &noqa {
+        noqa.retain_uncovered(text, &mut kept, rules);
+    }
+    // TPU904's fix is safe because TPU901's rewrite to torch-tpu moves torch anyway. Where that
+    // rewrite is not made (not selected, silenced), torch_xla stays, and moving torch alone is a
+    // change of its own.
+    if xla_here && !rewrites_xla(&kept) {
+        let pin = rules.builtin(Builtin::DepTorchPin);
+        for d in kept.iter_mut().filter(|d| Some(d.rule) == pin) {
+            if let Some(fix) = d.fix.as_mut().filter(|f| f.safety == Safety::Safe) {
+                fix.safety = Safety::Unsafe;
+                d.note = rules.rules[d.rule].fixes.first().and_then(|f| f.note.clone());
+            }
+        }
+    }
+    Findings { kept, all, noqa }
+}
+
+/// The directives that silence findings in a file of this kind: `setup.py`'s Python comments,
+/// another kind's own comments.
+pub fn suppressions(kind: Kind, text: &str) -> Option<Noqa> {
+    match kind {
+        // Parsed only when it may hold a directive.
+        Kind::SetupPy if !crate::noqa::mentions_noqa(text) => Some(Noqa::default()),
+        Kind::SetupPy => {
+            ruff_python_parser::parse_module(text).ok().map(|parsed| Noqa::existing(text, parsed.tokens()))
+        }
+        kind => Noqa::of_text(kind, text),
+    }
 }
 
 /// The findings of the selected rules, in the order of the text.
@@ -284,7 +343,7 @@ impl TextMigration {
 pub fn migrate(kind: Kind, original: &str, rules: &RuleSet, selection: &Selection) -> TextMigration {
     migrate_with(
         original,
-        |text| check(kind, text, rules, selection.run.as_deref()),
+        |text| findings(kind, text, rules, selection).kept,
         |text| validate(kind, text),
         rules,
         selection,

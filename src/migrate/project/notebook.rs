@@ -545,6 +545,18 @@ impl Masked {
     }
 }
 
+/// The findings of a notebook's IPython lines that their `# noqa` comments (shell comments: a
+/// `%env` line has none, its value runs to the end of the line) and the notebook's
+/// `# xla2tpu: noqa` leave.
+fn magic_findings(joined: &str, magics: &[Magic], rules: &RuleSet, selection: &Selection) -> Vec<Diagnostic> {
+    let mut found = launch::check_magics(joined, magics, rules, selection.run.as_deref());
+    if !found.is_empty() {
+        let shell = magics.iter().filter(|m| matches!(m.kind, MagicKind::Shell { .. })).map(|m| m.range);
+        crate::noqa::Noqa::of_shell_lines(joined, shell).retain_uncovered(joined, &mut found, rules);
+    }
+    found
+}
+
 /// A finding in a notebook: the diagnostic with its range in its cell's text, and the cell.
 pub struct CellFinding {
     pub cell: usize,
@@ -565,7 +577,7 @@ pub fn lint(nb: &Notebook, rules: &RuleSet, selection: &Selection) -> Result<Vec
             return Err(format!("cell {cell}, line {line}: syntax error, notebook not checked: {}", e.error));
         }
     };
-    diagnostics.extend(launch::check_magics(&joined, &masked.magics, rules, selection.run.as_deref()));
+    diagnostics.extend(magic_findings(&joined, &masked.magics, rules, selection));
     diagnostics.extend(masked.unreadable_findings(rules));
     // A program a `%%writefile` cell writes is a file of its own: checked as one.
     for (start, program) in written_programs(&joined) {
@@ -622,7 +634,7 @@ pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<Not
     let spans = Spans::of(&nb, &joined);
     let magic = super::migrate_with(
         &joined,
-        |t| launch::check_magics(t, &mask(t).magics, rules, selection.run.as_deref()),
+        |t| magic_findings(t, &mask(t).magics, rules, selection),
         |t| if split(t).len() == nb.cells.len() { Ok(()) } else { Err("a cell marker was edited".into()) },
         rules,
         selection,

@@ -28,6 +28,11 @@ footer{margin:3rem 0 1rem;color:var(--mute);font-size:.85rem}
 /// At most this many bars per chart row; longer runs are shown as means of equal runs of steps.
 const MAX_BARS: usize = 120;
 
+/// Whether a file's first bytes are those of an earlier advice page (which the next may replace).
+pub fn is_page(head: &str) -> bool {
+    head.starts_with("<!doctype html>") && head.contains("<title>xla2tpu run --advise: ")
+}
+
 pub fn render(advice: &Advice, a: &Analysis, program: &str) -> String {
     let mut o = String::with_capacity(16 * 1024);
     let _ = write!(

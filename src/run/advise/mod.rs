@@ -609,9 +609,9 @@ pub fn render(out: &mut impl std::io::Write, a: &Analysis, who: Option<&str>, ma
     let p = &a.per_step;
     writeln!(
         out,
-        "xla2tpu run --advise{whose}: {} steps ({source}); per step{}: {} ops, {} host syncs, {} copies to the chip ({}), \
+        "xla2tpu run --advise{whose}: {} ({source}); per step{}: {} ops, {} host syncs, {} copies to the chip ({}), \
          {} to the host ({}), {} dynamic-shape ops{}",
-        a.steps,
+        crate::output::count(a.steps, "step"),
         if a.steps > 1 { format!(" after the first (mean of {})", a.steady_steps) } else { String::new() },
         p.ops,
         p.syncs,
@@ -640,6 +640,7 @@ pub fn render(out: &mut impl std::io::Write, a: &Analysis, who: Option<&str>, ma
             "graph_break" => {
                 format!(" (found in {} compilation{})", f.steps_seen, if f.steps_seen == 1 { "" } else { "s" })
             }
+            "recompile" if f.steps_seen == 1 => " (once)".to_string(),
             "recompile" => format!(" ({} times)", f.steps_seen),
             _ => format!(" ({} per step, in {} of {} steps)", trim_float(f.per_step), f.steps_seen, a.steady_steps),
         };

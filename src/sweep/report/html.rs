@@ -45,8 +45,8 @@ pub fn render(r: &Report) -> String {
     let _ = write!(
         o,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>TorchTPU compatibility sweep: {} models</title><style>{CSS}</style></head><body>\n",
-        thousands(t.total.models)
+         <title>TorchTPU compatibility sweep: {}</title><style>{CSS}</style></head><body>\n",
+        count(t.total.models, "model")
     );
     let _ = writeln!(o, "<h1>Which Hugging Face models run on {}?</h1>", e(&r.backend.name));
     // The headline figures first: on a phone they are the first screen.
@@ -103,9 +103,10 @@ pub fn render(r: &Report) -> String {
         pct(t.inference_rate.by_downloads),
         if t.fail_inference_ok.models > 0 {
             format!(
-                " {} failing models ({} downloads) miss only training ops: inference is covered.",
-                thousands(t.fail_inference_ok.models),
-                human(t.fail_inference_ok.downloads)
+                " {} ({} downloads) {} only training ops: inference is covered.",
+                count(t.fail_inference_ok.models, "failing model"),
+                human(t.fail_inference_ok.downloads),
+                if t.fail_inference_ok.models == 1 { "misses" } else { "miss" }
             )
         } else {
             String::new()
@@ -219,11 +220,11 @@ pub fn render(r: &Report) -> String {
     if let Some(c) = &r.comparison {
         let _ = writeln!(
             o,
-            "<h2>Compared with {}</h2><p>Pass rate there: {} by count, {} by downloads. {} models differ.</p>",
+            "<h2>Compared with {}</h2><p>Pass rate there: {} by count, {} by downloads. {} differ.</p>",
             e(&c.backend.name),
             pct(c.totals.pass_rate.by_count),
             pct(c.totals.pass_rate.by_downloads),
-            thousands(c.differences.len())
+            count(c.differences.len(), "model")
         );
         let _ = writeln!(
             o,
@@ -249,8 +250,8 @@ pub fn render(r: &Report) -> String {
 
     let _ = writeln!(
         o,
-        "<h2>Models</h2><details><summary>All {} models, in download order</summary><table><tr><th class=n>#</th><th>model</th><th class=n>downloads</th><th>verdict</th>{}{}<th>profiles</th><th>missing ops / reason</th><th>confidence</th></tr>",
-        thousands(r.models.len()),
+        "<h2>Models</h2><details><summary>All {}, in download order</summary><table><tr><th class=n>#</th><th>model</th><th class=n>downloads</th><th>verdict</th>{}{}<th>profiles</th><th>missing ops / reason</th><th>confidence</th></tr>",
+        count(r.models.len(), "model"),
         if r.bf16.is_some() { "<th>bf16</th>" } else { "" },
         if r.execution.is_some() { "<th>on the device</th>" } else { "" }
     );
@@ -445,12 +446,12 @@ fn blocker_chart(o: &mut String, r: &Report) {
         let w = (bar_w * b.blocks.downloads as f64 / max).max(1.0);
         let _ = writeln!(
             o,
-            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-family=\"monospace\">{}</text><rect x=\"{}\" y=\"{y}\" width=\"{w:.1}\" height=\"18\" fill=\"{FAIL}\"><title>{} models</title></rect><text x=\"{:.1}\" y=\"{}\">{}</text>",
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-family=\"monospace\">{}</text><rect x=\"{}\" y=\"{y}\" width=\"{w:.1}\" height=\"18\" fill=\"{FAIL}\"><title>{}</title></rect><text x=\"{:.1}\" y=\"{}\">{}</text>",
             label_w - 8.0,
             y + 13.0,
             e(&b.op),
             label_w,
-            b.blocks.models,
+            count(b.blocks.models, "model"),
             label_w + w + 6.0,
             y + 13.0,
             human(b.blocks.downloads)

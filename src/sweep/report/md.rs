@@ -7,18 +7,14 @@ use super::phrases::{
 use crate::sweep::agreement::explain;
 use crate::sweep::document::Report;
 use crate::sweep::tally::Rate;
-use crate::sweep::tally::{human, pct, thousands};
+use crate::sweep::tally::{count, human, pct, thousands};
 use crate::sweep::verdict::Verdict;
 
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let t = &r.totals;
-    let _ = writeln!(
-        o,
-        "# TorchTPU compatibility sweep: {} models on {}\n",
-        thousands(t.total.models),
-        esc(&r.backend.name)
-    );
+    let _ =
+        writeln!(o, "# TorchTPU compatibility sweep: {} on {}\n", count(t.total.models, "model"), esc(&r.backend.name));
     let _ = writeln!(o, "- Source: {}", esc(&source_line(r)));
     for note in &r.source.notes {
         let _ = writeln!(o, "  - {}", esc(note));
@@ -162,11 +158,11 @@ pub fn render(r: &Report) -> String {
     if let Some(c) = &r.comparison {
         let _ = writeln!(
             o,
-            "\n## Compared with {}\n\nPass rate there: {} by count, {} by downloads. {} models differ.\n\n| model | {} | {} | missing only on {} | missing only on {} |\n|---|---|---|---|---|",
+            "\n## Compared with {}\n\nPass rate there: {} by count, {} by downloads. {} differ.\n\n| model | {} | {} | missing only on {} | missing only on {} |\n|---|---|---|---|---|",
             esc(&c.backend.name),
             pct(c.totals.pass_rate.by_count),
             pct(c.totals.pass_rate.by_downloads),
-            thousands(c.differences.len()),
+            count(c.differences.len(), "model"),
             esc(&r.backend.name),
             esc(&c.backend.name),
             esc(&r.backend.name),

@@ -7,10 +7,6 @@ mod md;
 mod phrases;
 pub(crate) mod text;
 
-use std::path::Path;
-
-use anyhow::Result;
-
 use super::document::Report;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -32,8 +28,12 @@ pub fn render(report: &Report, format: Format) -> String {
     }
 }
 
-/// Writes via a temporary file and a rename, so a reader never sees half a report and a
-/// failed run leaves the old one in place.
-pub fn write_atomic(path: &Path, contents: &str) -> Result<()> {
-    crate::write::create(path, contents.as_bytes())
+/// Whether a file's first bytes are those of an earlier sweep report, in any format (which
+/// `--output-file` may replace).
+pub fn is_report(head: &str) -> bool {
+    head.starts_with("xla2tpu sweep: ")
+        || head.starts_with("# TorchTPU compatibility sweep: ")
+        || head.starts_with("rank,model_id,downloads,verdict")
+        || (head.starts_with("<!doctype html>") && head.contains("<title>TorchTPU compatibility sweep: "))
+        || head.strip_prefix('{').is_some_and(|rest| rest.trim_start().starts_with("\"tool\": \"xla2tpu"))
 }

@@ -6,7 +6,7 @@ use super::phrases::{
 };
 use crate::sweep::agreement::explain;
 use crate::sweep::document::Report;
-use crate::sweep::tally::{Rate, count, human, pct, thousands};
+use crate::sweep::tally::{Rate, count, human, models, pct, thousands};
 use crate::sweep::verdict::Verdict;
 
 const TOP: usize = 10;
@@ -40,10 +40,10 @@ pub fn summary_line(r: &Report) -> String {
     if let Some(c) = &r.comparison {
         let _ = write!(
             line,
-            "; compared with {}: {} by count, {} models differ",
+            "; compared with {}: {} by count, {} differ",
             c.backend.name,
             pct(c.totals.pass_rate.by_count),
-            thousands(c.differences.len())
+            count(c.differences.len(), "model")
         );
     }
     line
@@ -52,7 +52,7 @@ pub fn summary_line(r: &Report) -> String {
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let t = &r.totals;
-    let _ = writeln!(o, "xla2tpu sweep: {} models", thousands(t.total.models));
+    let _ = writeln!(o, "xla2tpu sweep: {}", count(t.total.models, "model"));
     let _ = writeln!(o, "source:   {}", source_line(r));
     for note in &r.source.notes {
         let _ = writeln!(o, "          note: {note}");
@@ -102,9 +102,10 @@ pub fn render(r: &Report) -> String {
     if t.fail_inference_ok.models > 0 {
         let _ = writeln!(
             o,
-            "{} failing models ({} downloads) miss only training (backward) ops: inference is covered",
-            thousands(t.fail_inference_ok.models),
-            human(t.fail_inference_ok.downloads)
+            "{} ({} downloads) {} only training (backward) ops: inference is covered",
+            count(t.fail_inference_ok.models, "failing model"),
+            human(t.fail_inference_ok.downloads),
+            if t.fail_inference_ok.models == 1 { "misses" } else { "miss" }
         );
     }
     for v in [Verdict::Pass, Verdict::PassInference, Verdict::Incomplete] {
@@ -141,8 +142,9 @@ pub fn render(r: &Report) -> String {
             let cause = if d.cause.is_empty() { String::new() } else { format!(" {}", d.cause) };
             let _ = writeln!(
                 o,
-                "  {:>6} models {:>9}  {} / {}{cause}: {}  e.g. {}",
+                "  {:>6} {:<6} {:>9}  {} / {}{cause}: {}  e.g. {}",
                 thousands(d.tally.models),
+                models(d.tally.models),
                 human(d.tally.downloads),
                 d.op_verdict.label(),
                 d.execution.label(),
@@ -158,8 +160,9 @@ pub fn render(r: &Report) -> String {
         for f in x.failures.iter().take(TOP) {
             let _ = writeln!(
                 o,
-                "  {:>6} models {:>9}  {:<11} {}",
+                "  {:>6} {:<6} {:>9}  {:<11} {}",
                 thousands(f.tally.models),
+                models(f.tally.models),
                 human(f.tally.downloads),
                 f.kind,
                 printable(&f.location)
@@ -175,11 +178,13 @@ pub fn render(r: &Report) -> String {
         for b in r.blockers.iter().take(TOP) {
             let _ = writeln!(
                 o,
-                "  {:<56} {:>6} models {:>9}   alone: {:>5} models {:>9}",
+                "  {:<56} {:>6} {:<6} {:>9}   alone: {:>5} {:<6} {:>9}",
                 b.op,
                 thousands(b.blocks.models),
+                models(b.blocks.models),
                 human(b.blocks.downloads),
                 thousands(b.alone.models),
+                models(b.alone.models),
                 human(b.alone.downloads)
             );
         }
@@ -219,9 +224,10 @@ pub fn render(r: &Report) -> String {
                 (n, _) => format!("missing {} and {} more", a.missing[..3].join(" "), n - 3),
             };
             let line = format!(
-                "  {:<44} {:>6} models {:>9}  {:<24} {why}",
+                "  {:<44} {:>6} {:<6} {:>9}  {:<24} {why}",
                 printable(&a.arch),
                 thousands(a.total.models),
+                models(a.total.models),
                 human(a.total.downloads),
                 mix(a)
             );
@@ -232,18 +238,24 @@ pub fn render(r: &Report) -> String {
     if !unknown.is_empty() {
         let _ = writeln!(o, "\nwhy unknown (top {})", unknown.len());
         for x in unknown {
-            let _ =
-                writeln!(o, "  {:>6} models {:>9}  {}", thousands(x.tally.models), human(x.tally.downloads), x.reason);
+            let _ = writeln!(
+                o,
+                "  {:>6} {:<6} {:>9}  {}",
+                thousands(x.tally.models),
+                models(x.tally.models),
+                human(x.tally.downloads),
+                x.reason
+            );
         }
     }
     if let Some(c) = &r.comparison {
         let _ = writeln!(
             o,
-            "\ncompared with {}: pass rate {} by count, {} by downloads; {} models differ",
+            "\ncompared with {}: pass rate {} by count, {} by downloads; {} differ",
             c.backend.name,
             pct(c.totals.pass_rate.by_count),
             pct(c.totals.pass_rate.by_downloads),
-            thousands(c.differences.len())
+            count(c.differences.len(), "model")
         );
         for d in c.differences.iter().take(TOP) {
             let _ = writeln!(
