@@ -340,8 +340,9 @@ fn outputs_that_are_not_regular_files_are_written_into_not_replaced() {
 
     // A descriptor by name: the report goes to the process's own standard output.
     std::os::unix::fs::symlink("/proc/self/fd/1", t.path("stdout.md")).expect("symlink");
-    // A symlink to a regular file: the file is replaced, the link stays.
-    t.write("real.md", b"old\n");
+    // A symlink to a regular file (an earlier report: nothing else may be replaced, see
+    // tests/cli_gate.rs): the file is replaced, the link stays.
+    t.write("real.md", b"# Migration report\n\nxla2tpu 0.1.0 read 1 file\n");
     std::os::unix::fs::symlink("real.md", t.path("link.md")).expect("symlink");
     for (name, into_stdout) in [("stdout.md", true), ("link.md", false)] {
         let out = t.run(&["migrate", "--report", name, "good.py"]);

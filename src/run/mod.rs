@@ -7,19 +7,22 @@
 //! `torch.backends` group, found on `PYTHONPATH`, so every process of the run
 //! (spawned workers, torchrun children) gets it at `import torch`.
 
+pub mod advice;
 pub mod advise;
 pub mod emulator;
 pub mod process;
 pub mod python;
 pub mod report;
+pub mod site;
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
 use anyhow::Context;
-use report::{Incompatibility, RunReport, Site};
+use report::{Incompatibility, RunReport};
+use site::{Site, site, site_fn};
 
 /// Exit codes of `xla2tpu run`.
 pub mod exit {
@@ -331,25 +334,6 @@ fn render_finished(out: &mut impl Write, report: &RunReport, torch: &str, chips:
 
 /// `train.py:42`, relative to the working directory when inside it.
 /// `file:line`, relative to the working directory when under it.
-pub(crate) fn site(at: &Site) -> String {
-    let Some(file) = at.file.as_deref() else { return "<unknown>".into() };
-    let shown = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| Path::new(file).strip_prefix(cwd).ok().map(|p| p.display().to_string()))
-        .unwrap_or_else(|| file.to_string());
-    match at.line {
-        Some(l) => format!("{shown}:{l}"),
-        None => shown,
-    }
-}
-
-pub(crate) fn site_fn(at: &Site, function: Option<&str>) -> String {
-    match function.filter(|f| !f.is_empty() && *f != "<module>") {
-        Some(f) => format!("{} in {f}", site(at)),
-        None => site(at),
-    }
-}
-
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }

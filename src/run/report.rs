@@ -9,7 +9,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::advise::Advice;
+use super::advice::Advice;
+use super::site::Site;
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 pub struct Frame {
@@ -17,15 +18,6 @@ pub struct Frame {
     pub line: u32,
     #[serde(default)]
     pub function: String,
-}
-
-/// Where in the user's program something happened (`file`/`line` in the event schema).
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
-pub struct Site {
-    #[serde(default)]
-    pub file: Option<String>,
-    #[serde(default)]
-    pub line: Option<u32>,
 }
 
 /// One line of a process's event file.

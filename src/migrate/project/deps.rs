@@ -1293,12 +1293,12 @@ mod tests {
     #[test]
     fn transformers_pinned_below_the_release_whose_trainer_finds_the_tpu_is_raised() {
         let text = "torch_xla[tpu]==2.5.0\ntransformers==4.44.2\naccelerate>=1.16\n";
-        let found = check(Kind::Requirements, text, rules());
+        let found = check(Kind::Requirements, text, rules(), None);
         assert!(codes(&found).contains(&"TPU911"), "{:?}", codes(&found));
         assert_eq!(migrated(Kind::Requirements, text), "torch-tpu==0.2.0\ntransformers>=5.20.0\naccelerate>=1.16\n");
         // 5.9–5.19 find the chip through an API TorchTPU keeps internal: still too old.
         assert!(
-            codes(&check(Kind::Requirements, "torch-tpu==0.2.0\ntransformers>=5.9,<5.20\n", rules()))
+            codes(&check(Kind::Requirements, "torch-tpu==0.2.0\ntransformers>=5.9,<5.20\n", rules(), None))
                 .contains(&"TPU911")
         );
         // Unpinned, or admitting a new enough release, or a plain PyTorch project: nothing to say.
@@ -1308,7 +1308,7 @@ mod tests {
             "torch-tpu==0.2.0\ntransformers>=5.20\n",
             "torch>=2.4\ntransformers==4.44.2\n",
         ] {
-            assert!(!codes(&check(Kind::Requirements, text, rules())).contains(&"TPU911"), "{text}");
+            assert!(!codes(&check(Kind::Requirements, text, rules(), None)).contains(&"TPU911"), "{text}");
         }
     }
 
