@@ -393,7 +393,7 @@ impl Pass<'_> {
 }
 
 /// The standard-library modules fixes import; isort puts them above third-party ones.
-const STDLIB: &[&str] = &["datetime", "os", "sys", "time"];
+const STDLIB: &[&str] = &["datetime", "multiprocessing", "os", "sys", "time", "unittest"];
 
 /// The insertions for every import a pass needs, placed in the file's import
 /// block (after the docstring and `__future__` imports): standard-library

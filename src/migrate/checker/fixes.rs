@@ -160,13 +160,22 @@ impl<'a> Checker<'a> {
         let mut helpers: Vec<crate::migrate::fix::Helper> = Vec::new();
         while let Some(text) = pending.pop() {
             for (name, template) in &spec.define {
-                if helpers.iter().any(|h| &h.name == name) || !calls(&text, name) {
+                // A reference replaced by the helper's name (`@mp_test`) uses it without a call.
+                if helpers.iter().any(|h| &h.name == name) || !(calls(&text, name) || text == *name) {
                     continue;
                 }
                 let body = template.expand(&mut cx)?;
                 if self.all_names().contains(name.as_str()) || self.sem.is_bound_anywhere(name) {
                     // Defined by an earlier pass of this run (another fix's edits overlapped).
                     if self.defines_verbatim(&body) {
+                        continue;
+                    }
+                    // `from torch_xla.test.test_utils import now`: the name is only the import of
+                    // what the helper replaces, which goes once its uses call the helper.
+                    let replaced = site.callee.as_deref().filter(|c| c.rsplit('.').next() == Some(name.as_str()));
+                    if replaced.is_some_and(|q| self.sem.binds_only_module(name, q)) {
+                        pending.push(body.clone());
+                        helpers.push(crate::migrate::fix::Helper { name: name.clone(), text: body });
                         continue;
                     }
                     return Err(format!("cannot define `{name}`: the name already means something else in this file"));

@@ -631,7 +631,7 @@ impl<'a> Checker<'a> {
             }
             if !self.owned.contains(&expr.start()) {
                 let spelled = spelled();
-                self.report(Site { rule, target, expr, call: None, spelled, callee: None });
+                self.report(Site { rule, target, expr, call: None, spelled, callee: Some(q.name.clone()) });
             }
         } else if let Some(rule) = self.rules.lookup_any(&q.name) {
             let message = self.message(rule, &spelled());

@@ -282,7 +282,7 @@ struct RawFix {
     #[serde(default)]
     requires_group_in_file: bool,
     #[serde(default)]
-    compare: BTreeMap<String, String>,
+    compare: BTreeMap<String, Option<String>>,
     #[serde(default)]
     worker_prelude: Option<RawPrelude>,
     /// Name → definition, or `~` for a rule file's shared `helpers:` entry of that name.
@@ -380,8 +380,9 @@ pub struct FixSpec {
     /// itself: `init_process_group`, or a launcher of a worker defined in it.
     pub requires_group_in_file: bool,
     /// When the match is compared with string literals (`hw == "TPU"`), each
-    /// literal's new value; a literal not listed blocks the fix.
-    pub compare: BTreeMap<String, String>,
+    /// literal's new value, or `None` for a value the new API never returns (the literal
+    /// stays: the comparison is simply false); a literal not listed blocks the fix.
+    pub compare: BTreeMap<String, Option<String>>,
     pub worker_prelude: Option<WorkerPrelude>,
     /// Module-level helpers the fix's code may call, by the name each defines: the ones its
     /// edits (or other used helpers) name are put once below the file's imports. For APIs
@@ -796,11 +797,12 @@ fn call_needles(signature: Option<&Signature>, when: &When, when_any: &[When]) -
     Some(needles)
 }
 
-/// Whether `text` calls `name` (`name(` as a whole word): what a fix's code or a helper calls.
+/// Whether `text` calls `name` (`name(` as a whole word, not an attribute: `datetime.now(` is
+/// no call of a helper `now`): what a fix's code or a helper calls.
 pub(crate) fn calls(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(at, _)| {
         let before = text[..at].chars().next_back();
-        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
         !before.is_some_and(ident) && text[at + name.len()..].trim_start().starts_with('(')
     })
 }
