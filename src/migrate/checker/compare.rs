@@ -172,7 +172,7 @@ impl<'a> NameUses<'a> {
 }
 
 /// `print(...)` and `logger.info(...)`-style calls only show a value.
-fn is_display(func: &Expr) -> bool {
+pub(super) fn is_display(func: &Expr) -> bool {
     match func {
         Expr::Name(n) => n.id.as_str() == "print",
         Expr::Attribute(a) => {

@@ -130,6 +130,14 @@ impl<'a> Checker<'a> {
                 ));
             }
         }
+        if spec.only_shown && !self.is_shown(site.expr) {
+            return Err("only converted where the value is only shown (printed or logged): elsewhere the program \
+                        may compute with it"
+                .into());
+        }
+        if spec.before_clock_read && !self.before_clock_read() {
+            return Err("only converted where a clock is read right after it (timing code)".into());
+        }
         let mut fix = self.try_action(site, rule, spec, bound)?;
         if let Some(prelude) = &spec.worker_prelude {
             let (edit, imports) = self.worker_prelude(site, rule, prelude, bound)?;
@@ -678,8 +686,18 @@ impl<'a> Checker<'a> {
         Ok(out[with_indent.len().min(out.len())..].trim_end_matches(['\n', '\r']).to_string())
     }
 
-    pub(super) fn literal_fix(&self, rule: RuleId, range: TextRange, literal: &str) -> (Option<Fix>, Option<String>) {
-        let Some(spec) = self.rule(rule).fixes.first() else { return (None, None) };
+    /// A literal's replacement, with the first variant for literals passed to `callee` (a
+    /// variant's `names`), or else the first for any.
+    pub(super) fn literal_fix(
+        &self,
+        rule: RuleId,
+        range: TextRange,
+        literal: &str,
+        callee: Option<&str>,
+    ) -> (Option<Fix>, Option<String>) {
+        let fixes = &self.rule(rule).fixes;
+        let for_callee = fixes.iter().find(|f| callee.is_some_and(|c| f.names.iter().any(|n| n == c)));
+        let Some(spec) = for_callee.or_else(|| fixes.iter().find(|f| f.names.is_empty())) else { return (None, None) };
         let fix = Fix {
             safety: spec.safety,
             edits: vec![Edit::replace(range, literal)],

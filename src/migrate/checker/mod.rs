@@ -9,6 +9,7 @@ use ruff_python_parser::Parsed;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
 mod api_calls;
+mod autocast;
 mod compare;
 mod fixes;
 mod guards;
@@ -19,6 +20,8 @@ mod loaders;
 mod noqa;
 mod performance;
 mod strings;
+mod timing;
+mod views;
 
 pub use imports::Contingent;
 use imports::{catches_import_error, try_only_guards_imports};
@@ -83,6 +86,9 @@ pub fn check(
         literals_seen: FxHashSet::default(),
         keyword_of: FxHashMap::default(),
         argument_of: FxHashMap::default(),
+        shown: FxHashSet::default(),
+        bodies: Vec::new(),
+        xla_autocast: 0,
         class_arguments: FxHashSet::default(),
         annotation: 0,
         xla_only: Vec::new(),
@@ -148,6 +154,12 @@ struct Checker<'a> {
     keyword_of: FxHashMap<TextSize, &'a str>,
     /// The qualified callee of the call each argument (by its start) is passed to.
     argument_of: FxHashMap<TextSize, String>,
+    /// Expressions (by their start) whose value is only shown to a person (`print(x)`).
+    shown: FxHashSet<TextSize>,
+    /// The bodies being walked, innermost last (with `stmt`: what follows a statement).
+    bodies: Vec<&'a [Stmt]>,
+    /// Depth of torch_xla autocast regions (`with torch.autocast("xla"):`) being walked.
+    xla_autocast: u32,
     /// Arguments (by their start) of class tests (`isinstance`) and of the rules' shared helpers:
     /// a class named there creates no instance (see `creates_no_instance`).
     class_arguments: FxHashSet<TextSize>,
@@ -238,12 +250,14 @@ impl<'a> Checker<'a> {
     fn visit_block(&mut self, body: &'a [Stmt], owner: Option<(StmtRef, bool)>) {
         let block = self.blocks.len();
         self.blocks.push(Block { stmts: body.iter().map(Ranged::range).collect(), owner });
+        self.bodies.push(body);
         for (index, stmt) in body.iter().enumerate() {
             let sref = StmtRef { block, index };
             self.stmt.push((sref, stmt));
             self.visit_statement(stmt, sref);
             self.stmt.pop();
         }
+        self.bodies.pop();
     }
 
     fn in_scope_of(&mut self, start: TextSize, f: impl FnOnce(&mut Self)) {
@@ -314,8 +328,11 @@ impl<'a> Checker<'a> {
                 self.visit_block(&while_stmt.orelse, owner);
             }
             Stmt::With(with) => {
+                let autocast = u32::from(with.items.iter().any(|i| self.opens_xla_autocast(&i.context_expr)));
                 self.check_with(with);
+                self.xla_autocast += autocast;
                 self.visit_block(&with.body, owner);
+                self.xla_autocast -= autocast;
             }
             Stmt::Match(m) => {
                 self.visit_expr(&m.subject);
@@ -383,6 +400,15 @@ impl<'a> Checker<'a> {
         for kw in call.arguments.keywords.iter() {
             if let (Some(arg), Expr::StringLiteral(lit)) = (&kw.arg, &kw.value) {
                 self.keyword_of.insert(lit.range.start(), arg.id.as_str());
+            }
+        }
+        if self.xla_autocast > 0 {
+            self.check_autocast_softmax(call);
+        }
+        self.check_strided_view(call);
+        if compare::is_display(&call.func) {
+            for arg in &call.arguments.args {
+                self.mark_shown(arg);
             }
         }
         let q = self.sem.qualified_name(&call.func, self.scope);
@@ -687,14 +713,15 @@ impl<'a> Checker<'a> {
         let is_device_ctor =
             q.is_some_and(|q| matches!(q.name.as_str(), "torch.device" | "torch.autocast" | "torch.amp.autocast"));
         let is_to = matches!(&*call.func, Expr::Attribute(a) if a.attr.id.as_str() == "to");
+        let callee = q.map(|q| q.name.as_str());
         if (is_device_ctor || is_to)
             && let Some(first) = call.arguments.args.first()
         {
-            self.check_device_literal(first);
+            self.check_device_literal(first, callee);
         }
         for kw in call.arguments.keywords.iter() {
             if kw.arg.as_ref().is_some_and(|a| matches!(a.id.as_str(), "device" | "map_location" | "device_type")) {
-                self.check_device_literal(&kw.value);
+                self.check_device_literal(&kw.value, callee);
             }
         }
     }
@@ -796,7 +823,7 @@ impl<'a> Visitor<'a> for Checker<'a> {
                 let is_type = |e: &&Expr| matches!(e, Expr::Attribute(a) if a.attr.id.as_str() == "type");
                 if operands.iter().any(is_type) {
                     for e in operands.iter().filter(|e| !is_type(e)) {
-                        self.check_device_literal(e);
+                        self.check_device_literal(e, None);
                     }
                 }
                 self.compare.push(cmp);

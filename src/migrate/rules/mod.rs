@@ -180,6 +180,10 @@ pub enum Builtin {
     UnusedNoqa,
     /// A file that runs torch_xla on hardware other than a TPU (Neuron, Tenstorrent, CUDA).
     OtherHardware,
+    /// `softmax`/`log_softmax` in a torch_xla autocast region, which ran them in float32.
+    AutocastSoftmax,
+    /// `.view()` of a slice or transpose: torch_xla tensors had no strides (TPU719).
+    StridedView,
     // Files other than Python (src/migrate/project); each handler adds its own below.
     // deps (TPU90x–TPU91x):
     /// A torch_xla requirement (TPU901).
@@ -292,6 +296,10 @@ struct RawFix {
     requires_argument_of: Vec<String>,
     #[serde(default)]
     map: BTreeMap<String, BTreeMap<String, String>>,
+    #[serde(default)]
+    only_shown: bool,
+    #[serde(default)]
+    before_clock_read: bool,
 }
 
 /// Statements to put at the top of the worker function a launcher call names.
@@ -394,6 +402,12 @@ pub struct FixSpec {
     /// Per parameter, what a string literal passed there becomes (`"sum"` →
     /// `dist.ReduceOp.SUM`); a literal not listed makes the fix unavailable.
     pub map: BTreeMap<String, BTreeMap<String, Template>>,
+    /// Only offer the fix where the match's value is only shown to a person: an argument of
+    /// `print` or of a logger call, or a field of an f-string (or `%`/`.format`) shown there.
+    pub only_shown: bool,
+    /// Only offer the fix (a statement) where the program reads a clock right after it: the
+    /// next statement of its block, or the one after the loop whose body it ends (timing code).
+    pub before_clock_read: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -1216,6 +1230,8 @@ fn convert_fix(
         define,
         requires_argument_of: f.requires_argument_of,
         map,
+        only_shown: f.only_shown,
+        before_clock_read: f.before_clock_read,
     })
 }
 
