@@ -205,8 +205,22 @@ pub enum BindingKind {
     /// `import a.b as m` (`qualified` = `a.b`), `from a import b` (`a.b`),
     /// `import a.b` (binds `a`, `qualified` = `a`).
     Import { qualified: String },
+    /// An assignment of a torch_xla name, followed like the import it aliases: `xs = _xs`,
+    /// `sync = torch_xla.sync`, `ws = getattr(xr, "world_size")`.
+    Alias { qualified: String },
+    /// An assignment of a torch_xla object that cannot be followed (`getattr(xr, "f", None) or
+    /// xm.g`, `a if cond else b`): its uses are reported. `origin` is the assigned value.
+    Opaque { origin: TextRange },
     /// Any other binding: assignment, parameter, def, class, loop target…
     Other,
+}
+
+/// The packages whose names an assignment may alias (the import rule's modules): an alias of
+/// anything else stays an ordinary variable.
+const ALIASED: &[&str] = &["torch_xla", "torch_xla_py", "optimum.tpu"];
+
+fn aliased(qualified: &str) -> bool {
+    ALIASED.iter().any(|m| qualified == *m || qualified.starts_with(m) && qualified[m.len()..].starts_with('.'))
 }
 
 #[derive(Debug, Clone)]
@@ -226,9 +240,13 @@ pub struct Binding {
 impl Binding {
     pub fn qualified(&self) -> Option<&str> {
         match &self.kind {
-            BindingKind::Import { qualified } => Some(qualified),
-            BindingKind::Other => None,
+            BindingKind::Import { qualified } | BindingKind::Alias { qualified } => Some(qualified),
+            BindingKind::Opaque { .. } | BindingKind::Other => None,
         }
+    }
+
+    pub fn is_alias(&self) -> bool {
+        matches!(self.kind, BindingKind::Alias { .. })
     }
 }
 
@@ -244,6 +262,9 @@ pub enum Resolution {
     Star(String),
     /// A local variable, parameter, def… (not an import).
     Other,
+    /// A name holding a torch_xla object that cannot be followed: the value it was assigned,
+    /// or, for an alias that may be another value there, that alias's value.
+    Opaque(TextRange),
     Unbound,
 }
 
@@ -269,6 +290,8 @@ pub struct Semantic {
     /// The source ranges of each branch arm (an arm may have several: `try`
     /// body and `else`), to tell whether a reference sits inside one.
     arms: FxHashMap<(TextSize, u32), Vec<TextRange>>,
+    /// The values of alias assignments (by start): the aliased name is used there, not shown.
+    alias_values: FxHashMap<TextSize, BindingId>,
 }
 
 impl Semantic {
@@ -288,8 +311,24 @@ impl Semantic {
     pub fn resolve(&self, name: &str, scope: ScopeId, offset: TextSize) -> Resolution {
         match self.reach(name, scope, offset) {
             Reach::Bindings(reach) => {
+                if let Some(origin) = reach.iter().find_map(|&b| match &self.bindings[b].kind {
+                    BindingKind::Opaque { origin } => Some(*origin),
+                    _ => None,
+                }) {
+                    return Resolution::Opaque(origin);
+                }
                 let import = reach.iter().copied().find(|&b| self.bindings[b].qualified().is_some());
                 match import {
+                    // An alias that may be another value there (`if new: f = xr.world_size`
+                    // / `else: f = my_world_size`) cannot be followed: calling it may not
+                    // call torch_xla at all.
+                    Some(binding)
+                        if self.bindings[binding].is_alias()
+                            && reach.iter().any(|&b| self.bindings[b].qualified().is_none()) =>
+                    {
+                        let other = reach.iter().copied().find(|&b| self.bindings[b].qualified().is_none());
+                        Resolution::Opaque(self.bindings[other.unwrap_or(binding)].range)
+                    }
                     Some(binding) => Resolution::Import { binding, also: reach },
                     None => Resolution::Other,
                 }
@@ -385,7 +424,7 @@ impl Semantic {
                     bindings: also,
                 }),
                 Resolution::Star(name) => Some(Qualified { name: modern_module(&name), bindings: Vec::new() }),
-                Resolution::Other | Resolution::Unbound => None,
+                Resolution::Other | Resolution::Opaque(_) | Resolution::Unbound => None,
             },
             Expr::Attribute(attr) => {
                 let mut q = self.qualified_name(&attr.value, scope)?;
@@ -435,6 +474,22 @@ impl Semantic {
     /// Whether the file imports exactly `qualified` (`from m import X` → `m.X`).
     pub fn imports_name(&self, qualified: &str) -> bool {
         self.names_of_module.contains_key(qualified)
+    }
+
+    /// The alias binding whose assigned value starts at `start` (`_xs` of `xs = _xs`).
+    pub fn alias_value(&self, start: TextSize) -> Option<BindingId> {
+        self.alias_values.get(&start).copied()
+    }
+
+    /// Where the torch_xla object `name` holds at `offset` came from, when it cannot be followed.
+    pub fn opaque_origin(&self, name: &str, scope: ScopeId, offset: TextSize) -> Option<TextRange> {
+        if !self.bound_names.contains(name) {
+            return None;
+        }
+        match self.resolve(name, scope, offset) {
+            Resolution::Opaque(origin) => Some(origin),
+            _ => None,
+        }
     }
 }
 
@@ -490,6 +545,9 @@ impl Builder {
         // Identifiers are inline `Name`s (no allocation up to 16 bytes): this runs for every binding.
         let name = Name::new(name);
         self.sem.bound_names.insert(name.clone());
+        if let BindingKind::Alias { .. } | BindingKind::Opaque { .. } = &kind {
+            self.sem.imported.insert(name.clone()); // resolved like an import's name
+        }
         if let BindingKind::Import { qualified } = &kind {
             self.sem.imported.insert(name.clone());
             let names = self.sem.names_of_module.entry(qualified.clone()).or_default();
@@ -551,6 +609,39 @@ impl Builder {
         for p in parameters.iter() {
             let name = p.name();
             self.bind(&name.id, BindingKind::Other, name.range);
+        }
+    }
+
+    /// What an assigned value is when it is a torch_xla object rather than a value torch_xla
+    /// computed: an alias of a name (`_xs`, `torch_xla.sync`, `getattr(xr, "world_size")`), or,
+    /// when it cannot be followed, opaque (`getattr(xr, "f", None) or xm.g`, `a if c else b`).
+    fn torch_xla_object(&self, value: &Expr) -> Option<BindingKind> {
+        match value {
+            Expr::Name(_) | Expr::Attribute(_) => {
+                let q = self.sem.qualified_name(value, self.scope)?;
+                aliased(&q.name).then_some(BindingKind::Alias { qualified: q.name })
+            }
+            Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "getattr") => {
+                let args = &call.arguments;
+                let object = args.args.first()?;
+                let inner = self.torch_xla_object(object)?;
+                match (inner, &*args.args, args.keywords.is_empty()) {
+                    (BindingKind::Alias { qualified }, [_, Expr::StringLiteral(attr)], true) => {
+                        Some(BindingKind::Alias { qualified: format!("{qualified}.{}", attr.value.to_str()) })
+                    }
+                    _ => Some(BindingKind::Opaque { origin: value.range() }),
+                }
+            }
+            Expr::BoolOp(b) => b
+                .values
+                .iter()
+                .any(|v| self.torch_xla_object(v).is_some())
+                .then_some(BindingKind::Opaque { origin: value.range() }),
+            Expr::If(e) => [&e.body, &e.orelse]
+                .iter()
+                .any(|v| self.torch_xla_object(v).is_some())
+                .then_some(BindingKind::Opaque { origin: value.range() }),
+            _ => None,
         }
     }
 
@@ -669,10 +760,18 @@ impl<'a> Visitor<'a> for Builder {
             Stmt::Assign(assign) => {
                 self.visit_expr(&assign.value);
                 self.assigning = Some(assign.range.end());
-                assign.targets.iter().for_each(|t| {
-                    self.bind_target(t);
-                    self.visit_expr(t);
-                });
+                match (&*assign.targets, self.torch_xla_object(&assign.value)) {
+                    ([Expr::Name(target)], Some(kind)) => {
+                        if let BindingKind::Alias { .. } = kind {
+                            self.sem.alias_values.insert(assign.value.start(), self.sem.bindings.len());
+                        }
+                        self.bind(&target.id, kind, target.range);
+                    }
+                    _ => assign.targets.iter().for_each(|t| {
+                        self.bind_target(t);
+                        self.visit_expr(t);
+                    }),
+                }
                 self.assigning = None;
             }
             Stmt::AnnAssign(assign) => {
@@ -887,6 +986,31 @@ mod tests {
     fn an_assignment_reads_the_previous_binding() {
         let src = "import torch_xla.core.xla_model as xm\nxm = xm.mark_step\n";
         assert_eq!(resolve_at(src, "xm.mark_step", 0).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
+    }
+
+    #[test]
+    fn aliases_of_torch_xla_names_are_followed() {
+        let src = "import torch_xla.distributed.spmd as _xs\nimport torch_xla.runtime as xr\nxs = _xs\nws = getattr(xr, \"world_size\")\nxs.mark_sharding\nws\n";
+        assert_eq!(resolve_at(src, "xs.mark_sharding", 0).as_deref(), Some("torch_xla.distributed.spmd.mark_sharding"));
+        assert_eq!(resolve_at(src, "ws", 1).as_deref(), Some("torch_xla.runtime.world_size"));
+        // Only torch_xla's names: any other assignment stays a variable.
+        let other = "import torch\nF = torch.nn.functional\nF.softmax\n";
+        assert_eq!(resolve_at(other, "F.softmax", 0), None);
+    }
+
+    #[test]
+    fn what_cannot_be_followed_is_opaque() {
+        let src = "import torch_xla.runtime as xr\nimport torch_xla.core.xla_model as xm\nf = getattr(xr, \"global_ordinal\", None) or xm.get_ordinal\nf\n";
+        let parsed = parse_module(src).expect("parses");
+        let sem = Semantic::build(parsed.syntax());
+        let at = TextSize::try_from(src.rfind('f').unwrap()).unwrap();
+        assert!(matches!(sem.resolve("f", 0, at), Resolution::Opaque(_)));
+        // An alias in one arm and another value in the other: calling it may not call torch_xla.
+        let arms = "import torch_xla.runtime as xr\nif new:\n    f = xr.world_size\nelse:\n    f = mine\nf\n";
+        let parsed = parse_module(arms).expect("parses");
+        let sem = Semantic::build(parsed.syntax());
+        let at = TextSize::try_from(arms.rfind('f').unwrap()).unwrap();
+        assert!(matches!(sem.resolve("f", 0, at), Resolution::Opaque(_)));
     }
 
     #[test]

@@ -74,6 +74,8 @@ impl<'a> Checker<'a> {
         let Some(rule) = self.rules.builtin(Builtin::Import) else { return };
         let modules = self.rule(rule).modules.clone();
         let probes = self.probe_sites(&modules);
+        // Imports still used in a probe's `try:` body: (diagnostic, statement, text kept).
+        let mut kept_in_probes: Vec<(usize, StmtRef, &'a Stmt, String)> = Vec::new();
         for (sref, stmt) in std::mem::take(&mut self.import_sites) {
             let aliases: Vec<(&ast::Alias, String)> = match stmt {
                 Stmt::Import(i) => i.names.iter().map(|a| (a, a.name.id.to_string())).collect(),
@@ -122,7 +124,24 @@ impl<'a> Checker<'a> {
                 };
                 Some(Fix { safety: spec.safety, edits, deletes, imports: vec![], helpers: vec![] })
             };
-            let fix = if !unused.is_empty() && !star { removal(&unused) } else { None };
+            let in_probe = self.guarded_try_bodies.contains(&sref.block) && !star && relied_on.is_empty();
+            let fix = if in_probe && still_used > 0 {
+                // Moved out of the probe below, without the names nothing uses.
+                let kept = if unused.is_empty() {
+                    self.src(stmt.range()).to_string()
+                } else {
+                    let span = TextRange::new(aliases[0].0.start(), aliases[aliases.len() - 1].0.end());
+                    let before = self.src(TextRange::new(stmt.start(), span.start()));
+                    let after = self.src(TextRange::new(span.end(), stmt.end()));
+                    format!("{before}{}{after}", self.keep_aliases(&aliases, &unused).content)
+                };
+                kept_in_probes.push((self.diagnostics.len(), sref, stmt, kept));
+                None
+            } else if !unused.is_empty() && !star {
+                removal(&unused)
+            } else {
+                None
+            };
             if unused.is_empty() && !star && relied_on.is_empty() {
                 // Every name is still used: if this pass's fixes remove every use, the import
                 // can go in the same pass instead of the next one.
@@ -133,6 +152,100 @@ impl<'a> Checker<'a> {
                 }
             }
             self.diagnostics.push(Diagnostic { rule, range: stmt.range(), message, note, fix });
+        }
+        self.move_out_of_probes(&kept_in_probes, &probes);
+        self.report_aliases(rule);
+    }
+
+    /// Assignments that alias a torch_xla name (`xs = _xs`, `sync = torch_xla.sync`): like the
+    /// imports they alias, deleted once nothing uses them (in the same pass as the fixes that
+    /// remove their last uses), kept while something does.
+    fn report_aliases(&mut self, rule: RuleId) {
+        let Some(spec) = self.rule(rule).fixes.first() else { return };
+        let safety = spec.safety;
+        for (sref, stmt, binding) in std::mem::take(&mut self.alias_sites) {
+            let b = &self.sem.bindings[binding];
+            let name = b.name.to_string();
+            let message = format!(
+                "`{name}` aliases `{}`, which is not installed alongside TorchTPU",
+                b.qualified().unwrap_or_default()
+            );
+            let removal = Fix { safety, edits: vec![], deletes: vec![sref], imports: vec![], helpers: vec![] };
+            let (fix, note) = if self.used.contains(&binding) {
+                self.contingent.push(Contingent { range: stmt.range(), fix: removal, names: vec![name] });
+                (None, Some("still used: migrate its uses first".to_string()))
+            } else {
+                (Some(removal), None)
+            };
+            self.diagnostics.push(Diagnostic { rule, range: stmt.range(), message, note, fix });
+        }
+    }
+
+    /// A use of a name holding a torch_xla object xla2tpu cannot follow: reported where it is
+    /// used, since what it calls or reads there is torch_xla's.
+    pub(super) fn report_opaque_use(&mut self, name: &ast::ExprName) {
+        if name.ctx != ast::ExprContext::Load {
+            return;
+        }
+        let Some(origin) = self.sem.opaque_origin(&name.id, self.scope, name.range.start()) else { return };
+        let Some(rule) = self.rules.builtin(Builtin::Unmapped) else { return };
+        let message = format!(
+            "`{}` holds a torch_xla object xla2tpu cannot follow (`{}`)",
+            name.id,
+            super::shown(self.src(origin))
+        );
+        let note = Some(
+            "migrate this use by hand; a name assigned one torch_xla name (`ws = xr.world_size`, \
+             `getattr(xr, \"world_size\")`) is followed"
+                .to_string(),
+        );
+        self.diagnostics.push(Diagnostic { rule, range: name.range, message, note, fix: None });
+    }
+
+    /// A torch_xla import still used (by a manual item) in a probe's `try:` body would fail on
+    /// TorchTPU and send the program down its path for a machine without TorchTPU, silently,
+    /// although the probe's flag now means TorchTPU. The probe becomes `import torch_tpu`, and
+    /// the import goes right after the `try`, where it stops the program, loudly, until its
+    /// uses are migrated (as any import kept for a manual item does). One fix per `try`, on
+    /// the finding of its first such import.
+    fn move_out_of_probes(&mut self, kept: &[(usize, StmtRef, &'a Stmt, String)], probes: &FxHashSet<StmtRef>) {
+        let Some(spec) = self.rules.builtin(Builtin::Import).and_then(|r| self.rule(r).fixes.first()) else {
+            return;
+        };
+        let safety = spec.safety;
+        let mut blocks: Vec<usize> = kept.iter().map(|(_, sref, _, _)| sref.block).collect();
+        blocks.dedup();
+        for block in blocks {
+            let Some((try_ref, _)) = self.blocks[block].owner else { continue };
+            let try_range = self.blocks[try_ref.block].stmts[try_ref.index];
+            let newline = newline_of(self.text);
+            let indent = indentation_at(self.text, try_range.start().into());
+            let group: Vec<&(usize, StmtRef, &Stmt, String)> = kept.iter().filter(|k| k.1.block == block).collect();
+            let mut edits = Vec::new();
+            let mut deletes = Vec::new();
+            let mut moved = String::new();
+            for (_, sref, stmt, text) in &group {
+                if probes.contains(sref) {
+                    edits.push(Edit::replace(stmt.range(), PROBE));
+                } else {
+                    deletes.push(*sref);
+                }
+                moved.push_str(&format!("{newline}{indent}{text}"));
+            }
+            // The `try` probes TorchTPU once its probe site is converted, or already does.
+            if !probes.iter().any(|p| p.block == block)
+                && !self.blocks[block].stmts.iter().any(|r| self.src(*r).starts_with("import torch_tpu"))
+            {
+                continue;
+            }
+            edits.push(Edit::insert(try_range.end(), moved));
+            let first = group[0].0;
+            self.diagnostics[first].fix = Some(Fix { safety, edits, deletes, imports: vec![], helpers: vec![] });
+            self.diagnostics[first].note = Some(
+                "the probe's `try` now probes TorchTPU (`import torch_tpu`); while names of this import are \
+                 still used it goes right after the `try`, where it stops the program until they are migrated"
+                    .into(),
+            );
         }
     }
 
@@ -202,7 +315,9 @@ pub(super) fn catches_import_error(t: &ast::StmtTry) -> bool {
     })
 }
 
-/// `try: import x` whose handlers only `pass` or reset the imported names.
+/// `try: import x` whose handlers only `pass`, reset the imported names, or import another
+/// module under them (`except ImportError: import torch_xla.experimental.xla_sharding as xs`,
+/// a version shim's older spelling).
 pub(super) fn try_only_guards_imports(t: &ast::StmtTry) -> bool {
     if !t.orelse.is_empty() || !t.finalbody.is_empty() {
         return false;
@@ -210,6 +325,12 @@ pub(super) fn try_only_guards_imports(t: &ast::StmtTry) -> bool {
     let mut bound: FxHashSet<&str> = FxHashSet::default();
     for stmt in &t.body {
         match stmt {
+            // `xs = _xs`: another name for what the body imported.
+            Stmt::Assign(a)
+                if matches!(&*a.targets, [Expr::Name(_)]) && root_name(&a.value).is_some_and(|r| bound.contains(r)) =>
+            {
+                bound.extend(a.targets.iter().filter_map(|t| Some(t.as_name_expr()?.id.as_str())));
+            }
             Stmt::Import(i) => bound.extend(i.names.iter().map(|a| {
                 a.asname.as_ref().map_or_else(|| a.name.id.split('.').next().unwrap_or_default(), |n| n.id.as_str())
             })),
@@ -228,9 +349,22 @@ pub(super) fn try_only_guards_imports(t: &ast::StmtTry) -> bool {
                 a.targets.iter().all(|t| matches!(t, Expr::Name(n) if bound.contains(n.id.as_str())))
                     && matches!(*a.value, Expr::NoneLiteral(_) | Expr::BooleanLiteral(_))
             }
+            Stmt::Import(i) => i.names.iter().all(|a| a.asname.as_ref().is_some_and(|n| bound.contains(n.id.as_str()))),
+            Stmt::ImportFrom(i) => {
+                i.names.iter().all(|a| bound.contains(a.asname.as_ref().unwrap_or(&a.name).id.as_str()))
+            }
             _ => false,
         })
     })
+}
+
+/// The name an attribute chain starts from (`xs` of `xs.mark_sharding`).
+fn root_name(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => root_name(&a.value),
+        _ => None,
+    }
 }
 
 /// Names a `try` statement assigns (`_HAS_XLA = True` in its body or handlers).

@@ -87,6 +87,7 @@ pub fn check(
         keyword_of: FxHashMap::default(),
         argument_of: FxHashMap::default(),
         shown: FxHashSet::default(),
+        alias_sites: Vec::new(),
         bodies: Vec::new(),
         xla_autocast: 0,
         class_arguments: FxHashSet::default(),
@@ -156,6 +157,8 @@ struct Checker<'a> {
     argument_of: FxHashMap<TextSize, String>,
     /// Expressions (by their start) whose value is only shown to a person (`print(x)`).
     shown: FxHashSet<TextSize>,
+    /// Assignments that alias a torch_xla name (`xs = _xs`), with the binding each makes.
+    alias_sites: Vec<(StmtRef, &'a Stmt, BindingId)>,
     /// The bodies being walked, innermost last (with `stmt`: what follows a statement).
     bodies: Vec<&'a [Stmt]>,
     /// Depth of torch_xla autocast regions (`with torch.autocast("xla"):`) being walked.
@@ -289,13 +292,15 @@ impl<'a> Checker<'a> {
             Stmt::If(if_stmt) => {
                 self.note_xla_guard(if_stmt);
                 self.visit_expr(&if_stmt.test);
-                let droppable = if_stmt.elif_else_clauses.is_empty() && is_pure(&if_stmt.test);
+                // Dropped when every arm empties, if no test does anything.
+                let droppable = is_pure(&if_stmt.test)
+                    && if_stmt.elif_else_clauses.iter().all(|c| c.test.as_ref().is_none_or(is_pure));
                 self.visit_block(&if_stmt.body, Some((sref, droppable)));
                 for clause in &if_stmt.elif_else_clauses {
                     if let Some(test) = &clause.test {
                         self.visit_expr(test);
                     }
-                    self.visit_block(&clause.body, owner);
+                    self.visit_block(&clause.body, Some((sref, droppable)));
                 }
             }
             Stmt::Try(try_stmt) => {
@@ -345,6 +350,12 @@ impl<'a> Checker<'a> {
             }
             Stmt::Import(_) | Stmt::ImportFrom(_) => self.import_sites.push((sref, stmt)),
             Stmt::Assign(assign) => {
+                if let [Expr::Name(target)] = &*assign.targets
+                    && let Some(binding) = self.sem.binding_at(target.range.start())
+                    && self.sem.bindings[binding].is_alias()
+                {
+                    self.alias_sites.push((sref, stmt, binding));
+                }
                 self.check_assigned_device(&assign.targets.iter().collect::<Vec<_>>(), &assign.value);
                 if self.is_probe(&assign.value) {
                     // `_xla = find_spec("torch_xla") is not None`: a flag the probe's fix retargets.
@@ -397,6 +408,13 @@ impl<'a> Checker<'a> {
     // ---- matching -------------------------------------------------------
 
     fn visit_call(&mut self, expr: &'a Expr, call: &'a ExprCall) {
+        // `ws = getattr(xr, "world_size")`: an alias's value uses the object, shows nothing.
+        if self.sem.alias_value(expr.start()).is_some()
+            && let Some(q) = call.arguments.args.first().and_then(|o| self.sem.qualified_name(o, self.scope))
+        {
+            self.mark_used(&q);
+            return;
+        }
         for kw in call.arguments.keywords.iter() {
             if let (Some(arg), Expr::StringLiteral(lit)) = (&kw.arg, &kw.value) {
                 self.keyword_of.insert(lit.range.start(), arg.id.as_str());
@@ -648,8 +666,16 @@ impl<'a> Checker<'a> {
     /// A name or attribute chain in load position. Returns true if it resolved
     /// (its inner parts need no separate visit).
     fn visit_reference(&mut self, expr: &'a Expr) -> bool {
-        let Some(q) = self.sem.qualified_name(expr, self.scope) else { return false };
+        let Some(q) = self.sem.qualified_name(expr, self.scope) else {
+            if let Expr::Name(name) = expr {
+                self.report_opaque_use(name);
+            }
+            return false;
+        };
         self.mark_used(&q);
+        if self.sem.alias_value(expr.start()).is_some() {
+            return true; // `xs = _xs`: followed to the alias's uses, which are checked there
+        }
         let spelled = || self.src(expr.range()).to_string();
         if let Some((rule, target)) = self.rules.lookup(MatchKind::Reference, &q.name) {
             if self.rule(rule).instances && self.creates_no_instance(expr) {
@@ -931,10 +957,10 @@ fn is_pure(expr: &Expr) -> bool {
                 Expr::Attribute(a) => a.attr.id.as_str(),
                 _ => return false,
             };
-            name.starts_with("is_")
-                && name.ends_with("available")
-                && c.arguments.args.iter().all(is_pure)
-                && c.arguments.keywords.iter().all(|k| is_pure(&k.value))
+            // `hasattr(torch_xla, "sync")`: a version shim's feature test.
+            let asks = name.starts_with("is_") && name.ends_with("available")
+                || matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "hasattr");
+            asks && c.arguments.args.iter().all(is_pure) && c.arguments.keywords.iter().all(|k| is_pure(&k.value))
         }
         _ => false,
     }
