@@ -503,6 +503,7 @@ fn run_migrate(
         // what it launched.
         run.accelerate_xla_configs();
         run.spmd_programs();
+        run.read_exports();
     }
     let results =
         process_all(common, &resolver, &mut errors, |input| migrate_input(input, &resolver, &run, write, color));

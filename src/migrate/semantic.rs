@@ -21,6 +21,8 @@ use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
+use crate::migrate::facts::Export;
+
 /// Python's builtins (3.12, sorted): what an unbound name refers to even after a star import.
 const BUILTINS: &[&str] = &[
     "ArithmeticError",
@@ -219,7 +221,7 @@ pub enum BindingKind {
 /// anything else stays an ordinary variable.
 const ALIASED: &[&str] = &["torch_xla", "torch_xla_py", "optimum.tpu"];
 
-fn aliased(qualified: &str) -> bool {
+pub fn aliased(qualified: &str) -> bool {
     ALIASED.iter().any(|m| qualified == *m || qualified.starts_with(m) && qualified[m.len()..].starts_with('.'))
 }
 
@@ -292,11 +294,23 @@ pub struct Semantic {
     arms: FxHashMap<(TextSize, u32), Vec<TextRange>>,
     /// The values of alias assignments (by start): the aliased name is used there, not shown.
     alias_values: FxHashMap<TextSize, BindingId>,
+    /// The run this file belongs to: its other modules' torch_xla names (a version shim's).
+    run: Option<std::sync::Arc<crate::migrate::facts::RunFacts>>,
 }
 
 impl Semantic {
     pub fn build(module: &ast::ModModule) -> Semantic {
-        let mut builder = Builder { sem: Semantic::default(), scope: 0, branches: Vec::new(), assigning: None };
+        Semantic::build_in_run(module, None)
+    }
+
+    /// The model of a file of `run`, whose names imported from the run's other modules (`from
+    /// compat import xs`) are what those modules bind them to.
+    pub fn build_in_run(
+        module: &ast::ModModule,
+        run: Option<std::sync::Arc<crate::migrate::facts::RunFacts>>,
+    ) -> Semantic {
+        let sem = Semantic { run, ..Semantic::default() };
+        let mut builder = Builder { sem, scope: 0, branches: Vec::new(), assigning: None };
         builder.sem.scopes.push(Scope::new(ScopeKind::Module, None));
         builder.visit_body(&module.body);
         builder.sem
@@ -428,6 +442,11 @@ impl Semantic {
             },
             Expr::Attribute(attr) => {
                 let mut q = self.qualified_name(&attr.value, scope)?;
+                // `compat.xs` of `import compat`: what the run's module binds `xs` to.
+                if let Some(Export::Qualified(export)) = self.export(&q.name, &attr.attr.id) {
+                    q.name = export;
+                    return Some(q);
+                }
                 q.name.push('.');
                 q.name.push_str(&attr.attr.id);
                 q.name = modern_module(&q.name);
@@ -474,6 +493,19 @@ impl Semantic {
     /// Whether the file imports exactly `qualified` (`from m import X` → `m.X`).
     pub fn imports_name(&self, qualified: &str) -> bool {
         self.names_of_module.contains_key(qualified)
+    }
+
+    /// What `name` of the run's module `module` is, if a torch_xla name.
+    fn export(&self, module: &str, name: &str) -> Option<Export> {
+        if aliased(module) {
+            return None;
+        }
+        self.run.as_ref()?.export(module, name)
+    }
+
+    /// The names bound at the module's top level.
+    pub fn module_names(&self) -> impl Iterator<Item = &str> {
+        self.scopes[0].names.keys().map(Name::as_str)
     }
 
     /// The alias binding whose assigned value starts at `start` (`_xs` of `xs = _xs`).
@@ -713,6 +745,32 @@ impl<'a> Visitor<'a> for Builder {
                 }
             }
             Stmt::ImportFrom(import) => {
+                // The run's own modules: a torch_xla name one binds is that name here too
+                // (`from compat import xs`, `from .compat import xs`).
+                let own = |alias: &ast::Alias| {
+                    let module = import.module.as_ref()?;
+                    self.sem.export(module.id.as_str(), alias.name.id.as_str())
+                };
+                let exports: Vec<Option<Export>> = import.names.iter().map(own).collect();
+                if exports.iter().any(Option::is_some) {
+                    for (alias, export) in import.names.iter().zip(exports) {
+                        let name = alias.asname.as_ref().unwrap_or(&alias.name);
+                        let kind = match export {
+                            Some(Export::Qualified(qualified)) => BindingKind::Import { qualified },
+                            Some(Export::Opaque) => BindingKind::Opaque { origin: import.range },
+                            None if import.level > 0 => BindingKind::Other,
+                            None => BindingKind::Import {
+                                qualified: format!(
+                                    "{}.{}",
+                                    import.module.as_ref().map_or("", |m| m.id.as_str()),
+                                    alias.name.id
+                                ),
+                            },
+                        };
+                        self.bind(&name.id, kind, alias.range);
+                    }
+                    return;
+                }
                 // Relative imports are the project's own modules, never torch_xla.
                 let Some(module) = import.module.as_ref().filter(|_| import.level == 0) else {
                     for alias in &import.names {

@@ -77,11 +77,18 @@ impl<'a> Checker<'a> {
         // Imports still used in a probe's `try:` body: (diagnostic, statement, text kept).
         let mut kept_in_probes: Vec<(usize, StmtRef, &'a Stmt, String)> = Vec::new();
         for (sref, stmt) in std::mem::take(&mut self.import_sites) {
+            // A name of the run's own module that is a torch_xla name (`from compat import xs`)
+            // is that torch_xla name.
+            let exported = |a: &ast::Alias| {
+                let b = self.sem.binding_at(a.range.start())?;
+                self.sem.bindings[b].qualified().filter(|q| crate::migrate::semantic::aliased(q)).map(str::to_string)
+            };
             let aliases: Vec<(&ast::Alias, String)> = match stmt {
                 Stmt::Import(i) => i.names.iter().map(|a| (a, a.name.id.to_string())).collect(),
-                Stmt::ImportFrom(i) if i.level == 0 => {
+                Stmt::ImportFrom(i) if i.level == 0 || i.names.iter().any(|a| exported(a).is_some()) => {
                     let module = i.module.as_ref().map(|m| m.id.as_str()).unwrap_or_default();
-                    i.names.iter().map(|a| (a, format!("{module}.{}", a.name.id))).collect()
+                    let name = |a: &ast::Alias| exported(a).unwrap_or_else(|| format!("{module}.{}", a.name.id));
+                    i.names.iter().map(|a| (a, name(a))).collect()
                 }
                 _ => continue,
             };

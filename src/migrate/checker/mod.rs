@@ -65,7 +65,7 @@ pub fn check(
 ) -> CheckResult {
     let run = selection.run.as_deref();
     let module = parsed.syntax();
-    let sem = Semantic::build(module);
+    let sem = Semantic::build_in_run(module, selection.run.clone());
     let mut checker = Checker {
         text,
         rules,
