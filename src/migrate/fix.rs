@@ -129,13 +129,17 @@ pub fn plan_deletions(text: &str, blocks: &[Block], deletes: &BTreeSet<StmtRef>)
             }
             emptied.insert(b);
         }
-        for block in blocks {
+        // An arm an earlier pass left as `pass` counts as empty beside one emptied now.
+        let only_pass =
+            |b: &Block| b.stmts.iter().all(|r| text.get(usize::from(r.start())..usize::from(r.end())) == Some("pass"));
+        for (b, block) in blocks.iter().enumerate() {
             if let Some((owner, true)) = block.owner
+                && emptied.contains(&b)
                 && !deleted.contains(&owner)
                 && blocks
                     .iter()
                     .enumerate()
-                    .all(|(i, other)| other.owner != Some((owner, true)) || emptied.contains(&i))
+                    .all(|(i, other)| other.owner != Some((owner, true)) || emptied.contains(&i) || only_pass(other))
             {
                 grew |= deleted.insert(owner);
             }

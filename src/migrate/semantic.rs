@@ -331,7 +331,9 @@ impl Semantic {
                 }) {
                     return Resolution::Opaque(origin);
                 }
-                let import = reach.iter().copied().find(|&b| self.bindings[b].qualified().is_some());
+                // Of alternatives (`try: import a as m` / `except ImportError: import b as m`,
+                // a version shim's `if hasattr(…)` arms), the first written: the primary one.
+                let import = reach.iter().rev().copied().find(|&b| self.bindings[b].qualified().is_some());
                 match import {
                     // An alias that may be another value there (`if new: f = xr.world_size`
                     // / `else: f = my_world_size`) cannot be followed: calling it may not

@@ -135,7 +135,7 @@ impl<'a> Checker<'a> {
                         may compute with it"
                 .into());
         }
-        if spec.before_clock_read && !self.before_clock_read() {
+        if spec.before_clock_read && !self.before_clock_read(site.rule) {
             return Err("only converted where a clock is read right after it (timing code)".into());
         }
         let mut fix = self.try_action(site, rule, spec, bound)?;

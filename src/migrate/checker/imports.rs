@@ -9,6 +9,7 @@ use ruff_text_size::{Ranged, TextRange};
 use super::{Checker, Diagnostic, in_modules};
 use crate::migrate::fix::{Edit, Fix, StmtRef};
 use crate::migrate::rules::{Builtin, RuleId};
+use crate::migrate::semantic::aliased;
 use crate::source::{indentation_at, newline_of};
 
 /// The name an import alias binds: `xm` of `import … as xm`, `a` of `import a.b.c`.
@@ -30,6 +31,17 @@ pub struct Contingent {
     pub fix: Fix,
     /// The names the statement binds.
     pub names: Vec<String>,
+}
+
+/// `import q as name`, or `from parent import last [as name]`: the import binding `name` to
+/// the torch_xla name `q` directly.
+fn direct_import(q: &str, name: &str) -> String {
+    match q.rsplit_once('.') {
+        Some((parent, last)) if last == name => format!("from {parent} import {last}"),
+        Some((parent, last)) => format!("from {parent} import {last} as {name}"),
+        None if q == name => format!("import {q}"),
+        None => format!("import {q} as {name}"),
+    }
 }
 
 /// What a removed torch_xla import in a guarded `try:` becomes.
@@ -79,9 +91,13 @@ impl<'a> Checker<'a> {
         for (sref, stmt) in std::mem::take(&mut self.import_sites) {
             // A name of the run's own module that is a torch_xla name (`from compat import xs`)
             // is that torch_xla name.
+            let from_own_module = match stmt {
+                Stmt::ImportFrom(i) => i.level > 0 || i.module.as_ref().is_some_and(|m| !aliased(m.id.as_str())),
+                _ => false,
+            };
             let exported = |a: &ast::Alias| {
-                let b = self.sem.binding_at(a.range.start())?;
-                self.sem.bindings[b].qualified().filter(|q| crate::migrate::semantic::aliased(q)).map(str::to_string)
+                let b = self.sem.binding_at(a.range.start()).filter(|_| from_own_module)?;
+                self.sem.bindings[b].qualified().filter(|q| aliased(q)).map(str::to_string)
             };
             let aliases: Vec<(&ast::Alias, String)> = match stmt {
                 Stmt::Import(i) => i.names.iter().map(|a| (a, a.name.id.to_string())).collect(),
@@ -122,17 +138,44 @@ impl<'a> Checker<'a> {
             };
             let removal = |removed: &[&ast::Alias]| {
                 let spec = spec?;
-                let (edits, deletes) = if removed.len() == aliases.len() && probes.contains(&sref) {
+                let (mut edits, deletes) = if removed.len() == aliases.len() && probes.contains(&sref) {
                     (vec![Edit::replace(stmt.range(), PROBE)], vec![])
                 } else if removed.len() == aliases.len() {
                     (vec![], vec![sref])
                 } else {
                     (vec![self.keep_aliases(&aliases, removed)], vec![])
                 };
+                let module_level = |a: &&&ast::Alias| binding_of(a).is_some_and(|b| self.sem.bindings[b].scope == 0);
+                edits.extend(self.unexport(removed.iter().filter(module_level).map(|a| bound_name(a))));
                 Some(Fix { safety: spec.safety, edits, deletes, imports: vec![], helpers: vec![] })
             };
             let in_probe = self.guarded_try_bodies.contains(&sref.block) && !star && relied_on.is_empty();
-            let fix = if in_probe && still_used > 0 {
+            // `from compat import xm` whose `xm` (torch_xla's) is still used here: import it from
+            // torch_xla itself, so that the shim may drop it (its own file is migrated on its own).
+            let reexported: Vec<(&ast::Alias, String)> = match stmt {
+                Stmt::ImportFrom(_) => xla
+                    .iter()
+                    .filter(|(a, _)| exported(a).is_some() && !unused.iter().any(|u| u.range == a.range))
+                    .filter_map(|(a, _)| Some((*a, exported(a)?)))
+                    .collect(),
+                _ => vec![],
+            };
+            let fix = if !reexported.is_empty() && !star {
+                spec.map(|spec| {
+                    let direct: Vec<String> = reexported.iter().map(|(a, q)| direct_import(q, bound_name(a))).collect();
+                    let removed: Vec<&ast::Alias> =
+                        unused.iter().copied().chain(reexported.iter().map(|(a, _)| *a)).collect();
+                    let newline = newline_of(self.text);
+                    let indent = indentation_at(self.text, stmt.start().into());
+                    let edits = if removed.len() == aliases.len() {
+                        vec![Edit::replace(stmt.range(), direct.join(&format!("{newline}{indent}")))]
+                    } else {
+                        let after = direct.iter().map(|d| format!("{newline}{indent}{d}")).collect::<String>();
+                        vec![self.keep_aliases(&aliases, &removed), Edit::insert(stmt.end(), after)]
+                    };
+                    Fix { safety: spec.safety, edits, deletes: vec![], imports: vec![], helpers: vec![] }
+                })
+            } else if in_probe && still_used > 0 {
                 // Moved out of the probe below, without the names nothing uses.
                 let kept = if unused.is_empty() {
                     self.src(stmt.range()).to_string()
@@ -177,7 +220,8 @@ impl<'a> Checker<'a> {
                 "`{name}` aliases `{}`, which is not installed alongside TorchTPU",
                 b.qualified().unwrap_or_default()
             );
-            let removal = Fix { safety, edits: vec![], deletes: vec![sref], imports: vec![], helpers: vec![] };
+            let edits = if b.scope == 0 { self.unexport([name.as_str()].into_iter()) } else { vec![] };
+            let removal = Fix { safety, edits, deletes: vec![sref], imports: vec![], helpers: vec![] };
             let (fix, note) = if self.used.contains(&binding) {
                 self.contingent.push(Contingent { range: stmt.range(), fix: removal, names: vec![name] });
                 (None, Some("still used: migrate its uses first".to_string()))
@@ -186,6 +230,36 @@ impl<'a> Checker<'a> {
             };
             self.diagnostics.push(Diagnostic { rule, range: stmt.range(), message, note, fix });
         }
+    }
+
+    /// The edits taking `names` out of the module's `__all__` list (or tuple), where it lists
+    /// them: a name the migration deletes must not be exported any more.
+    fn unexport<'n>(&self, names: impl Iterator<Item = &'n str>) -> Vec<Edit> {
+        let all = self.module.body.iter().find_map(|stmt| {
+            let Stmt::Assign(a) = stmt else { return None };
+            let [Expr::Name(target)] = &*a.targets else { return None };
+            (target.id.as_str() == "__all__").then_some(&*a.value)
+        });
+        let elts = match all {
+            Some(Expr::List(l)) => &l.elts,
+            Some(Expr::Tuple(t)) => &t.elts,
+            _ => return vec![],
+        };
+        let mut edits = Vec::new();
+        for name in names {
+            let Some(i) = elts.iter().position(|e| matches!(e, Expr::StringLiteral(s) if s.value.to_str() == name))
+            else {
+                continue;
+            };
+            // The entry with the separator after it, or, for the last one, before it.
+            let range = match (elts.get(i + 1), i.checked_sub(1).map(|p| &elts[p])) {
+                (Some(next), _) => TextRange::new(elts[i].start(), next.start()),
+                (None, Some(prev)) => TextRange::new(prev.end(), elts[i].end()),
+                (None, None) => elts[i].range(),
+            };
+            edits.push(Edit::delete(range));
+        }
+        edits
     }
 
     /// A use of a name holding a torch_xla object xla2tpu cannot follow: reported where it is

@@ -8,6 +8,7 @@ use ruff_python_ast::{self as ast, Expr, Operator, Stmt};
 use ruff_text_size::Ranged;
 
 use super::Checker;
+use crate::migrate::rules::{MatchKind, RuleId};
 
 /// Functions that read a clock.
 const CLOCKS: &[&str] = &[
@@ -62,21 +63,22 @@ impl<'a> Checker<'a> {
         self.shown.contains(&e.start())
     }
 
-    /// Whether the statement being checked is followed by a clock read: the next statement of
-    /// its block, or, when it ends a loop's body, the statement after the loop.
-    pub(super) fn before_clock_read(&self) -> bool {
+    /// Whether the statement being checked is followed by a clock read: in the next statement
+    /// of its block, or, when it ends a loop's body, in the statement after the loop (torch_xla
+    /// calls in between, `met.clear_all()`, are skipped: they go with the migration; another
+    /// match of `rule`, the same kind of call, is not).
+    pub(super) fn before_clock_read(&self, rule: RuleId) -> bool {
         let depth = self.stmt.len();
         let (Some((sref, _)), Some(body)) = (self.stmt.last(), self.bodies.last()) else { return false };
-        let next = match body.get(sref.index + 1) {
+        let after =
+            |stmts: &'a [Stmt], from: usize| stmts[from.min(stmts.len())..].iter().find(|s| !self.is_xla_call(s, rule));
+        let next = match after(body, sref.index + 1) {
             Some(next) => Some(next),
             None if depth >= 2 && self.bodies.len() >= 2 => {
                 let (outer, loop_stmt) = self.stmt[depth - 2];
-                let ends_loop = match loop_stmt {
-                    Stmt::For(f) => f.body.last().is_some_and(|s| s.range() == self.stmt[depth - 1].1.range()),
-                    Stmt::While(w) => w.body.last().is_some_and(|s| s.range() == self.stmt[depth - 1].1.range()),
-                    _ => false,
-                };
-                ends_loop.then(|| self.bodies[self.bodies.len() - 2].get(outer.index + 1)).flatten()
+                let ends_loop = matches!(loop_stmt, Stmt::For(_) | Stmt::While(_))
+                    && self.bodies[self.bodies.len() - 1].as_ptr() == loop_body(loop_stmt).as_ptr();
+                ends_loop.then(|| after(self.bodies[self.bodies.len() - 2], outer.index + 1)).flatten()
             }
             None => None,
         };
@@ -85,6 +87,24 @@ impl<'a> Checker<'a> {
             finder.visit_stmt(stmt);
             finder.found
         })
+    }
+
+    /// `met.clear_all()`: a statement that only calls torch_xla, other than a match of `rule`.
+    fn is_xla_call(&self, stmt: &Stmt, rule: RuleId) -> bool {
+        let Stmt::Expr(e) = stmt else { return false };
+        let Expr::Call(call) = &*e.value else { return false };
+        self.sem.qualified_name(&call.func, self.scope).is_some_and(|q| {
+            crate::migrate::semantic::aliased(&q.name)
+                && self.rules.lookup(MatchKind::Call, &q.name).is_none_or(|(r, _)| r != rule)
+        })
+    }
+}
+
+fn loop_body(stmt: &Stmt) -> &[Stmt] {
+    match stmt {
+        Stmt::For(f) => &f.body,
+        Stmt::While(w) => &w.body,
+        _ => &[],
     }
 }
 
