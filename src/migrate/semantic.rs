@@ -820,7 +820,9 @@ impl<'a> Visitor<'a> for Builder {
             Stmt::Assign(assign) => {
                 self.visit_expr(&assign.value);
                 self.assigning = Some(assign.range.end());
-                match (&*assign.targets, self.torch_xla_object(&assign.value)) {
+                // A class attribute is read as `self.name`, where no alias is followed.
+                let followed = self.sem.scopes[self.scope].kind != ScopeKind::Class;
+                match (&*assign.targets, self.torch_xla_object(&assign.value).filter(|_| followed)) {
                     ([Expr::Name(target)], Some(kind)) => {
                         if let BindingKind::Alias { .. } = kind {
                             self.sem.alias_values.insert(assign.value.start(), self.sem.bindings.len());
@@ -1056,6 +1058,14 @@ mod tests {
         // Only torch_xla's names: any other assignment stays a variable.
         let other = "import torch\nF = torch.nn.functional\nF.softmax\n";
         assert_eq!(resolve_at(other, "F.softmax", 0), None);
+    }
+
+    #[test]
+    fn a_class_attribute_is_no_alias() {
+        let src = "import torch_xla.core.xla_model as xm\nclass T:\n    sync = xm.mark_step\n";
+        let parsed = parse_module(src).expect("parses");
+        let sem = Semantic::build(parsed.syntax());
+        assert!(sem.bindings.iter().all(|b| !b.is_alias()));
     }
 
     #[test]
