@@ -182,7 +182,7 @@ pub enum Builtin {
     OtherHardware,
     /// `softmax`/`log_softmax` in a torch_xla autocast region, which ran them in float32.
     AutocastSoftmax,
-    /// `.view()` of a slice or transpose: torch_xla tensors had no strides (TPU719).
+    /// `.view()` of a slice or transpose: torch_xla tensors had no strides (TPU720).
     StridedView,
     // Files other than Python (src/migrate/project); each handler adds its own below.
     // deps (TPU90x–TPU91x):

@@ -1,4 +1,4 @@
-# TPU719 strided-view: `.view()` of a slice or transpose becomes `.reshape()`
+# TPU720 strided-view: `.view()` of a slice or transpose becomes `.reshape()`
 import torch
 import torch_xla.core.xla_model as xm
 
