@@ -306,3 +306,19 @@ def test_accelerator_memory_api_works_and_is_flagged_not_checked(capture_report)
   warns = [e for e in capture_report() if e["event"] == "warning"]
   assert {w["kind"] for w in warns} == {"not_checked"}
   assert all("HBM" in w["message"] and w["file"] == os.path.abspath(__file__) for w in warns)
+
+
+def test_view_of_a_strided_slice_is_named_as_the_strides_difference(run_emulated):
+  # torch_xla tensors had no strides, so this ran there; TorchTPU refuses it as CUDA does.
+  r = run_emulated("""
+      import torch
+      logits = torch.arange(24.0).reshape(2, 3, 4).to("tpu")
+      ok = logits[:, :-1].reshape(-1, 4)
+      same = logits[1:].view(-1, 4)
+      bad = logits[:, :-1].view(-1, 4)  # VIEW
+  """)
+  assert r.returncode != 0
+  [v] = r.all("incompatibility", "strided_view")
+  assert v["line"] == r.line_of("# VIEW")
+  assert v["op"] == "aten::view"
+  assert "view size is not compatible with input tensor's size and stride" in v["message"]

@@ -355,14 +355,47 @@ def test_torch_xla_and_optimum_tpu_imports_blocked(run_emulated):
   assert "ModuleNotFoundError" in r.stderr and "xla2tpu migrate" in r.stderr
   ev = r.all("incompatibility", "torch_xla_import")
   assert len(ev) == 1 and ev[0]["line"] == line
-  opt = r.all("incompatibility", "optimum_tpu_import")
-  assert len(opt) == 1 and opt[0]["line"] == r.line_of("# optimum-line")
+  # a caught import is the program's own fallback, not an incompatibility: a warning says so
+  assert not r.all("incompatibility", "optimum_tpu_import")
+  [caught] = r.all("warning", "caught_import")
+  assert caught["line"] == r.line_of("# optimum-line")
   assert "OPTIMUM" in r.stdout
   # without torch imported first, the stub package itself refuses
   r2 = run_emulated("import torch_xla\n", name="stub.py")
   assert r2.returncode != 0
   assert "stub.py:1: `import torch_xla`" in r2.stderr
   assert r2.all("incompatibility", "torch_xla_import")[0]["line"] == 1
+
+
+def test_a_caught_torch_xla_import_is_no_incompatibility(run_emulated):
+  r = run_emulated(
+      """
+      import torch
+
+      def load():
+          import torch_xla.core.xla_model as xm  # in-function
+          return xm
+
+      try:
+          import torch_xla  # probe
+          HAS_XLA = True
+      except ImportError:
+          HAS_XLA = False
+      try:
+          load()
+      except (ValueError, ModuleNotFoundError):
+          pass
+      try:
+          import torch_xla.runtime  # wrong-handler
+      except ValueError:
+          pass
+      """
+  )
+  assert r.returncode != 0  # the last import is not caught
+  caught = sorted(w["line"] for w in r.all("warning", "caught_import"))
+  assert caught == sorted([r.line_of("# probe"), r.line_of("# in-function")]), caught
+  [uncaught] = r.all("incompatibility", "torch_xla_import")
+  assert uncaught["line"] == r.line_of("# wrong-handler")
 
 
 def test_launch_env_printer_and_torchrun(run_emulated):

@@ -540,6 +540,7 @@ fn run_migrate(common: &CommonArgs, overrides: Overrides, how: MigrateRun) -> an
         run.spmd_programs();
         run.env_read(""); // the project's own switches: their assignments stay
         run.other_hardware(); // the migration deletes `PJRT_DEVICE=TPU`
+        run.read_exports();
     }
     let stdin_name = common.stdin_filename.as_deref();
     let results = process_all(common, &resolver, &mut errors, |input| {

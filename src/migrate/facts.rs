@@ -44,7 +44,22 @@ pub struct RunFacts {
     other_hardware: OnceLock<Option<(String, String)>>,
     /// Answers of [`Self::subclass_loading`], by (class, attribute).
     subclasses: Mutex<BTreeMap<(String, String), Option<String>>>,
+    /// The run's Python modules by every dotted name they may be imported as (`compat`,
+    /// `pkg.compat` for `pkg/compat.py`); `None` where two files answer to a name.
+    modules: OnceLock<rustc_hash::FxHashMap<String, Option<PathBuf>>>,
+    /// Each module's top-level torch_xla names, read when a file first imports from it.
+    exports: Mutex<rustc_hash::FxHashMap<PathBuf, Exports>>,
 }
+
+/// What a module of the run binds to a torch_xla name at its top level (`import
+/// torch_xla.distributed.spmd as xs`, `xs = _xs`), or to a torch_xla object it cannot follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Export {
+    Qualified(String),
+    Opaque,
+}
+
+type Exports = std::sync::Arc<rustc_hash::FxHashMap<String, Export>>;
 
 impl std::fmt::Debug for RunFacts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -69,6 +84,8 @@ impl RunFacts {
             env_reads: OnceLock::new(),
             subclasses: Mutex::new(BTreeMap::new()),
             other_hardware: OnceLock::new(),
+            modules: OnceLock::new(),
+            exports: Mutex::new(rustc_hash::FxHashMap::default()),
         }
     }
 
@@ -224,6 +241,59 @@ impl RunFacts {
             .map(|(place, device)| (place.as_str(), device.as_str()))
     }
 
+    /// What `name` imported from the run's module `module` is, when it is a torch_xla name
+    /// (`from compat import xs` of a version shim's `xs = _xs`).
+    pub fn export(&self, module: &str, name: &str) -> Option<Export> {
+        self.exports_of(module)?.get(name).cloned()
+    }
+
+    /// The top-level torch_xla names of the run's module `module` (read once, when first asked).
+    fn exports_of(&self, module: &str) -> Option<Exports> {
+        let modules = self.modules.get_or_init(|| {
+            let mut modules: rustc_hash::FxHashMap<String, Option<PathBuf>> = rustc_hash::FxHashMap::default();
+            for (path, names) in self.scan(|p| is_python(p).then(|| (p.to_path_buf(), module_names(p))), false) {
+                for name in names {
+                    // Two files answer to it: neither is followed.
+                    modules.entry(name).and_modify(|e| *e = None).or_insert_with(|| Some(path.clone()));
+                }
+            }
+            modules
+        });
+        let path = modules.get(module)?.as_ref()?;
+        if let Some(found) = self.exports.lock().expect("not poisoned").get(path) {
+            return Some(found.clone());
+        }
+        let found: Exports =
+            std::sync::Arc::new(std::fs::read_to_string(path).map(|t| module_exports(&t)).unwrap_or_default());
+        self.exports.lock().expect("not poisoned").insert(path.clone(), found.clone());
+        Some(found)
+    }
+
+    /// Read every module's torch_xla names now: `migrate --write` asks before any file is
+    /// written, since the migration removes those names from the modules that bind them.
+    pub fn read_exports(&self) {
+        let _ = self.exports_of("");
+        let mut paths: Vec<&PathBuf> = self.modules.get().into_iter().flat_map(|m| m.values().flatten()).collect();
+        paths.sort();
+        paths.dedup();
+        for path in paths {
+            let found: Exports =
+                std::sync::Arc::new(std::fs::read_to_string(path).map(|t| module_exports(&t)).unwrap_or_default());
+            self.exports.lock().expect("not poisoned").entry(path.clone()).or_insert(found);
+        }
+    }
+
+    /// Whether `text` imports a module of the run that binds torch_xla names (a version
+    /// shim): then it may use them without naming torch_xla itself (`from compat import xs`).
+    pub fn imports_torch_xla_names(&self, text: &str) -> bool {
+        let modules = text.lines().filter_map(|line| {
+            let line = line.trim_start();
+            let rest = line.strip_prefix("from ").or_else(|| line.strip_prefix("import "))?;
+            Some(rest.trim_start_matches('.').split([' ', ',', '\t']).next().unwrap_or_default())
+        });
+        modules.filter(|m| !m.is_empty()).any(|m| self.exports_of(m).is_some_and(|e| !e.is_empty()))
+    }
+
     /// Whether a Python file of the run creates a process group.
     pub fn creates_process_group(&self) -> bool {
         *self.creates_group.get_or_init(|| {
@@ -321,6 +391,56 @@ fn is_python(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "py")
 }
 
+/// The dotted names a module file may be imported as: `compat`, `pkg.compat`, `src.pkg.compat`
+/// for `src/pkg/compat.py` (`pkg` for `pkg/__init__.py`), a few levels up.
+fn module_names(path: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = Vec::new();
+    if path.file_stem().is_some_and(|s| s != "__init__") {
+        parts.push(path.file_stem().unwrap_or_default().to_string_lossy().into_owned());
+    }
+    let dirs = path.parent().into_iter().flat_map(|d| d.components().rev()).take(4);
+    let dirs = dirs.map_while(|c| match c {
+        std::path::Component::Normal(n) => n.to_str().filter(|n| n.chars().all(|c| c.is_alphanumeric() || c == '_')),
+        _ => None,
+    });
+    let mut names = Vec::new();
+    if !parts.is_empty() {
+        names.push(parts[0].clone());
+    }
+    for dir in dirs {
+        parts.insert(0, dir.to_string());
+        names.push(parts.join("."));
+    }
+    names
+}
+
+/// The top-level names of a module that are torch_xla names (imports and aliases of them)
+/// or torch_xla objects xla2tpu cannot follow.
+fn module_exports(text: &str) -> rustc_hash::FxHashMap<String, Export> {
+    use crate::migrate::semantic::{Resolution, Semantic};
+    let mut out = rustc_hash::FxHashMap::default();
+    if !text.contains("torch_xla") && !text.contains("optimum") {
+        return out;
+    }
+    let Ok(parsed) = ruff_python_parser::parse_module(text) else { return out };
+    let sem = Semantic::build(parsed.syntax());
+    let end = ruff_text_size::TextSize::try_from(text.len()).unwrap_or_default();
+    for name in sem.module_names() {
+        let export = match sem.resolve(name, 0, end) {
+            Resolution::Import { binding, .. } => sem.bindings[binding]
+                .qualified()
+                .filter(|q| crate::migrate::semantic::aliased(q))
+                .map(|q| Export::Qualified(q.to_string())),
+            Resolution::Opaque(_) => Some(Export::Opaque),
+            _ => None,
+        };
+        if let Some(export) = export {
+            out.insert(name.to_string(), export);
+        }
+    }
+    out
+}
+
 /// Whether `spelled`, a path as a command names it (relative to a directory it does not say),
 /// is one of `files`.
 fn named_in(spelled: &str, files: &[PathBuf]) -> bool {
@@ -416,6 +536,29 @@ mod tests {
         for unread in ["XRT_WORKERS", "XLA_USE_BF16", "XLA_FLAGS"] {
             assert_eq!(at(unread), None, "{unread}");
         }
+    }
+
+    #[test]
+    fn a_modules_torch_xla_names_are_known_to_the_files_importing_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("pkg")).unwrap();
+        let shim = dir.path().join("pkg").join("compat.py");
+        std::fs::write(
+            &shim,
+            "try:\n    import torch_xla.distributed.spmd as _xs\nexcept ImportError:\n    _xs = None\nxs = _xs\n\
+             import torch_xla.runtime as xr\nrank = getattr(xr, 'global_ordinal', None) or 0\ndef helper():\n    pass\n",
+        )
+        .unwrap();
+        let other = dir.path().join("other").join("compat.py");
+        std::fs::create_dir(other.parent().unwrap()).unwrap();
+        std::fs::write(&other, "import torch_xla.core.xla_model as xs\n").unwrap();
+        let run = RunFacts::new(move || vec![shim.clone(), other.clone()]);
+        let spmd = Some(Export::Qualified("torch_xla.distributed.spmd".into()));
+        assert_eq!(run.export("pkg.compat", "xs"), spmd);
+        assert_eq!(run.export("pkg.compat", "rank"), Some(Export::Opaque));
+        assert_eq!(run.export("pkg.compat", "helper"), None);
+        assert_eq!(run.export("other.compat", "xs"), Some(Export::Qualified("torch_xla.core.xla_model".into())));
+        assert_eq!(run.export("compat", "xs"), None, "two files are `compat`: neither is followed");
     }
 
     #[test]

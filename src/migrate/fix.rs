@@ -42,8 +42,8 @@ pub struct StmtRef {
 pub struct Block {
     pub stmts: Vec<TextRange>,
     /// The compound statement owning this body, and whether it may be dropped
-    /// as a whole when the body empties (an `if` with a side-effect-free test
-    /// and no `else`, a `try` whose handlers only set the removed names).
+    /// as a whole when its bodies so marked all empty (every arm of an `if` with
+    /// side-effect-free tests, a `try` whose handlers only set the removed names).
     pub owner: Option<(StmtRef, bool)>,
 }
 
@@ -117,7 +117,8 @@ pub fn choose(fixes: &[&Fix], text: &str, blocks: &[Block]) -> Vec<usize> {
 pub fn plan_deletions(text: &str, blocks: &[Block], deletes: &BTreeSet<StmtRef>) -> Vec<Edit> {
     let mut deleted: BTreeSet<StmtRef> = deletes.clone();
     let mut emptied: FxHashSet<usize> = FxHashSet::default();
-    // Emptying a body deletes its owner when that is harmless; repeat upwards.
+    // Emptying a body deletes its owner when that is harmless (and every other body of it
+    // that must empty first, the arms of an `if`, is empty too); repeat upwards.
     loop {
         let mut grew = false;
         for (b, block) in blocks.iter().enumerate() {
@@ -127,7 +128,19 @@ pub fn plan_deletions(text: &str, blocks: &[Block], deletes: &BTreeSet<StmtRef>)
                 continue;
             }
             emptied.insert(b);
-            if let Some((owner, true)) = block.owner {
+        }
+        // An arm an earlier pass left as `pass` counts as empty beside one emptied now.
+        let only_pass =
+            |b: &Block| b.stmts.iter().all(|r| text.get(usize::from(r.start())..usize::from(r.end())) == Some("pass"));
+        for (b, block) in blocks.iter().enumerate() {
+            if let Some((owner, true)) = block.owner
+                && emptied.contains(&b)
+                && !deleted.contains(&owner)
+                && blocks
+                    .iter()
+                    .enumerate()
+                    .all(|(i, other)| other.owner != Some((owner, true)) || emptied.contains(&i) || only_pass(other))
+            {
                 grew |= deleted.insert(owner);
             }
         }

@@ -145,7 +145,9 @@ pub fn lint(text: &str, rules: &RuleSet, selection: &Selection) -> Result<Option
 /// an opt-in performance rule's words (they hold in most PyTorch files, so they are looked
 /// for only when such a rule is selected).
 pub(crate) fn may_match(text: &str, rules: &RuleSet, selection: &Selection) -> bool {
-    rules.may_match(text) || (!selection.opt_in.is_empty() && checker::performance_may_match(text))
+    rules.may_match(text)
+        || (!selection.opt_in.is_empty() && checker::performance_may_match(text))
+        || selection.run.as_ref().is_some_and(|run| run.imports_torch_xla_names(text))
 }
 
 /// [`migrate`], with a panic turned into [`Problem::Internal`] and the file left unchanged.
@@ -444,7 +446,7 @@ impl Pass<'_> {
 }
 
 /// The standard-library modules fixes import; isort puts them above third-party ones.
-const STDLIB: &[&str] = &["datetime", "os", "sys", "time"];
+const STDLIB: &[&str] = &["datetime", "multiprocessing", "os", "sys", "time", "unittest"];
 
 /// The insertions for every import a pass needs, placed in the file's import
 /// block (after the docstring and `__future__` imports): standard-library

@@ -21,6 +21,8 @@ use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
+use crate::migrate::facts::Export;
+
 /// Python's builtins (3.12, sorted): what an unbound name refers to even after a star import.
 const BUILTINS: &[&str] = &[
     "ArithmeticError",
@@ -205,8 +207,22 @@ pub enum BindingKind {
     /// `import a.b as m` (`qualified` = `a.b`), `from a import b` (`a.b`),
     /// `import a.b` (binds `a`, `qualified` = `a`).
     Import { qualified: String },
+    /// An assignment of a torch_xla name, followed like the import it aliases: `xs = _xs`,
+    /// `sync = torch_xla.sync`, `ws = getattr(xr, "world_size")`.
+    Alias { qualified: String },
+    /// An assignment of a torch_xla object that cannot be followed (`getattr(xr, "f", None) or
+    /// xm.g`, `a if cond else b`): its uses are reported. `origin` is the assigned value.
+    Opaque { origin: TextRange },
     /// Any other binding: assignment, parameter, def, class, loop target…
     Other,
+}
+
+/// The packages whose names an assignment may alias (the import rule's modules): an alias of
+/// anything else stays an ordinary variable.
+const ALIASED: &[&str] = &["torch_xla", "torch_xla_py", "optimum.tpu"];
+
+pub fn aliased(qualified: &str) -> bool {
+    ALIASED.iter().any(|m| qualified == *m || qualified.starts_with(m) && qualified[m.len()..].starts_with('.'))
 }
 
 #[derive(Debug, Clone)]
@@ -226,9 +242,13 @@ pub struct Binding {
 impl Binding {
     pub fn qualified(&self) -> Option<&str> {
         match &self.kind {
-            BindingKind::Import { qualified } => Some(qualified),
-            BindingKind::Other => None,
+            BindingKind::Import { qualified } | BindingKind::Alias { qualified } => Some(qualified),
+            BindingKind::Opaque { .. } | BindingKind::Other => None,
         }
+    }
+
+    pub fn is_alias(&self) -> bool {
+        matches!(self.kind, BindingKind::Alias { .. })
     }
 }
 
@@ -244,6 +264,9 @@ pub enum Resolution {
     Star(String),
     /// A local variable, parameter, def… (not an import).
     Other,
+    /// A name holding a torch_xla object that cannot be followed: the value it was assigned,
+    /// or, for an alias that may be another value there, that alias's value.
+    Opaque(TextRange),
     Unbound,
 }
 
@@ -269,11 +292,25 @@ pub struct Semantic {
     /// The source ranges of each branch arm (an arm may have several: `try`
     /// body and `else`), to tell whether a reference sits inside one.
     arms: FxHashMap<(TextSize, u32), Vec<TextRange>>,
+    /// The values of alias assignments (by start): the aliased name is used there, not shown.
+    alias_values: FxHashMap<TextSize, BindingId>,
+    /// The run this file belongs to: its other modules' torch_xla names (a version shim's).
+    run: Option<std::sync::Arc<crate::migrate::facts::RunFacts>>,
 }
 
 impl Semantic {
     pub fn build(module: &ast::ModModule) -> Semantic {
-        let mut builder = Builder { sem: Semantic::default(), scope: 0, branches: Vec::new(), assigning: None };
+        Semantic::build_in_run(module, None)
+    }
+
+    /// The model of a file of `run`, whose names imported from the run's other modules (`from
+    /// compat import xs`) are what those modules bind them to.
+    pub fn build_in_run(
+        module: &ast::ModModule,
+        run: Option<std::sync::Arc<crate::migrate::facts::RunFacts>>,
+    ) -> Semantic {
+        let sem = Semantic { run, ..Semantic::default() };
+        let mut builder = Builder { sem, scope: 0, branches: Vec::new(), assigning: None };
         builder.sem.scopes.push(Scope::new(ScopeKind::Module, None));
         builder.visit_body(&module.body);
         builder.sem
@@ -288,8 +325,26 @@ impl Semantic {
     pub fn resolve(&self, name: &str, scope: ScopeId, offset: TextSize) -> Resolution {
         match self.reach(name, scope, offset) {
             Reach::Bindings(reach) => {
-                let import = reach.iter().copied().find(|&b| self.bindings[b].qualified().is_some());
+                if let Some(origin) = reach.iter().find_map(|&b| match &self.bindings[b].kind {
+                    BindingKind::Opaque { origin } => Some(*origin),
+                    _ => None,
+                }) {
+                    return Resolution::Opaque(origin);
+                }
+                // Of alternatives (`try: import a as m` / `except ImportError: import b as m`,
+                // a version shim's `if hasattr(…)` arms), the first written: the primary one.
+                let import = reach.iter().rev().copied().find(|&b| self.bindings[b].qualified().is_some());
                 match import {
+                    // An alias that may be another value there (`if new: f = xr.world_size`
+                    // / `else: f = my_world_size`) cannot be followed: calling it may not
+                    // call torch_xla at all.
+                    Some(binding)
+                        if self.bindings[binding].is_alias()
+                            && reach.iter().any(|&b| self.bindings[b].qualified().is_none()) =>
+                    {
+                        let other = reach.iter().copied().find(|&b| self.bindings[b].qualified().is_none());
+                        Resolution::Opaque(self.bindings[other.unwrap_or(binding)].range)
+                    }
                     Some(binding) => Resolution::Import { binding, also: reach },
                     None => Resolution::Other,
                 }
@@ -385,10 +440,15 @@ impl Semantic {
                     bindings: also,
                 }),
                 Resolution::Star(name) => Some(Qualified { name: modern_module(&name), bindings: Vec::new() }),
-                Resolution::Other | Resolution::Unbound => None,
+                Resolution::Other | Resolution::Opaque(_) | Resolution::Unbound => None,
             },
             Expr::Attribute(attr) => {
                 let mut q = self.qualified_name(&attr.value, scope)?;
+                // `compat.xs` of `import compat`: what the run's module binds `xs` to.
+                if let Some(Export::Qualified(export)) = self.export(&q.name, &attr.attr.id) {
+                    q.name = export;
+                    return Some(q);
+                }
                 q.name.push('.');
                 q.name.push_str(&attr.attr.id);
                 q.name = modern_module(&q.name);
@@ -445,6 +505,35 @@ impl Semantic {
     pub fn imports_name(&self, qualified: &str) -> bool {
         self.names_of_module.contains_key(qualified)
     }
+
+    /// What `name` of the run's module `module` is, if a torch_xla name.
+    fn export(&self, module: &str, name: &str) -> Option<Export> {
+        if aliased(module) {
+            return None;
+        }
+        self.run.as_ref()?.export(module, name)
+    }
+
+    /// The names bound at the module's top level.
+    pub fn module_names(&self) -> impl Iterator<Item = &str> {
+        self.scopes[0].names.keys().map(Name::as_str)
+    }
+
+    /// The alias binding whose assigned value starts at `start` (`_xs` of `xs = _xs`).
+    pub fn alias_value(&self, start: TextSize) -> Option<BindingId> {
+        self.alias_values.get(&start).copied()
+    }
+
+    /// Where the torch_xla object `name` holds at `offset` came from, when it cannot be followed.
+    pub fn opaque_origin(&self, name: &str, scope: ScopeId, offset: TextSize) -> Option<TextRange> {
+        if !self.bound_names.contains(name) {
+            return None;
+        }
+        match self.resolve(name, scope, offset) {
+            Resolution::Opaque(origin) => Some(origin),
+            _ => None,
+        }
+    }
 }
 
 /// Visit what a `def` evaluates in the *enclosing* scope: decorators,
@@ -499,6 +588,9 @@ impl Builder {
         // Identifiers are inline `Name`s (no allocation up to 16 bytes): this runs for every binding.
         let name = Name::new(name);
         self.sem.bound_names.insert(name.clone());
+        if let BindingKind::Alias { .. } | BindingKind::Opaque { .. } = &kind {
+            self.sem.imported.insert(name.clone()); // resolved like an import's name
+        }
         if let BindingKind::Import { qualified } = &kind {
             self.sem.imported.insert(name.clone());
             let names = self.sem.names_of_module.entry(qualified.clone()).or_default();
@@ -560,6 +652,39 @@ impl Builder {
         for p in parameters.iter() {
             let name = p.name();
             self.bind(&name.id, BindingKind::Other, name.range);
+        }
+    }
+
+    /// What an assigned value is when it is a torch_xla object rather than a value torch_xla
+    /// computed: an alias of a name (`_xs`, `torch_xla.sync`, `getattr(xr, "world_size")`), or,
+    /// when it cannot be followed, opaque (`getattr(xr, "f", None) or xm.g`, `a if c else b`).
+    fn torch_xla_object(&self, value: &Expr) -> Option<BindingKind> {
+        match value {
+            Expr::Name(_) | Expr::Attribute(_) => {
+                let q = self.sem.qualified_name(value, self.scope)?;
+                aliased(&q.name).then_some(BindingKind::Alias { qualified: q.name })
+            }
+            Expr::Call(call) if matches!(&*call.func, Expr::Name(n) if n.id.as_str() == "getattr") => {
+                let args = &call.arguments;
+                let object = args.args.first()?;
+                let inner = self.torch_xla_object(object)?;
+                match (inner, &*args.args, args.keywords.is_empty()) {
+                    (BindingKind::Alias { qualified }, [_, Expr::StringLiteral(attr)], true) => {
+                        Some(BindingKind::Alias { qualified: format!("{qualified}.{}", attr.value.to_str()) })
+                    }
+                    _ => Some(BindingKind::Opaque { origin: value.range() }),
+                }
+            }
+            Expr::BoolOp(b) => b
+                .values
+                .iter()
+                .any(|v| self.torch_xla_object(v).is_some())
+                .then_some(BindingKind::Opaque { origin: value.range() }),
+            Expr::If(e) => [&e.body, &e.orelse]
+                .iter()
+                .any(|v| self.torch_xla_object(v).is_some())
+                .then_some(BindingKind::Opaque { origin: value.range() }),
+            _ => None,
         }
     }
 
@@ -631,6 +756,32 @@ impl<'a> Visitor<'a> for Builder {
                 }
             }
             Stmt::ImportFrom(import) => {
+                // The run's own modules: a torch_xla name one binds is that name here too
+                // (`from compat import xs`, `from .compat import xs`).
+                let own = |alias: &ast::Alias| {
+                    let module = import.module.as_ref()?;
+                    self.sem.export(module.id.as_str(), alias.name.id.as_str())
+                };
+                let exports: Vec<Option<Export>> = import.names.iter().map(own).collect();
+                if exports.iter().any(Option::is_some) {
+                    for (alias, export) in import.names.iter().zip(exports) {
+                        let name = alias.asname.as_ref().unwrap_or(&alias.name);
+                        let kind = match export {
+                            Some(Export::Qualified(qualified)) => BindingKind::Import { qualified },
+                            Some(Export::Opaque) => BindingKind::Opaque { origin: import.range },
+                            None if import.level > 0 => BindingKind::Other,
+                            None => BindingKind::Import {
+                                qualified: format!(
+                                    "{}.{}",
+                                    import.module.as_ref().map_or("", |m| m.id.as_str()),
+                                    alias.name.id
+                                ),
+                            },
+                        };
+                        self.bind(&name.id, kind, alias.range);
+                    }
+                    return;
+                }
                 // Relative imports are the project's own modules, never torch_xla.
                 let Some(module) = import.module.as_ref().filter(|_| import.level == 0) else {
                     for alias in &import.names {
@@ -678,10 +829,20 @@ impl<'a> Visitor<'a> for Builder {
             Stmt::Assign(assign) => {
                 self.visit_expr(&assign.value);
                 self.assigning = Some(assign.range.end());
-                assign.targets.iter().for_each(|t| {
-                    self.bind_target(t);
-                    self.visit_expr(t);
-                });
+                // A class attribute is read as `self.name`, where no alias is followed.
+                let followed = self.sem.scopes[self.scope].kind != ScopeKind::Class;
+                match (&*assign.targets, self.torch_xla_object(&assign.value).filter(|_| followed)) {
+                    ([Expr::Name(target)], Some(kind)) => {
+                        if let BindingKind::Alias { .. } = kind {
+                            self.sem.alias_values.insert(assign.value.start(), self.sem.bindings.len());
+                        }
+                        self.bind(&target.id, kind, target.range);
+                    }
+                    _ => assign.targets.iter().for_each(|t| {
+                        self.bind_target(t);
+                        self.visit_expr(t);
+                    }),
+                }
                 self.assigning = None;
             }
             Stmt::AnnAssign(assign) => {
@@ -896,6 +1057,39 @@ mod tests {
     fn an_assignment_reads_the_previous_binding() {
         let src = "import torch_xla.core.xla_model as xm\nxm = xm.mark_step\n";
         assert_eq!(resolve_at(src, "xm.mark_step", 0).as_deref(), Some("torch_xla.core.xla_model.mark_step"));
+    }
+
+    #[test]
+    fn aliases_of_torch_xla_names_are_followed() {
+        let src = "import torch_xla.distributed.spmd as _xs\nimport torch_xla.runtime as xr\nxs = _xs\nws = getattr(xr, \"world_size\")\nxs.mark_sharding\nws\n";
+        assert_eq!(resolve_at(src, "xs.mark_sharding", 0).as_deref(), Some("torch_xla.distributed.spmd.mark_sharding"));
+        assert_eq!(resolve_at(src, "ws", 1).as_deref(), Some("torch_xla.runtime.world_size"));
+        // Only torch_xla's names: any other assignment stays a variable.
+        let other = "import torch\nF = torch.nn.functional\nF.softmax\n";
+        assert_eq!(resolve_at(other, "F.softmax", 0), None);
+    }
+
+    #[test]
+    fn a_class_attribute_is_no_alias() {
+        let src = "import torch_xla.core.xla_model as xm\nclass T:\n    sync = xm.mark_step\n";
+        let parsed = parse_module(src).expect("parses");
+        let sem = Semantic::build(parsed.syntax());
+        assert!(sem.bindings.iter().all(|b| !b.is_alias()));
+    }
+
+    #[test]
+    fn what_cannot_be_followed_is_opaque() {
+        let src = "import torch_xla.runtime as xr\nimport torch_xla.core.xla_model as xm\nf = getattr(xr, \"global_ordinal\", None) or xm.get_ordinal\nf\n";
+        let parsed = parse_module(src).expect("parses");
+        let sem = Semantic::build(parsed.syntax());
+        let at = TextSize::try_from(src.rfind('f').unwrap()).unwrap();
+        assert!(matches!(sem.resolve("f", 0, at), Resolution::Opaque(_)));
+        // An alias in one arm and another value in the other: calling it may not call torch_xla.
+        let arms = "import torch_xla.runtime as xr\nif new:\n    f = xr.world_size\nelse:\n    f = mine\nf\n";
+        let parsed = parse_module(arms).expect("parses");
+        let sem = Semantic::build(parsed.syntax());
+        let at = TextSize::try_from(arms.rfind('f').unwrap()).unwrap();
+        assert!(matches!(sem.resolve("f", 0, at), Resolution::Opaque(_)));
     }
 
     #[test]

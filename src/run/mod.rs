@@ -242,6 +242,9 @@ fn render_incompatibility(out: &mut impl Write, first: &Incompatibility, report:
             };
             format!("device mix-up: {what} (a tensor or module left on the CPU; not a missing TorchTPU op)")
         }
+        (_, "strided_view") => {
+            "`.view()` of a tensor whose strides cannot express it (torch_xla tensors had none)".into()
+        }
         _ => first.kind.replace('_', " "),
     };
     writeln!(out, "xla2tpu run: TorchTPU 0.2.0 incompatibility: {what}")?;
@@ -275,6 +278,7 @@ fn help_for(i: &Incompatibility) -> Option<String> {
         }
         "device_mismatch" => "move the CPU-side tensor or module to the chip before the op (`.to(\"tpu\")`, `model.to(\"tpu\")`), or create it there (`device=\"tpu\"`); only 0-dim CPU tensors pass as scalars, and index tensors in `t[idx]`".into(),
         "set_device" => "each process sees its own chip as `tpu:0`: do not pick a device by rank or LOCAL_RANK".into(),
+        "strided_view" => "torch_xla tensors had no strides, so `.view()` of a slice (`x[:, :-1]`) or a transpose ran there; TorchTPU tensors keep their parent's strides, as on CUDA: write `.reshape(...)` (a copy only when no view can do) or `.contiguous().view(...)`; `xla2tpu migrate` converts the ones it can see".into(),
         "launch_env" => "call `torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=N)` in the launcher before spawning, or `eval $(python -m torch.tpu.distributed | sed 's/^/export /')` before torchrun".into(),
         "device_busy" => "another process holds this chip (often a launcher that touched the TPU before spawning): keep the parent off the device, or emulate more chips with --nproc".into(),
         _ => return None,

@@ -17,8 +17,15 @@ def kind_through_a_variable(d):
 
 
 def kind_never_tpu(d):
-    kind = xm.xla_device_hw(d)  # reported: "GPU" can never match on TorchTPU
+    kind = (torch.accelerator.current_accelerator() or torch.device("cpu")).type  # converted: "GPU" stays, never the kind on TorchTPU (simply false)
+    if (torch.accelerator.current_accelerator() or torch.device("cpu")).type == 'NEURON':
+        return "neuron"
     return kind == "GPU"
+
+
+def kind_unknown(d):
+    kind = xm.xla_device_hw(d)  # reported: "XPU" is no kind torch_xla reported
+    return kind == "XPU"
 
 
 def kind_passed_on(d):

@@ -17,8 +17,15 @@ def kind_through_a_variable(d):
 
 
 def kind_never_tpu(d):
-    kind = xm.xla_device_hw(d)  # reported: "GPU" can never match on TorchTPU
+    kind = xm.xla_device_hw(d)  # converted: "GPU" stays, never the kind on TorchTPU (simply false)
+    if xm.xla_device_hw(d) == 'NEURON':
+        return "neuron"
     return kind == "GPU"
+
+
+def kind_unknown(d):
+    kind = xm.xla_device_hw(d)  # reported: "XPU" is no kind torch_xla reported
+    return kind == "XPU"
 
 
 def kind_passed_on(d):

@@ -9,6 +9,7 @@ def f(x):
 
 g = torch.compile(f, backend="tpu")
 h = torch.compile(f, backend="tpu")
+k = torch.compile(f, backend="tpu")  # the name only labelled debug output
 
 with torch_xla.compile():  # context-manager form: reported
     y = f(torch.ones(2))

@@ -7,4 +7,4 @@ import torch.distributed as dist
 a = dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
 b = dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
 c = (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))) if hasattr(xm, "xla_device_world_size") else 1
-get_ws = xr.world_size  # referenced, not called: reported
+hooks.append(xr.world_size)  # passed as a value, not called: reported

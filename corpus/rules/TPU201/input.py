@@ -5,4 +5,4 @@ import torch_xla.runtime as xr
 a = xm.xrt_world_size()
 b = xr.world_size()
 c = xm.xla_device_world_size() if hasattr(xm, "xla_device_world_size") else 1
-get_ws = xr.world_size  # referenced, not called: reported
+hooks.append(xr.world_size)  # passed as a value, not called: reported

@@ -7,6 +7,8 @@ how to migrate it, and records an incompatibility event. Availability probes
 see "not installed", exactly as on TorchTPU, so libraries keep working.
 """
 
+import ast
+import functools
 import importlib.abc
 import importlib.machinery
 import linecache
@@ -61,18 +63,88 @@ def _importer(frame):
   return frame
 
 
+_CATCHES = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+
+
+def _handler_catches(handler):
+  """Whether an `except` clause catches a failed import."""
+  t = handler.type
+  if t is None:
+    return True
+  names = t.elts if isinstance(t, ast.Tuple) else [t]
+  return any(isinstance(n, ast.Name) and n.id in _CATCHES
+             or isinstance(n, ast.Attribute) and n.attr in _CATCHES for n in names)
+
+
+@functools.lru_cache(maxsize=256)
+def _caught_lines(filename, mtime):  # pylint: disable=unused-argument
+  """The lines of `filename` inside a `try:` body whose handlers catch ImportError, in the
+  same function (a function defined there runs later, outside the `try`)."""
+  try:
+    with open(filename, "rb") as f:
+      tree = ast.parse(f.read(), filename)
+  except (OSError, SyntaxError, ValueError):
+    return frozenset()
+  lines = set()
+
+  def visit(node, catching):
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+      catching = False
+    if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+      body_catches = catching or any(_handler_catches(h) for h in node.handlers)
+      for child in node.body:
+        visit(child, body_catches)
+      for child in node.handlers + node.orelse + node.finalbody:
+        visit(child, catching)
+      return
+    if catching and isinstance(node, ast.stmt):
+      lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    for child in ast.iter_child_nodes(node):
+      visit(child, catching)
+
+  visit(tree, False)
+  return frozenset(lines)
+
+
+def _caught(importer):
+  """Whether the import running in `importer`, or a call of the user's code on the way to it,
+  sits in a `try` that catches ImportError."""
+  frame = importer
+  while frame is not None:
+    filename = frame.f_code.co_filename
+    if report.is_user_file(filename):
+      try:
+        if frame.f_lineno in _caught_lines(filename, os.stat(filename).st_mtime_ns):
+          return True
+      except OSError:
+        pass
+    frame = frame.f_back
+  return False
+
+
 def blocked_import_error(root, fullname, frame):
   """Records the event (user code only) and returns the error to raise.
 
   Only an import the user's own code executes is an incompatibility. A library that tries
   torch_xla inside its own `try: import torch_xla except ImportError` (accelerate, lightning,
-  ...) gets the plain "No module named" a TorchTPU host gives, and nothing is recorded."""
+  ...) gets the plain "No module named" a TorchTPU host gives, and nothing is recorded. Nor is
+  an import the user's code catches the same way: the program takes the path it has for a
+  machine without torch_xla, as it would on TorchTPU; a warning says so."""
   importer = _importer(frame)
   if importer is None or not report.is_user_file(importer.f_code.co_filename):
     return ModuleNotFoundError(f"No module named '{fullname}'", name=fullname)
   frames = report.user_frames(frame)
   msg = message(root, fullname, frames)
-  if frames:
+  if frames and _caught(importer):
+    src = linecache.getline(frames[0]["file"], frames[0]["line"]).strip()
+    package = "torch_xla" if root == "torch_xla" else "optimum-tpu"
+    report.warning(
+        "caught_import",
+        f"`{src}` raised ImportError ({package} is not installed under TorchTPU) and the program"
+        f" catches it: it runs its path for a machine without {package}. `xla2tpu migrate` turns"
+        " such a probe into `import torch_tpu`.",
+        frames=frames)
+  elif frames:
     report.incompatibility(KINDS[root], msg, frames=frames)
   return ModuleNotFoundError(msg, name=fullname)
 

@@ -428,13 +428,23 @@ def _count_sync(kind, args, kwargs, out_tpu):
         _non_blocking_d2h(args[0])
 
 
+# torch's refusal of a view its strides cannot express (TensorShape.cpp, `view`).
+_STRIDED_VIEW = "view size is not compatible with input tensor's size and stride"
+
 def make_view(op):
   """View/metadata ops: the CPU kernel only touches metadata of tpu tensors."""
   name = op.name()
 
   def kernel(*args, **kwargs):
     _OPS[name] = _OPS.get(name, 0) + 1
-    return op.redispatch(CPU_KS, *args, **kwargs)
+    try:
+      return op.redispatch(CPU_KS, *args, **kwargs)
+    except RuntimeError as e:
+      if _STRIDED_VIEW in str(e):
+        # The chip refuses it too; under torch_xla it ran: name the difference.
+        report.incompatibility("strided_view", str(e), op=name, frame=sys._getframe(1))  # pylint: disable=protected-access
+        report.reported(e)
+      raise
 
   return kernel
 

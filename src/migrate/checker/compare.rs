@@ -18,7 +18,11 @@ impl<'a> Checker<'a> {
     /// it is assigned to a name and that name is compared (`hw = hw(); if hw
     /// in ("TPU", "NEURON")`). A comparison that could never hold on TorchTPU,
     /// or a use of the name that may be compared out of sight, blocks the fix.
-    pub(super) fn compared_literals(&self, expr: &Expr, table: &BTreeMap<String, String>) -> Result<Vec<Edit>, String> {
+    pub(super) fn compared_literals(
+        &self,
+        expr: &Expr,
+        table: &BTreeMap<String, Option<String>>,
+    ) -> Result<Vec<Edit>, String> {
         if table.is_empty() {
             return Ok(vec![]);
         }
@@ -68,27 +72,30 @@ impl<'a> Checker<'a> {
         &self,
         cmp: &ast::ExprCompare,
         operand: TextRange,
-        table: &BTreeMap<String, String>,
+        table: &BTreeMap<String, Option<String>>,
     ) -> Result<Vec<Edit>, String> {
         let membership = cmp.ops.iter().all(|op| matches!(op, CmpOp::In | CmpOp::NotIn));
         let mut edits = Vec::new();
         for other in operands(cmp).filter(|o| o.range() != operand) {
             match other {
-                Expr::StringLiteral(lit) => edits.push(self.carried(lit, table).ok_or_else(|| never(lit))?),
+                // `hw == "NEURON"`: a kind the new API never returns stays, and the comparison
+                // is simply false, as it is on TorchTPU.
+                Expr::StringLiteral(lit) => edits.extend(self.carried(lit, table).ok_or_else(|| never(lit))?),
                 Expr::Tuple(ast::ExprTuple { elts, .. })
                 | Expr::List(ast::ExprList { elts, .. })
                 | Expr::Set(ast::ExprSet { elts, .. })
                     if membership =>
                 {
                     // `hw in ("TPU", "NEURON")`: a kind TorchTPU never reports is a dead
-                    // alternative, harmless as long as one alternative can still hold.
+                    // alternative; one nothing knows (a typo) is a person's to judge.
                     let literals: Vec<&ast::ExprStringLiteral> =
                         elts.iter().filter_map(Expr::as_string_literal_expr).collect();
-                    let carried: Vec<Edit> = literals.iter().filter_map(|lit| self.carried(lit, table)).collect();
+                    let carried: Vec<Option<Edit>> =
+                        literals.iter().filter_map(|lit| self.carried(lit, table)).collect();
                     if let (true, Some(lit)) = (carried.is_empty(), literals.first()) {
                         return Err(never(lit));
                     }
-                    edits.extend(carried);
+                    edits.extend(carried.into_iter().flatten());
                 }
                 Expr::NoneLiteral(_) => {
                     return Err("it is compared with `None`, and TorchTPU's device kind is never `None`: test \
@@ -101,16 +108,18 @@ impl<'a> Checker<'a> {
         Ok(edits)
     }
 
-    fn carried(&self, lit: &ast::ExprStringLiteral, table: &BTreeMap<String, String>) -> Option<Edit> {
-        let new = table.get(lit.value.to_str())?;
+    /// The edit carrying one compared literal over (`None`: it stays, never matching);
+    /// `None` outside when the table does not know it.
+    fn carried(&self, lit: &ast::ExprStringLiteral, table: &BTreeMap<String, Option<String>>) -> Option<Option<Edit>> {
+        let new = table.get(lit.value.to_str())?.as_ref();
         let quote = if self.src(lit.range).ends_with('\'') { '\'' } else { '"' };
-        Some(Edit::replace(lit.range, format!("{quote}{new}{quote}")))
+        Some(new.map(|new| Edit::replace(lit.range, format!("{quote}{new}{quote}"))))
     }
 }
 
 fn never(lit: &ast::ExprStringLiteral) -> String {
     format!(
-        "it is compared with {:?}, which can never match on TorchTPU: delete that branch by hand",
+        "it is compared with {:?}, a value xla2tpu cannot carry over: check that comparison by hand",
         lit.value.to_str()
     )
 }
@@ -163,7 +172,7 @@ impl<'a> NameUses<'a> {
 }
 
 /// `print(...)` and `logger.info(...)`-style calls only show a value.
-fn is_display(func: &Expr) -> bool {
+pub(super) fn is_display(func: &Expr) -> bool {
     match func {
         Expr::Name(n) => n.id.as_str() == "print",
         Expr::Attribute(a) => {

@@ -130,6 +130,14 @@ impl<'a> Checker<'a> {
                 ));
             }
         }
+        if spec.only_shown && !self.is_shown(site.expr) {
+            return Err("only converted where the value is only shown (printed or logged): elsewhere the program \
+                        may compute with it"
+                .into());
+        }
+        if spec.before_clock_read && !self.before_clock_read(site.rule) {
+            return Err("only converted where a clock is read right after it (timing code)".into());
+        }
         let mut fix = self.try_action(site, rule, spec, bound)?;
         if let Some(prelude) = &spec.worker_prelude {
             let (edit, imports) = self.worker_prelude(site, rule, prelude, bound)?;
@@ -160,13 +168,22 @@ impl<'a> Checker<'a> {
         let mut helpers: Vec<crate::migrate::fix::Helper> = Vec::new();
         while let Some(text) = pending.pop() {
             for (name, template) in &spec.define {
-                if helpers.iter().any(|h| &h.name == name) || !calls(&text, name) {
+                // A reference replaced by the helper's name (`@mp_test`) uses it without a call.
+                if helpers.iter().any(|h| &h.name == name) || !(calls(&text, name) || text == *name) {
                     continue;
                 }
                 let body = template.expand(&mut cx)?;
                 if self.all_names().contains(name.as_str()) || self.sem.is_bound_anywhere(name) {
                     // Defined by an earlier pass of this run (another fix's edits overlapped).
                     if self.defines_verbatim(&body) {
+                        continue;
+                    }
+                    // `from torch_xla.test.test_utils import now`: the name is only the import of
+                    // what the helper replaces, which goes once its uses call the helper.
+                    let replaced = site.callee.as_deref().filter(|c| c.rsplit('.').next() == Some(name.as_str()));
+                    if replaced.is_some_and(|q| self.sem.binds_only_module(name, q)) {
+                        pending.push(body.clone());
+                        helpers.push(crate::migrate::fix::Helper { name: name.clone(), text: body });
                         continue;
                     }
                     return Err(format!("cannot define `{name}`: the name already means something else in this file"));
@@ -669,8 +686,18 @@ impl<'a> Checker<'a> {
         Ok(out[with_indent.len().min(out.len())..].trim_end_matches(['\n', '\r']).to_string())
     }
 
-    pub(super) fn literal_fix(&self, rule: RuleId, range: TextRange, literal: &str) -> (Option<Fix>, Option<String>) {
-        let Some(spec) = self.rule(rule).fixes.first() else { return (None, None) };
+    /// A literal's replacement, with the first variant for literals passed to `callee` (a
+    /// variant's `names`), or else the first for any.
+    pub(super) fn literal_fix(
+        &self,
+        rule: RuleId,
+        range: TextRange,
+        literal: &str,
+        callee: Option<&str>,
+    ) -> (Option<Fix>, Option<String>) {
+        let fixes = &self.rule(rule).fixes;
+        let for_callee = fixes.iter().find(|f| callee.is_some_and(|c| f.names.iter().any(|n| n == c)));
+        let Some(spec) = for_callee.or_else(|| fixes.iter().find(|f| f.names.is_empty())) else { return (None, None) };
         let fix = Fix {
             safety: spec.safety,
             edits: vec![Edit::replace(range, literal)],

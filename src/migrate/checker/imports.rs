@@ -9,6 +9,7 @@ use ruff_text_size::{Ranged, TextRange};
 use super::{Checker, Diagnostic, in_modules};
 use crate::migrate::fix::{Edit, Fix, StmtRef};
 use crate::migrate::rules::{Builtin, RuleId};
+use crate::migrate::semantic::aliased;
 use crate::source::{indentation_at, newline_of};
 
 /// The name an import alias binds: `xm` of `import … as xm`, `a` of `import a.b.c`.
@@ -30,6 +31,17 @@ pub struct Contingent {
     pub fix: Fix,
     /// The names the statement binds.
     pub names: Vec<String>,
+}
+
+/// `import q as name`, or `from parent import last [as name]`: the import binding `name` to
+/// the torch_xla name `q` directly.
+fn direct_import(q: &str, name: &str) -> String {
+    match q.rsplit_once('.') {
+        Some((parent, last)) if last == name => format!("from {parent} import {last}"),
+        Some((parent, last)) => format!("from {parent} import {last} as {name}"),
+        None if q == name => format!("import {q}"),
+        None => format!("import {q} as {name}"),
+    }
 }
 
 /// What a removed torch_xla import in a guarded `try:` becomes.
@@ -74,12 +86,25 @@ impl<'a> Checker<'a> {
         let Some(rule) = self.rules.builtin(Builtin::Import) else { return };
         let modules = self.rule(rule).modules.clone();
         let probes = self.probe_sites(&modules);
+        // Imports still used in a probe's `try:` body: (diagnostic, statement, text kept).
+        let mut kept_in_probes: Vec<(usize, StmtRef, &'a Stmt, String)> = Vec::new();
         for (sref, stmt) in std::mem::take(&mut self.import_sites) {
+            // A name of the run's own module that is a torch_xla name (`from compat import xs`)
+            // is that torch_xla name.
+            let from_own_module = match stmt {
+                Stmt::ImportFrom(i) => i.level > 0 || i.module.as_ref().is_some_and(|m| !aliased(m.id.as_str())),
+                _ => false,
+            };
+            let exported = |a: &ast::Alias| {
+                let b = self.sem.binding_at(a.range.start()).filter(|_| from_own_module)?;
+                self.sem.bindings[b].qualified().filter(|q| aliased(q)).map(str::to_string)
+            };
             let aliases: Vec<(&ast::Alias, String)> = match stmt {
                 Stmt::Import(i) => i.names.iter().map(|a| (a, a.name.id.to_string())).collect(),
-                Stmt::ImportFrom(i) if i.level == 0 => {
+                Stmt::ImportFrom(i) if i.level == 0 || i.names.iter().any(|a| exported(a).is_some()) => {
                     let module = i.module.as_ref().map(|m| m.id.as_str()).unwrap_or_default();
-                    i.names.iter().map(|a| (a, format!("{module}.{}", a.name.id))).collect()
+                    let name = |a: &ast::Alias| exported(a).unwrap_or_else(|| format!("{module}.{}", a.name.id));
+                    i.names.iter().map(|a| (a, name(a))).collect()
                 }
                 _ => continue,
             };
@@ -117,16 +142,60 @@ impl<'a> Checker<'a> {
             };
             let removal = |removed: &[&ast::Alias]| {
                 let spec = spec?;
-                let (edits, deletes) = if removed.len() == aliases.len() && probes.contains(&sref) {
+                let (mut edits, deletes) = if removed.len() == aliases.len() && probes.contains(&sref) {
                     (vec![Edit::replace(stmt.range(), PROBE)], vec![])
                 } else if removed.len() == aliases.len() {
                     (vec![], vec![sref])
                 } else {
                     (vec![self.keep_aliases(&aliases, removed)], vec![])
                 };
+                let module_level = |a: &&&ast::Alias| binding_of(a).is_some_and(|b| self.sem.bindings[b].scope == 0);
+                edits.extend(self.unexport(removed.iter().filter(module_level).map(|a| bound_name(a))));
                 Some(Fix { safety: spec.safety, edits, deletes, imports: vec![], helpers: vec![] })
             };
-            let fix = if !unused.is_empty() && !star { removal(&unused) } else { None };
+            let in_probe = self.guarded_try_bodies.contains(&sref.block) && !star && relied_on.is_empty();
+            // `from compat import xm` whose `xm` (torch_xla's) is still used here: import it from
+            // torch_xla itself, so that the shim may drop it (its own file is migrated on its own).
+            let reexported: Vec<(&ast::Alias, String)> = match stmt {
+                Stmt::ImportFrom(_) => xla
+                    .iter()
+                    .filter(|(a, _)| exported(a).is_some() && !unused.iter().any(|u| u.range == a.range))
+                    .filter_map(|(a, _)| Some((*a, exported(a)?)))
+                    .collect(),
+                _ => vec![],
+            };
+            let fix = if !reexported.is_empty() && !star {
+                spec.map(|spec| {
+                    let direct: Vec<String> = reexported.iter().map(|(a, q)| direct_import(q, bound_name(a))).collect();
+                    let removed: Vec<&ast::Alias> =
+                        unused.iter().copied().chain(reexported.iter().map(|(a, _)| *a)).collect();
+                    let newline = newline_of(self.text);
+                    let indent = indentation_at(self.text, stmt.start().into());
+                    let edits = if removed.len() == aliases.len() {
+                        vec![Edit::replace(stmt.range(), direct.join(&format!("{newline}{indent}")))]
+                    } else {
+                        let after = direct.iter().map(|d| format!("{newline}{indent}{d}")).collect::<String>();
+                        vec![self.keep_aliases(&aliases, &removed), Edit::insert(stmt.end(), after)]
+                    };
+                    Fix { safety: spec.safety, edits, deletes: vec![], imports: vec![], helpers: vec![] }
+                })
+            } else if in_probe && still_used > 0 {
+                // Moved out of the probe below, without the names nothing uses.
+                let kept = if unused.is_empty() {
+                    self.src(stmt.range()).to_string()
+                } else {
+                    let span = TextRange::new(aliases[0].0.start(), aliases[aliases.len() - 1].0.end());
+                    let before = self.src(TextRange::new(stmt.start(), span.start()));
+                    let after = self.src(TextRange::new(span.end(), stmt.end()));
+                    format!("{before}{}{after}", self.keep_aliases(&aliases, &unused).content)
+                };
+                kept_in_probes.push((self.diagnostics.len(), sref, stmt, kept));
+                None
+            } else if !unused.is_empty() && !star {
+                removal(&unused)
+            } else {
+                None
+            };
             if unused.is_empty() && !star && relied_on.is_empty() {
                 // Every name is still used: if this pass's fixes remove every use, the import
                 // can go in the same pass instead of the next one.
@@ -137,6 +206,131 @@ impl<'a> Checker<'a> {
                 }
             }
             self.diagnostics.push(Diagnostic { rule, range: stmt.range(), message, note, fix });
+        }
+        self.move_out_of_probes(&kept_in_probes, &probes);
+        self.report_aliases(rule);
+    }
+
+    /// Assignments that alias a torch_xla name (`xs = _xs`, `sync = torch_xla.sync`): like the
+    /// imports they alias, deleted once nothing uses them (in the same pass as the fixes that
+    /// remove their last uses), kept while something does.
+    fn report_aliases(&mut self, rule: RuleId) {
+        let Some(spec) = self.rule(rule).fixes.first() else { return };
+        let safety = spec.safety;
+        for (sref, stmt, binding) in std::mem::take(&mut self.alias_sites) {
+            let b = &self.sem.bindings[binding];
+            let name = b.name.to_string();
+            let message = format!(
+                "`{name}` aliases `{}`, which is not installed alongside TorchTPU",
+                b.qualified().unwrap_or_default()
+            );
+            let edits = if b.scope == 0 { self.unexport([name.as_str()].into_iter()) } else { vec![] };
+            let removal = Fix { safety, edits, deletes: vec![sref], imports: vec![], helpers: vec![] };
+            let (fix, note) = if self.used.contains(&binding) {
+                self.contingent.push(Contingent { range: stmt.range(), fix: removal, names: vec![name] });
+                (None, Some("still used: migrate its uses first".to_string()))
+            } else {
+                (Some(removal), None)
+            };
+            self.diagnostics.push(Diagnostic { rule, range: stmt.range(), message, note, fix });
+        }
+    }
+
+    /// The edits taking `names` out of the module's `__all__` list (or tuple), where it lists
+    /// them: a name the migration deletes must not be exported any more.
+    fn unexport<'n>(&self, names: impl Iterator<Item = &'n str>) -> Vec<Edit> {
+        let all = self.module.body.iter().find_map(|stmt| {
+            let Stmt::Assign(a) = stmt else { return None };
+            let [Expr::Name(target)] = &*a.targets else { return None };
+            (target.id.as_str() == "__all__").then_some(&*a.value)
+        });
+        let elts = match all {
+            Some(Expr::List(l)) => &l.elts,
+            Some(Expr::Tuple(t)) => &t.elts,
+            _ => return vec![],
+        };
+        let mut edits = Vec::new();
+        for name in names {
+            let Some(i) = elts.iter().position(|e| matches!(e, Expr::StringLiteral(s) if s.value.to_str() == name))
+            else {
+                continue;
+            };
+            // The entry with the separator after it, or, for the last one, before it.
+            let range = match (elts.get(i + 1), i.checked_sub(1).map(|p| &elts[p])) {
+                (Some(next), _) => TextRange::new(elts[i].start(), next.start()),
+                (None, Some(prev)) => TextRange::new(prev.end(), elts[i].end()),
+                (None, None) => elts[i].range(),
+            };
+            edits.push(Edit::delete(range));
+        }
+        edits
+    }
+
+    /// A use of a name holding a torch_xla object xla2tpu cannot follow: reported where it is
+    /// used, since what it calls or reads there is torch_xla's.
+    pub(super) fn report_opaque_use(&mut self, name: &ast::ExprName) {
+        if name.ctx != ast::ExprContext::Load {
+            return;
+        }
+        let Some(origin) = self.sem.opaque_origin(&name.id, self.scope, name.range.start()) else { return };
+        let Some(rule) = self.rules.builtin(Builtin::Unmapped) else { return };
+        let message = format!(
+            "`{}` holds a torch_xla object xla2tpu cannot follow (`{}`)",
+            name.id,
+            super::shown(self.src(origin))
+        );
+        let note = Some(
+            "migrate this use by hand; a name assigned one torch_xla name (`ws = xr.world_size`, \
+             `getattr(xr, \"world_size\")`) is followed"
+                .to_string(),
+        );
+        self.diagnostics.push(Diagnostic { rule, range: name.range, message, note, fix: None });
+    }
+
+    /// A torch_xla import still used (by a manual item) in a probe's `try:` body would fail on
+    /// TorchTPU and send the program down its path for a machine without TorchTPU, silently,
+    /// although the probe's flag now means TorchTPU. The probe becomes `import torch_tpu`, and
+    /// the import goes right after the `try`, where it stops the program, loudly, until its
+    /// uses are migrated (as any import kept for a manual item does). One fix per `try`, on
+    /// the finding of its first such import.
+    fn move_out_of_probes(&mut self, kept: &[(usize, StmtRef, &'a Stmt, String)], probes: &FxHashSet<StmtRef>) {
+        let Some(spec) = self.rules.builtin(Builtin::Import).and_then(|r| self.rule(r).fixes.first()) else {
+            return;
+        };
+        let safety = spec.safety;
+        let mut blocks: Vec<usize> = kept.iter().map(|(_, sref, _, _)| sref.block).collect();
+        blocks.dedup();
+        for block in blocks {
+            let Some((try_ref, _)) = self.blocks[block].owner else { continue };
+            let try_range = self.blocks[try_ref.block].stmts[try_ref.index];
+            let newline = newline_of(self.text);
+            let indent = indentation_at(self.text, try_range.start().into());
+            let group: Vec<&(usize, StmtRef, &Stmt, String)> = kept.iter().filter(|k| k.1.block == block).collect();
+            let mut edits = Vec::new();
+            let mut deletes = Vec::new();
+            let mut moved = String::new();
+            for (_, sref, stmt, text) in &group {
+                if probes.contains(sref) {
+                    edits.push(Edit::replace(stmt.range(), PROBE));
+                } else {
+                    deletes.push(*sref);
+                }
+                moved.push_str(&format!("{newline}{indent}{text}"));
+            }
+            // The `try` probes TorchTPU once its probe site is converted, or already does.
+            if !probes.iter().any(|p| p.block == block)
+                && !self.blocks[block].stmts.iter().any(|r| self.src(*r).starts_with("import torch_tpu"))
+            {
+                continue;
+            }
+            edits.push(Edit::insert(try_range.end(), moved));
+            let first = group[0].0;
+            self.diagnostics[first].fix = Some(Fix { safety, edits, deletes, imports: vec![], helpers: vec![] });
+            self.diagnostics[first].note = Some(
+                "the probe's `try` now probes TorchTPU (`import torch_tpu`); while names of this import are \
+                 still used it goes right after the `try`, where it stops the program until they are migrated"
+                    .into(),
+            );
         }
     }
 
@@ -206,7 +400,9 @@ pub(super) fn catches_import_error(t: &ast::StmtTry) -> bool {
     })
 }
 
-/// `try: import x` whose handlers only `pass` or reset the imported names.
+/// `try: import x` whose handlers only `pass`, reset the imported names, or import another
+/// module under them (`except ImportError: import torch_xla.experimental.xla_sharding as xs`,
+/// a version shim's older spelling).
 pub(super) fn try_only_guards_imports(t: &ast::StmtTry) -> bool {
     if !t.orelse.is_empty() || !t.finalbody.is_empty() {
         return false;
@@ -214,6 +410,12 @@ pub(super) fn try_only_guards_imports(t: &ast::StmtTry) -> bool {
     let mut bound: FxHashSet<&str> = FxHashSet::default();
     for stmt in &t.body {
         match stmt {
+            // `xs = _xs`: another name for what the body imported.
+            Stmt::Assign(a)
+                if matches!(&*a.targets, [Expr::Name(_)]) && root_name(&a.value).is_some_and(|r| bound.contains(r)) =>
+            {
+                bound.extend(a.targets.iter().filter_map(|t| Some(t.as_name_expr()?.id.as_str())));
+            }
             Stmt::Import(i) => bound.extend(i.names.iter().map(|a| {
                 a.asname.as_ref().map_or_else(|| a.name.id.split('.').next().unwrap_or_default(), |n| n.id.as_str())
             })),
@@ -232,9 +434,22 @@ pub(super) fn try_only_guards_imports(t: &ast::StmtTry) -> bool {
                 a.targets.iter().all(|t| matches!(t, Expr::Name(n) if bound.contains(n.id.as_str())))
                     && matches!(*a.value, Expr::NoneLiteral(_) | Expr::BooleanLiteral(_))
             }
+            Stmt::Import(i) => i.names.iter().all(|a| a.asname.as_ref().is_some_and(|n| bound.contains(n.id.as_str()))),
+            Stmt::ImportFrom(i) => {
+                i.names.iter().all(|a| bound.contains(a.asname.as_ref().unwrap_or(&a.name).id.as_str()))
+            }
             _ => false,
         })
     })
+}
+
+/// The name an attribute chain starts from (`xs` of `xs.mark_sharding`).
+fn root_name(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => root_name(&a.value),
+        _ => None,
+    }
 }
 
 /// Names a `try` statement assigns (`_HAS_XLA = True` in its body or handlers).

@@ -9,6 +9,7 @@ use ruff_python_parser::Parsed;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
 mod api_calls;
+mod autocast;
 mod cell_magic;
 mod compare;
 mod env;
@@ -21,6 +22,8 @@ mod loaders;
 mod noqa;
 mod performance;
 mod strings;
+mod timing;
+mod views;
 
 pub use env::env_reads;
 pub(crate) use env::{kept_note, read_note};
@@ -69,7 +72,7 @@ pub fn check(
 ) -> CheckResult {
     let run = selection.run.as_deref();
     let module = parsed.syntax();
-    let sem = Semantic::build(module);
+    let sem = Semantic::build_in_run(module, selection.run.clone());
     let mut checker = Checker {
         text,
         rules,
@@ -90,6 +93,10 @@ pub fn check(
         literals_seen: FxHashSet::default(),
         keyword_of: FxHashMap::default(),
         argument_of: FxHashMap::default(),
+        shown: FxHashSet::default(),
+        alias_sites: Vec::new(),
+        bodies: Vec::new(),
+        xla_autocast: 0,
         class_arguments: FxHashSet::default(),
         annotation: 0,
         xla_only: Vec::new(),
@@ -155,6 +162,14 @@ struct Checker<'a> {
     keyword_of: FxHashMap<TextSize, &'a str>,
     /// The qualified callee of the call each argument (by its start) is passed to.
     argument_of: FxHashMap<TextSize, String>,
+    /// Expressions (by their start) whose value is only shown to a person (`print(x)`).
+    shown: FxHashSet<TextSize>,
+    /// Assignments that alias a torch_xla name (`xs = _xs`), with the binding each makes.
+    alias_sites: Vec<(StmtRef, &'a Stmt, BindingId)>,
+    /// The bodies being walked, innermost last (with `stmt`: what follows a statement).
+    bodies: Vec<&'a [Stmt]>,
+    /// Depth of torch_xla autocast regions (`with torch.autocast("xla"):`) being walked.
+    xla_autocast: u32,
     /// Arguments (by their start) of class tests (`isinstance`) and of the rules' shared helpers:
     /// a class named there creates no instance (see `creates_no_instance`).
     class_arguments: FxHashSet<TextSize>,
@@ -245,12 +260,14 @@ impl<'a> Checker<'a> {
     fn visit_block(&mut self, body: &'a [Stmt], owner: Option<(StmtRef, bool)>) {
         let block = self.blocks.len();
         self.blocks.push(Block { stmts: body.iter().map(Ranged::range).collect(), owner });
+        self.bodies.push(body);
         for (index, stmt) in body.iter().enumerate() {
             let sref = StmtRef { block, index };
             self.stmt.push((sref, stmt));
             self.visit_statement(stmt, sref);
             self.stmt.pop();
         }
+        self.bodies.pop();
     }
 
     fn in_scope_of(&mut self, start: TextSize, f: impl FnOnce(&mut Self)) {
@@ -282,13 +299,15 @@ impl<'a> Checker<'a> {
             Stmt::If(if_stmt) => {
                 self.note_xla_guard(if_stmt);
                 self.visit_expr(&if_stmt.test);
-                let droppable = if_stmt.elif_else_clauses.is_empty() && is_pure(&if_stmt.test);
+                // Dropped when every arm empties, if no test does anything.
+                let droppable = is_pure(&if_stmt.test)
+                    && if_stmt.elif_else_clauses.iter().all(|c| c.test.as_ref().is_none_or(is_pure));
                 self.visit_block(&if_stmt.body, Some((sref, droppable)));
                 for clause in &if_stmt.elif_else_clauses {
                     if let Some(test) = &clause.test {
                         self.visit_expr(test);
                     }
-                    self.visit_block(&clause.body, owner);
+                    self.visit_block(&clause.body, Some((sref, droppable)));
                 }
             }
             Stmt::Try(try_stmt) => {
@@ -321,8 +340,11 @@ impl<'a> Checker<'a> {
                 self.visit_block(&while_stmt.orelse, owner);
             }
             Stmt::With(with) => {
+                let autocast = u32::from(with.items.iter().any(|i| self.opens_xla_autocast(&i.context_expr)));
                 self.check_with(with);
+                self.xla_autocast += autocast;
                 self.visit_block(&with.body, owner);
+                self.xla_autocast -= autocast;
             }
             Stmt::Match(m) => {
                 self.visit_expr(&m.subject);
@@ -335,6 +357,12 @@ impl<'a> Checker<'a> {
             }
             Stmt::Import(_) | Stmt::ImportFrom(_) => self.import_sites.push((sref, stmt)),
             Stmt::Assign(assign) => {
+                if let [Expr::Name(target)] = &*assign.targets
+                    && let Some(binding) = self.sem.binding_at(target.range.start())
+                    && self.sem.bindings[binding].is_alias()
+                {
+                    self.alias_sites.push((sref, stmt, binding));
+                }
                 self.check_assigned_device(&assign.targets.iter().collect::<Vec<_>>(), &assign.value);
                 if self.is_probe(&assign.value) || self.reads_switch(&assign.value) {
                     // `_xla = find_spec("torch_xla") is not None`: a flag the probe's fix retargets.
@@ -387,10 +415,26 @@ impl<'a> Checker<'a> {
     // ---- matching -------------------------------------------------------
 
     fn visit_call(&mut self, expr: &'a Expr, call: &'a ExprCall) {
+        // `ws = getattr(xr, "world_size")`: an alias's value uses the object, shows nothing.
+        if self.sem.alias_value(expr.start()).is_some()
+            && let Some(q) = call.arguments.args.first().and_then(|o| self.sem.qualified_name(o, self.scope))
+        {
+            self.mark_used(&q);
+            return;
+        }
         self.check_cell_magic(call);
         for kw in call.arguments.keywords.iter() {
             if let (Some(arg), Expr::StringLiteral(lit)) = (&kw.arg, &kw.value) {
                 self.keyword_of.insert(lit.range.start(), arg.id.as_str());
+            }
+        }
+        if self.xla_autocast > 0 {
+            self.check_autocast_softmax(call);
+        }
+        self.check_strided_view(call);
+        if compare::is_display(&call.func) {
+            for arg in &call.arguments.args {
+                self.mark_shown(arg);
             }
         }
         let q = self.sem.qualified_name(&call.func, self.scope);
@@ -630,8 +674,16 @@ impl<'a> Checker<'a> {
     /// A name or attribute chain in load position. Returns true if it resolved
     /// (its inner parts need no separate visit).
     fn visit_reference(&mut self, expr: &'a Expr) -> bool {
-        let Some(q) = self.sem.qualified_name(expr, self.scope) else { return false };
+        let Some(q) = self.sem.qualified_name(expr, self.scope) else {
+            if let Expr::Name(name) = expr {
+                self.report_opaque_use(name);
+            }
+            return false;
+        };
         self.mark_used(&q);
+        if self.sem.alias_value(expr.start()).is_some() {
+            return true; // `xs = _xs`: followed to the alias's uses, which are checked there
+        }
         let spelled = || self.src(expr.range()).to_string();
         if let Some((rule, target)) = self.rules.lookup(MatchKind::Reference, &q.name) {
             if self.rule(rule).instances && self.creates_no_instance(expr) {
@@ -639,7 +691,7 @@ impl<'a> Checker<'a> {
             }
             if !self.owned.contains(&expr.start()) {
                 let spelled = spelled();
-                self.report(Site { rule, target, expr, call: None, spelled, callee: None });
+                self.report(Site { rule, target, expr, call: None, spelled, callee: Some(q.name.clone()) });
             }
         } else if let Some(rule) = self.rules.lookup_any(&q.name) {
             let message = self.message(rule, &spelled());
@@ -695,14 +747,15 @@ impl<'a> Checker<'a> {
         let is_device_ctor =
             q.is_some_and(|q| matches!(q.name.as_str(), "torch.device" | "torch.autocast" | "torch.amp.autocast"));
         let is_to = matches!(&*call.func, Expr::Attribute(a) if a.attr.id.as_str() == "to");
+        let callee = q.map(|q| q.name.as_str());
         if (is_device_ctor || is_to)
             && let Some(first) = call.arguments.args.first()
         {
-            self.check_device_literal(first);
+            self.check_device_literal(first, callee);
         }
         for kw in call.arguments.keywords.iter() {
             if kw.arg.as_ref().is_some_and(|a| matches!(a.id.as_str(), "device" | "map_location" | "device_type")) {
-                self.check_device_literal(&kw.value);
+                self.check_device_literal(&kw.value, callee);
             }
         }
     }
@@ -797,7 +850,7 @@ impl<'a> Visitor<'a> for Checker<'a> {
                 let is_type = |e: &&Expr| matches!(e, Expr::Attribute(a) if a.attr.id.as_str() == "type");
                 if operands.iter().any(is_type) {
                     for e in operands.iter().filter(|e| !is_type(e)) {
-                        self.check_device_literal(e);
+                        self.check_device_literal(e, None);
                     }
                 }
                 self.check_env_membership(expr, cmp);
@@ -906,10 +959,10 @@ fn is_pure(expr: &Expr) -> bool {
                 Expr::Attribute(a) => a.attr.id.as_str(),
                 _ => return false,
             };
-            name.starts_with("is_")
-                && name.ends_with("available")
-                && c.arguments.args.iter().all(is_pure)
-                && c.arguments.keywords.iter().all(|k| is_pure(&k.value))
+            // `hasattr(torch_xla, "sync")`: a version shim's feature test.
+            let asks = name.starts_with("is_") && name.ends_with("available")
+                || matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "hasattr");
+            asks && c.arguments.args.iter().all(is_pure) && c.arguments.keywords.iter().all(|k| is_pure(&k.value))
         }
         _ => false,
     }

@@ -16,8 +16,8 @@ fn names_a_device(name: &str) -> bool {
 
 impl<'a> Checker<'a> {
     /// A literal in a device position (`torch.device(…)`, `.to(…)`, `device=`,
-    /// `t.device.type == …`, `DEVICE = …`, `def f(device="xla")`).
-    pub(super) fn check_device_literal(&mut self, expr: &'a Expr) {
+    /// `t.device.type == …`, `DEVICE = …`, `def f(device="xla")`), passed to `callee` if known.
+    pub(super) fn check_device_literal(&mut self, expr: &'a Expr, callee: Option<&str>) {
         let Expr::StringLiteral(lit) = expr else { return };
         if lit.value.is_implicit_concatenated() {
             return;
@@ -41,7 +41,7 @@ impl<'a> Checker<'a> {
                 _ => None, // another chip of this process: TorchTPU gives each process one chip
             };
             let (fix, note) = match new_value {
-                Some(v) => self.literal_fix(rule, lit.range, &requote(raw, &v)),
+                Some(v) => self.literal_fix(rule, lit.range, &requote(raw, &v), callee),
                 None => (
                     None,
                     Some(format!(
@@ -87,7 +87,7 @@ impl<'a> Checker<'a> {
         let keyword = self.keyword_of.get(&lit.range.start()).copied();
         let (fix, note) = match (keyword, to) {
             (Some(k), Some(to)) if keywords.iter().any(|w| w == k) => {
-                self.literal_fix(rule, lit.range, &requote(raw, &to))
+                self.literal_fix(rule, lit.range, &requote(raw, &to), None)
             }
             _ => (None, Some("not the value of a keyword xla2tpu knows: check what it selects".to_string())),
         };
@@ -113,7 +113,7 @@ impl<'a> Checker<'a> {
         }
         let raw = self.src(f.range);
         let quote = if raw.ends_with('\'') { '\'' } else { '"' };
-        let (fix, _) = self.literal_fix(rule, f.range, &format!("{quote}{}{quote}", ds.to));
+        let (fix, _) = self.literal_fix(rule, f.range, &format!("{quote}{}{quote}", ds.to), None);
         let fix = fix.map(|mut fix| {
             fix.safety = crate::migrate::rules::Safety::Unsafe;
             fix
@@ -132,7 +132,7 @@ impl<'a> Checker<'a> {
             self.literals_seen.insert(key.range.start());
             let name = key.value.to_str();
             if names_a_device(name) {
-                self.check_device_literal(&item.value);
+                self.check_device_literal(&item.value, None);
             }
             if let Some((rule, _)) = self.rules.dict_key_rules().find(|(_, r)| r.dict_keys.iter().any(|k| k == name)) {
                 let message = self.message(rule, self.src(key.range));
@@ -149,7 +149,7 @@ impl<'a> Checker<'a> {
             _ => false,
         };
         if targets.len() == 1 && targets.iter().all(is_device) {
-            self.check_device_literal(value);
+            self.check_device_literal(value, None);
         }
     }
 
@@ -159,7 +159,7 @@ impl<'a> Checker<'a> {
             if let Some(default) = p.default()
                 && names_a_device(&p.name().id)
             {
-                self.check_device_literal(default);
+                self.check_device_literal(default, None);
             }
         }
     }

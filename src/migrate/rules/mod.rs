@@ -180,6 +180,10 @@ pub enum Builtin {
     UnusedNoqa,
     /// A file that runs torch_xla on hardware other than a TPU (Neuron, Tenstorrent, CUDA).
     OtherHardware,
+    /// `softmax`/`log_softmax` in a torch_xla autocast region, which ran them in float32.
+    AutocastSoftmax,
+    /// `.view()` of a slice or transpose: torch_xla tensors had no strides (TPU720).
+    StridedView,
     // Files other than Python (src/migrate/project); each handler adds its own below.
     // deps (TPU90x–TPU91x):
     /// A torch_xla requirement (TPU901).
@@ -284,7 +288,7 @@ struct RawFix {
     #[serde(default)]
     requires_group_in_file: bool,
     #[serde(default)]
-    compare: BTreeMap<String, String>,
+    compare: BTreeMap<String, Option<String>>,
     #[serde(default)]
     worker_prelude: Option<RawPrelude>,
     /// Name → definition, or `~` for a rule file's shared `helpers:` entry of that name.
@@ -294,6 +298,10 @@ struct RawFix {
     requires_argument_of: Vec<String>,
     #[serde(default)]
     map: BTreeMap<String, BTreeMap<String, String>>,
+    #[serde(default)]
+    only_shown: bool,
+    #[serde(default)]
+    before_clock_read: bool,
 }
 
 /// Statements to put at the top of the worker function a launcher call names.
@@ -382,8 +390,9 @@ pub struct FixSpec {
     /// itself: `init_process_group`, or a launcher of a worker defined in it.
     pub requires_group_in_file: bool,
     /// When the match is compared with string literals (`hw == "TPU"`), each
-    /// literal's new value; a literal not listed blocks the fix.
-    pub compare: BTreeMap<String, String>,
+    /// literal's new value, or `None` for a value the new API never returns (the literal
+    /// stays: the comparison is simply false); a literal not listed blocks the fix.
+    pub compare: BTreeMap<String, Option<String>>,
     pub worker_prelude: Option<WorkerPrelude>,
     /// Module-level helpers the fix's code may call, by the name each defines: the ones its
     /// edits (or other used helpers) name are put once below the file's imports. For APIs
@@ -395,6 +404,12 @@ pub struct FixSpec {
     /// Per parameter, what a string literal passed there becomes (`"sum"` →
     /// `dist.ReduceOp.SUM`); a literal not listed makes the fix unavailable.
     pub map: BTreeMap<String, BTreeMap<String, Template>>,
+    /// Only offer the fix where the match's value is only shown to a person: an argument of
+    /// `print` or of a logger call, or a field of an f-string (or `%`/`.format`) shown there.
+    pub only_shown: bool,
+    /// Only offer the fix (a statement) where the program reads a clock right after it: the
+    /// next statement of its block, or the one after the loop whose body it ends (timing code).
+    pub before_clock_read: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -798,11 +813,12 @@ fn call_needles(signature: Option<&Signature>, when: &When, when_any: &[When]) -
     Some(needles)
 }
 
-/// Whether `text` calls `name` (`name(` as a whole word): what a fix's code or a helper calls.
+/// Whether `text` calls `name` (`name(` as a whole word, not an attribute: `datetime.now(` is
+/// no call of a helper `now`): what a fix's code or a helper calls.
 pub(crate) fn calls(text: &str, name: &str) -> bool {
     text.match_indices(name).any(|(at, _)| {
         let before = text[..at].chars().next_back();
-        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
         !before.is_some_and(ident) && text[at + name.len()..].trim_start().starts_with('(')
     })
 }
@@ -1217,6 +1233,8 @@ fn convert_fix(
         define,
         requires_argument_of: f.requires_argument_of,
         map,
+        only_shown: f.only_shown,
+        before_clock_read: f.before_clock_read,
     })
 }
 

@@ -1,0 +1,38 @@
+"""Trains a small regressor through the project's PyTorch/XLA compatibility layer."""
+import os
+import argparse
+
+import torch
+import torch.nn as nn
+
+from compat import get_device
+import torch.distributed as dist
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=4)
+    args = parser.parse_args()
+
+    device = get_device()
+    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))}")
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 12), nn.GELU(), nn.Linear(12, 1)).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    x = torch.randn(16, 6)
+    y = (x[:, :1] * 2 - x[:, 1:2]).to(device)
+    x = x.to(device)
+    for step in range(args.steps):
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        shown = (f"step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
+        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+            print(*shown)
+    checksum = sum(p.sum() for p in model.parameters())
+    print(f"checksum={checksum.item():.6f}")
+
+
+if __name__ == "__main__":
+    main()
