@@ -294,24 +294,20 @@ struct RawFix {
     map: BTreeMap<String, BTreeMap<String, String>>,
 }
 
-/// Statements to put at the top of the worker function a launcher call names.
+/// Statements to put at the top of the worker function a launcher call names, unless the
+/// worker's own top-level statements create the process group.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPrelude {
     /// The parameter holding the worker function (e.g. `fn`).
     param: String,
-    /// The statements; `{$rank}` is the worker's first parameter.
     statement: String,
-    /// A last statement added only when the file creates no process group itself.
-    #[serde(default)]
-    init: Option<String>,
 }
 
 #[derive(Debug, Clone)]
 pub struct WorkerPrelude {
     pub param: String,
     pub statement: Template,
-    pub init: Option<Template>,
 }
 
 /// `iterate_loader: {loader: PARAM, device: PARAM}`.
@@ -325,6 +321,9 @@ struct RawIterateLoader {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawArgsFix {
+    /// The function called instead (a helper taking the same arguments).
+    #[serde(default)]
+    callee: Option<String>,
     #[serde(default)]
     set: BTreeMap<String, String>,
     #[serde(default)]
@@ -346,8 +345,8 @@ pub enum FixAction {
     /// Replace a `with` statement by its body.
     Unwrap,
     /// Edit arguments in place: set values (adding keywords), remove arguments, and append
-    /// `**splat` (keywords computed at run time).
-    Args { set: Vec<(String, Template)>, remove: Vec<String>, splat: Option<Template> },
+    /// `**splat` (keywords computed at run time); `callee` calls another function with them.
+    Args { callee: Option<Template>, set: Vec<(String, Template)>, remove: Vec<String>, splat: Option<Template> },
     /// A device loader becomes its plain loader, and every loop over it moves
     /// each batch to the device (code-driven: see `checker/loaders.rs`).
     IterateLoader { loader: String, device: String },
@@ -1110,7 +1109,8 @@ fn convert_fix(
         let set =
             args.set.into_iter().map(|(k, v)| Ok((k, Template::parse(&v)?))).collect::<anyhow::Result<Vec<_>>>()?;
         let splat = args.splat.as_deref().map(Template::parse).transpose()?;
-        actions.push(FixAction::Args { set, remove: args.remove, splat });
+        let callee = args.callee.as_deref().map(Template::parse).transpose()?;
+        actions.push(FixAction::Args { callee, set, remove: args.remove, splat });
     }
     if actions.len() != 1 {
         bail!("a fix needs exactly one of replace, statement, delete, unwrap, args, iterate_loader");
@@ -1123,7 +1123,7 @@ fn convert_fix(
     let signature = own_signature.as_ref().or(signature);
     // Every parameter a fix names must exist in the signature.
     let mut named: Vec<&str> = f.when.keys().map(String::as_str).chain(f.drop.iter().map(String::as_str)).collect();
-    if let FixAction::Args { set, remove, splat } = &action {
+    if let FixAction::Args { set, remove, splat, .. } = &action {
         named.extend(set.iter().map(|(k, _)| k.as_str()));
         named.extend(remove.iter().map(String::as_str));
         named.extend(splat.iter().flat_map(Template::params));
@@ -1142,13 +1142,7 @@ fn convert_fix(
     }
     let worker_prelude = f
         .worker_prelude
-        .map(|p| {
-            Ok::<_, anyhow::Error>(WorkerPrelude {
-                param: p.param,
-                statement: Template::parse(&p.statement)?,
-                init: p.init.as_deref().map(Template::parse).transpose()?,
-            })
-        })
+        .map(|p| Ok::<_, anyhow::Error>(WorkerPrelude { param: p.param, statement: Template::parse(&p.statement)? }))
         .transpose()?;
     let map = f
         .map
