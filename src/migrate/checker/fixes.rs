@@ -106,6 +106,21 @@ impl<'a> Checker<'a> {
         if spec.requires_group_in_file && !self.inventory.creates_group(self.sem) {
             return Err(NO_GROUP_IN_FILE.into());
         }
+        if spec.requires_result && self.expression_statement(site.expr).is_some() {
+            return Err(
+                "its value is discarded: the conversion computes a new value and changes nothing in place".into()
+            );
+        }
+        if !spec.rank_branch.is_empty() && !spec.rank_branch.contains(&self.rank_branch()) {
+            use crate::migrate::rules::RankBranch;
+            let place = |b: &RankBranch| match b {
+                RankBranch::Outside => "outside any branch only some ranks take",
+                RankBranch::LocalMaster => "directly under `if xm.is_master_ordinal():`",
+                RankBranch::Inside => "in a branch only some ranks take",
+            };
+            let places: Vec<&str> = spec.rank_branch.iter().map(place).collect();
+            return Err(format!("{UNMET_PREFIX}the statement is {}", places.join(" or ")));
+        }
         if !spec.requires_call_in_file.is_empty()
             && !spec.requires_call_in_file.iter().any(|n| match n.contains('.') {
                 true => self.inventory.file_calls(self.sem, n),
@@ -224,6 +239,7 @@ impl<'a> Checker<'a> {
                         }
                         Some("$pure") => "free of calls".to_string(),
                         Some("$list") => "a list display or comprehension".to_string(),
+                        Some("$list_name") => "a name its function only binds to lists".to_string(),
                         Some("$str") => "a string literal".to_string(),
                         Some(v) => format!("`{v}`"),
                     })
@@ -369,7 +385,7 @@ impl<'a> Checker<'a> {
                     return Err("the statement shares its line with other code".into());
                 }
                 cx.assign = Some(assign);
-                let text = t.expand(&mut cx)?;
+                let text = without_discarded_values(&t.expand(&mut cx)?);
                 cx.check_consumed(spec, t)?;
                 let indent = indentation_at(self.text, stmt.start().into());
                 // The statement's own indentation is already in the file.
@@ -883,6 +899,29 @@ impl ExpandContext for ExpandCx<'_, '_> {
             None => String::new(),
         }
     }
+}
+
+/// A statement template's text without its top-level expression statements that call nothing:
+/// `{$assign}value` where the call's value is discarded (`xm.all_reduce(op, tensors)` on its
+/// own line) would leave a bare `value` behind.
+fn without_discarded_values(text: &str) -> String {
+    let Ok(parsed) = ruff_python_parser::parse_module(text) else { return text.to_string() };
+    let discarded: Vec<TextRange> = parsed
+        .syntax()
+        .body
+        .iter()
+        .filter(|stmt| matches!(stmt, Stmt::Expr(e) if crate::migrate::rules::template::calls_nothing(&e.value)))
+        .map(Ranged::range)
+        .collect();
+    let mut out = String::new();
+    let mut from = 0;
+    for range in discarded {
+        let start = crate::source::line_start(text, range.start().into());
+        out.push_str(&text[from..start]);
+        from = crate::source::line_end_inclusive(text, range.end().into());
+    }
+    out.push_str(&text[from..]);
+    out.trim_end_matches('\n').to_string()
 }
 
 /// Inside an f-string delimited by `quote`, a replacement must use the other

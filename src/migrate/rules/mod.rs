@@ -282,6 +282,10 @@ struct RawFix {
     #[serde(default)]
     requires_group_in_file: bool,
     #[serde(default)]
+    requires_result: bool,
+    #[serde(default)]
+    rank_branch: Vec<RankBranch>,
+    #[serde(default)]
     compare: BTreeMap<String, String>,
     #[serde(default)]
     worker_prelude: Option<RawPrelude>,
@@ -308,6 +312,19 @@ struct RawPrelude {
 pub struct WorkerPrelude {
     pub param: String,
     pub statement: Template,
+}
+
+/// Where a match sits with respect to branches only some ranks take (`if xm.is_master_ordinal():`,
+/// `if rank == 0:`): a collective there would wait for ranks that never reach it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankBranch {
+    /// In no enclosing `if` of its function whose test reads a rank.
+    Outside,
+    /// Directly in the body of `if xm.is_master_ordinal():` (the local master).
+    LocalMaster,
+    /// In another branch whose test reads a rank.
+    Inside,
 }
 
 /// `iterate_loader: {loader: PARAM, device: PARAM}`.
@@ -378,6 +395,11 @@ pub struct FixSpec {
     /// Only offer the fix (an unguarded collective) in a file that creates the process group
     /// itself: `init_process_group`, or a launcher of a worker defined in it.
     pub requires_group_in_file: bool,
+    /// Only offer the fix where the call's value is used (assigned or returned).
+    pub requires_result: bool,
+    /// Only offer the fix where the match sits in one of these kinds of branch (see
+    /// [`RankBranch`]); empty: anywhere.
+    pub rank_branch: Vec<RankBranch>,
     /// When the match is compared with string literals (`hw == "TPU"`), each
     /// literal's new value; a literal not listed blocks the fix.
     pub compare: BTreeMap<String, String>,
@@ -1203,6 +1225,8 @@ fn convert_fix(
         signature: own_signature,
         requires_process_group: f.requires_process_group,
         requires_group_in_file: f.requires_group_in_file,
+        requires_result: f.requires_result,
+        rank_branch: f.rank_branch,
         compare: f.compare,
         worker_prelude,
         define,

@@ -504,6 +504,11 @@ fn is_list(text: &str) -> bool {
 /// An expression that calls nothing (`f"{step} {loss:.3f}"`, `a + 1`): evaluating it on one
 /// rank only, or twice, changes nothing.
 fn is_call_free(text: &str) -> bool {
+    ruff_python_parser::parse_expression(text).is_ok_and(|p| calls_nothing(p.expr()))
+}
+
+/// An expression without calls, awaits, yields or assignments: evaluating it has no effect.
+pub fn calls_nothing(expr: &Expr) -> bool {
     use ruff_python_ast::visitor::{self, Visitor};
     struct Calls(bool);
     impl<'a> Visitor<'a> for Calls {
@@ -513,11 +518,9 @@ fn is_call_free(text: &str) -> bool {
             visitor::walk_expr(self, e);
         }
     }
-    ruff_python_parser::parse_expression(text).is_ok_and(|p| {
-        let mut calls = Calls(false);
-        calls.visit_expr(p.expr());
-        !calls.0
-    })
+    let mut calls = Calls(false);
+    calls.visit_expr(expr);
+    !calls.0
 }
 
 /// A name or a dotted attribute of one (`xm.REDUCE_SUM`, `t`, `self.total`): a reference, not a literal.
