@@ -710,4 +710,31 @@ mod tests {
         assert!(matches!(m.problem, Some(Problem::Syntax(_))));
         assert_eq!(m.output, "print 'py2'\nimport torch_xla\n");
     }
+
+    #[test]
+    fn only_a_name_always_bound_to_a_list_is_reduced_in_place() {
+        let head = "import torch\nimport torch.distributed as dist\nimport torch_xla.core.xla_model as xm\n\ndist.init_process_group(\"gloo\")\n";
+        let list = migrated(
+            &format!("{head}ts = [torch.ones(1)]\nts.append(torch.ones(1))\nout = xm.all_reduce(xm.REDUCE_SUM, ts)\n"),
+            &Selection { unsafe_fixes: true, ..Selection::default() },
+        );
+        assert!(list.output.contains("for tensor in ts:") && list.output.ends_with("out = ts\n"), "{}", list.output);
+        // Rebound to a tensor on some path: not known to be a list, so its reduced copy is returned.
+        let rebound = "ts = []\nif cond:\n    ts = torch.ones(1)\nout = xm.all_reduce(xm.REDUCE_SUM, ts)\n";
+        let m = migrated(&format!("{head}{rebound}"), &Selection { unsafe_fixes: true, ..Selection::default() });
+        assert!(m.output.contains("reduced = ts.clone()") && !m.output.contains("for tensor"), "{}", m.output);
+    }
+
+    #[test]
+    fn a_save_in_a_branch_some_ranks_skip_has_no_barrier() {
+        let head = "import torch_xla.core.xla_model as xm\n\n\ndef f(args, epoch, m):\n";
+        for (test, barrier) in [("args.local_rank == 0", false), ("xm.get_ordinal() == 0", false), ("epoch == 0", true)]
+        {
+            let m = migrated(
+                &format!("{head}    if {test}:\n        xm.save(m, \"m.pt\")\n"),
+                &Selection { unsafe_fixes: true, ..Selection::default() },
+            );
+            assert_eq!(m.output.contains("dist.barrier()"), barrier, "{test}:\n{}", m.output);
+        }
+    }
 }

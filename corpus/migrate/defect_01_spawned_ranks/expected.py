@@ -11,11 +11,42 @@ import torch, torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
+    """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
+    `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
+    environment is left as it was: here the world is still one process."""
+    parent_env = os.environ.copy()
+    try:
+        torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
+        local = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+        os.environ.setdefault("MASTER_ADDR", "localhost")
+        os.environ.setdefault("MASTER_PORT", "29500")
+        os.environ["LOCAL_WORLD_SIZE"] = str(local)
+        os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * local)
+        if nprocs != 1:
+            return mp.start_processes(torchtpu_worker, (fn, args), local, join, daemon, start_method)
+        try:
+            torchtpu_worker(0, fn, args)
+        finally:
+            if dist.is_initialized():
+                dist.destroy_process_group()
+    finally:
+        os.environ.clear()
+        os.environ.update(parent_env)
+
+
+def torchtpu_worker(index, fn, args):
+    """A process `torchtpu_spawn` started: `fn(index, *args)` with the `LOCAL_RANK` and `RANK`
+    that torchrun would give it."""
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    fn(index, *args)
+
+
 def _mp_fn(i, n):
     # every worker must see its own ordinal, and all of them the same world size
-    os.environ["LOCAL_RANK"] = str(i)
-    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + i)
-    dist.init_process_group("tpu_dist")
+    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+        dist.init_process_group("tpu_dist")
     print(f"worker rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} (index {i}, asked for {n})", flush=True)
 
 
@@ -23,23 +54,14 @@ def launch_nested(n):
     tag = "nested"
 
     def _worker(index):
-        os.environ["LOCAL_RANK"] = str(index)
-        os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
-        dist.init_process_group("tpu_dist")
+        if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+            dist.init_process_group("tpu_dist")
         rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
         with open(f"{tag}_rank{rank}_of{world}.txt", "w") as f:
             f.write(f"{tag} worker {index}: rank {rank} of {world}\n")
         print(f"{tag} rank {rank} of {world}", flush=True)
 
-    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=n)
-    # one process per chip the launcher set up on this host (every attached chip by default)
-    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
-    # torchrun's rendezvous variables, which torch.multiprocessing does not set
-    os.environ.setdefault("MASTER_ADDR", "localhost")
-    os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
-    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
-    mp.start_processes(_worker, args=(), nprocs=nprocs, start_method="fork")
+    torchtpu_spawn(_worker, args=(), nprocs=n, start_method="fork")
 
 
 def main():
@@ -48,15 +70,7 @@ def main():
     args = parser.parse_args()
     n = args.nprocs
 
-    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=n)
-    # one process per chip the launcher set up on this host (every attached chip by default)
-    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
-    # torchrun's rendezvous variables, which torch.multiprocessing does not set
-    os.environ.setdefault("MASTER_ADDR", "localhost")
-    os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
-    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
-    mp.spawn(_mp_fn, args=(n,), nprocs=nprocs)
+    torchtpu_spawn(_mp_fn, args=(n,), nprocs=n)
     launch_nested(n)
 
 

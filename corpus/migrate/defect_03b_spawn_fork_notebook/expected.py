@@ -10,14 +10,46 @@ import torch, torch.distributed as dist
 import torch.nn as nn
 import torch.multiprocessing as mp
 
+
+def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
+    """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
+    `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
+    environment is left as it was: here the world is still one process."""
+    parent_env = os.environ.copy()
+    try:
+        torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
+        local = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+        os.environ.setdefault("MASTER_ADDR", "localhost")
+        os.environ.setdefault("MASTER_PORT", "29500")
+        os.environ["LOCAL_WORLD_SIZE"] = str(local)
+        os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * local)
+        if nprocs != 1:
+            return mp.start_processes(torchtpu_worker, (fn, args), local, join, daemon, start_method)
+        try:
+            torchtpu_worker(0, fn, args)
+        finally:
+            if dist.is_initialized():
+                dist.destroy_process_group()
+    finally:
+        os.environ.clear()
+        os.environ.update(parent_env)
+
+
+def torchtpu_worker(index, fn, args):
+    """A process `torchtpu_spawn` started: `fn(index, *args)` with the `LOCAL_RANK` and `RANK`
+    that torchrun would give it."""
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    fn(index, *args)
+
+
 NUM_CORES = int(sys.argv[1]) if len(sys.argv) > 1 else 1  # 8 on a v3-8
 STEPS = 3
 
 # %%
 def train_loop(index, flags):
-    os.environ["LOCAL_RANK"] = str(index)
-    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
-    dist.init_process_group("tpu_dist")
+    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+        dist.init_process_group("tpu_dist")
     rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
     device = torch.device("tpu:0")
     torch.manual_seed(0)
@@ -40,12 +72,4 @@ def train_loop(index, flags):
 
 # %%
 flags = {"lr": 0.1}
-torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=NUM_CORES)
-# one process per chip the launcher set up on this host (every attached chip by default)
-nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
-# torchrun's rendezvous variables, which torch.multiprocessing does not set
-os.environ.setdefault("MASTER_ADDR", "localhost")
-os.environ.setdefault("MASTER_PORT", "29500")
-os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
-os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
-mp.start_processes(train_loop, args=(flags,), nprocs=nprocs, start_method="fork")
+torchtpu_spawn(train_loop, args=(flags,), nprocs=NUM_CORES, start_method="fork")

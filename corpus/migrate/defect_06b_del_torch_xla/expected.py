@@ -24,8 +24,6 @@ def main():
     if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
         if dist.get_node_local_rank(fallback_rank=0) == 0:
             torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "regressor.pt")
-        if dist.is_initialized():
-            dist.barrier()
         print("saved regressor.pt")
 
 

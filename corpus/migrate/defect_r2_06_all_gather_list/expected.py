@@ -9,10 +9,41 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
-def _mp_fn(index):
+def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
+    """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
+    `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
+    environment is left as it was: here the world is still one process."""
+    parent_env = os.environ.copy()
+    try:
+        torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
+        local = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+        os.environ.setdefault("MASTER_ADDR", "localhost")
+        os.environ.setdefault("MASTER_PORT", "29500")
+        os.environ["LOCAL_WORLD_SIZE"] = str(local)
+        os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * local)
+        if nprocs != 1:
+            return mp.start_processes(torchtpu_worker, (fn, args), local, join, daemon, start_method)
+        try:
+            torchtpu_worker(0, fn, args)
+        finally:
+            if dist.is_initialized():
+                dist.destroy_process_group()
+    finally:
+        os.environ.clear()
+        os.environ.update(parent_env)
+
+
+def torchtpu_worker(index, fn, args):
+    """A process `torchtpu_spawn` started: `fn(index, *args)` with the `LOCAL_RANK` and `RANK`
+    that torchrun would give it."""
     os.environ["LOCAL_RANK"] = str(index)
     os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
-    dist.init_process_group("tpu_dist")
+    fn(index, *args)
+
+
+def _mp_fn(index):
+    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+        dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
     preds = torch.tensor([float(rank), 10.0 + rank]).to(device)
@@ -23,12 +54,4 @@ def _mp_fn(index):
 
 
 if __name__ == "__main__":
-    torch.tpu.distributed.set_tpu_launch_env()
-    # one process per chip the launcher set up on this host (every attached chip by default)
-    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
-    # torchrun's rendezvous variables, which torch.multiprocessing does not set
-    os.environ.setdefault("MASTER_ADDR", "localhost")
-    os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
-    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
-    mp.spawn(_mp_fn, args=(), nprocs=nprocs)
+    torchtpu_spawn(_mp_fn)

@@ -14,6 +14,38 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
+    """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
+    `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
+    environment is left as it was: here the world is still one process."""
+    parent_env = os.environ.copy()
+    try:
+        torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
+        local = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+        os.environ.setdefault("MASTER_ADDR", "localhost")
+        os.environ.setdefault("MASTER_PORT", "29500")
+        os.environ["LOCAL_WORLD_SIZE"] = str(local)
+        os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * local)
+        if nprocs != 1:
+            return mp.start_processes(torchtpu_worker, (fn, args), local, join, daemon, start_method)
+        try:
+            torchtpu_worker(0, fn, args)
+        finally:
+            if dist.is_initialized():
+                dist.destroy_process_group()
+    finally:
+        os.environ.clear()
+        os.environ.update(parent_env)
+
+
+def torchtpu_worker(index, fn, args):
+    """A process `torchtpu_spawn` started: `fn(index, *args)` with the `LOCAL_RANK` and `RANK`
+    that torchrun would give it."""
+    os.environ["LOCAL_RANK"] = str(index)
+    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    fn(index, *args)
+
+
 def get_args():
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=3)
@@ -33,9 +65,8 @@ class Net(nn.Module):
 
 
 def _mp_fn(index, flags):
-    os.environ["LOCAL_RANK"] = str(index)
-    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
-    dist.init_process_group("tpu_dist")
+    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+        dist.init_process_group("tpu_dist")
     if dist.is_initialized():
         dist.barrier()
     rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
@@ -72,12 +103,4 @@ def _mp_fn(index, flags):
 
 if __name__ == '__main__':
     flags = get_args()
-    torch.tpu.distributed.set_tpu_launch_env()
-    # one process per chip the launcher set up on this host (every attached chip by default)
-    nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
-    # torchrun's rendezvous variables, which torch.multiprocessing does not set
-    os.environ.setdefault("MASTER_ADDR", "localhost")
-    os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
-    os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
-    mp.spawn(_mp_fn, args=(flags,), nprocs=nprocs)
+    torchtpu_spawn(_mp_fn, args=(flags,), nprocs=None)

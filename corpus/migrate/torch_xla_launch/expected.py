@@ -7,9 +7,48 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 import torch.multiprocessing as mp
 
 
-def _worker(index, lr):
+def torchtpu_launch(fn, args=(), start_method="spawn", debug_single_process=False):
+    """Under torchrun, `fn(LOCAL_RANK, *args)` in this process; otherwise `torchtpu_spawn` on
+    every attached chip (`debug_single_process`: once, in this process)."""
+    if dist.is_torchelastic_launched():
+        fn(int(os.environ["LOCAL_RANK"]), *args)
+    else:
+        torchtpu_spawn(fn, args, 1 if debug_single_process else None, start_method=start_method)
+
+
+def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
+    """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
+    `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
+    environment is left as it was: here the world is still one process."""
+    parent_env = os.environ.copy()
+    try:
+        torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
+        local = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+        os.environ.setdefault("MASTER_ADDR", "localhost")
+        os.environ.setdefault("MASTER_PORT", "29500")
+        os.environ["LOCAL_WORLD_SIZE"] = str(local)
+        os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * local)
+        if nprocs != 1:
+            return mp.start_processes(torchtpu_worker, (fn, args), local, join, daemon, start_method)
+        try:
+            torchtpu_worker(0, fn, args)
+        finally:
+            if dist.is_initialized():
+                dist.destroy_process_group()
+    finally:
+        os.environ.clear()
+        os.environ.update(parent_env)
+
+
+def torchtpu_worker(index, fn, args):
+    """A process `torchtpu_spawn` started: `fn(index, *args)` with the `LOCAL_RANK` and `RANK`
+    that torchrun would give it."""
     os.environ["LOCAL_RANK"] = str(index)
     os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    fn(index, *args)
+
+
+def _worker(index, lr):
     if not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
@@ -34,17 +73,4 @@ def _worker(index, lr):
 
 
 if __name__ == "__main__":
-    if dist.is_torchelastic_launched():
-        # torchrun started this process: run the worker in it, as torch_xla.launch did
-        os.environ.setdefault("NODE_RANK", os.environ.get("GROUP_RANK", "0"))
-        _worker(int(os.environ["LOCAL_RANK"]), 0.01)
-    else:
-        torch.tpu.distributed.set_tpu_launch_env()
-        # one process per chip the launcher set up on this host (every attached chip)
-        nprocs = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
-        # torchrun's rendezvous variables, which torch.multiprocessing does not set
-        os.environ.setdefault("MASTER_ADDR", "localhost")
-        os.environ.setdefault("MASTER_PORT", "29500")
-        os.environ["LOCAL_WORLD_SIZE"] = str(nprocs)
-        os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * nprocs)
-        mp.spawn(_worker, args=(0.01,), nprocs=nprocs)
+    torchtpu_launch(_worker, args=(0.01,))

@@ -17,3 +17,13 @@ if dist.get_node_local_rank(fallback_rank=0) == 0:
     torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/nosync.pt")
 xm.save(model.state_dict(), "/tmp/every.pt", master_only=False)  # every process writes: reported
 ok = xm.save(model.state_dict(), "/tmp/model.pt")  # result used: reported
+
+
+def checkpoint(rank):
+    if dist.get_node_local_rank(fallback_rank=0) == 0:  # only the master takes this branch: no barrier inside it
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/master.pt")
+        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+            torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/global_master.pt")  # the global one of them
+    if rank == 0:
+        if dist.get_node_local_rank(fallback_rank=0) == 0:
+            torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/rank0.pt")

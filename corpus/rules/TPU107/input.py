@@ -8,3 +8,11 @@ xm.save(model.state_dict(), "/tmp/global.pt", global_master=True)
 xm.save(model.state_dict(), "/tmp/nosync.pt", sync=False)
 xm.save(model.state_dict(), "/tmp/every.pt", master_only=False)  # every process writes: reported
 ok = xm.save(model.state_dict(), "/tmp/model.pt")  # result used: reported
+
+
+def checkpoint(rank):
+    if xm.is_master_ordinal():  # only the master takes this branch: no barrier inside it
+        xm.save(model.state_dict(), "/tmp/master.pt")
+        xm.save(model.state_dict(), "/tmp/global_master.pt", global_master=True)  # the global one of them
+    if rank == 0:
+        xm.save(model.state_dict(), "/tmp/rank0.pt")

@@ -106,6 +106,21 @@ impl<'a> Checker<'a> {
         if spec.requires_group_in_file && !self.inventory.creates_group(self.sem) {
             return Err(NO_GROUP_IN_FILE.into());
         }
+        if spec.requires_result && self.expression_statement(site.expr).is_some() {
+            return Err(
+                "its value is discarded: the conversion computes a new value and changes nothing in place".into()
+            );
+        }
+        if !spec.rank_branch.is_empty() && !spec.rank_branch.contains(&self.rank_branch()) {
+            use crate::migrate::rules::RankBranch;
+            let place = |b: &RankBranch| match b {
+                RankBranch::Outside => "outside any branch only some ranks take",
+                RankBranch::LocalMaster => "directly under `if xm.is_master_ordinal():`",
+                RankBranch::Inside => "in a branch only some ranks take",
+            };
+            let places: Vec<&str> = spec.rank_branch.iter().map(place).collect();
+            return Err(format!("{UNMET_PREFIX}the statement is {}", places.join(" or ")));
+        }
         if !spec.requires_call_in_file.is_empty()
             && !spec.requires_call_in_file.iter().any(|n| match n.contains('.') {
                 true => self.inventory.file_calls(self.sem, n),
@@ -139,8 +154,9 @@ impl<'a> Checker<'a> {
             return Err("only converted where a clock is read right after it (timing code)".into());
         }
         let mut fix = self.try_action(site, rule, spec, bound)?;
-        if let Some(prelude) = &spec.worker_prelude {
-            let (edit, imports) = self.worker_prelude(site, rule, prelude, bound)?;
+        if let Some(prelude) = &spec.worker_prelude
+            && let Some((edit, imports)) = self.worker_prelude(site, rule, prelude, bound)?
+        {
             fix.edits.push(edit);
             fix.imports.extend(imports);
         }
@@ -164,6 +180,9 @@ impl<'a> Checker<'a> {
         // `name(` as a whole word: what a replacement or another helper calls.
         let calls = crate::migrate::rules::calls;
         let mut cx = ExpandCx::new(self, site, spec.signature.as_ref().or(rule.signature.as_ref()), bound);
+        // Helpers are defined at module level: a module the site reaches through a function's
+        // own import (`import torch.distributed as dist` inside `main`) is unbound there.
+        cx.scope = 0;
         let mut pending: Vec<String> = fix.edits.iter().map(|e| e.content.clone()).collect();
         let mut helpers: Vec<crate::migrate::fix::Helper> = Vec::new();
         while let Some(text) = pending.pop() {
@@ -237,6 +256,7 @@ impl<'a> Checker<'a> {
                         }
                         Some("$pure") => "free of calls".to_string(),
                         Some("$list") => "a list display or comprehension".to_string(),
+                        Some("$list_name") => "a name its function only binds to lists".to_string(),
                         Some("$str") => "a string literal".to_string(),
                         Some(v) => format!("`{v}`"),
                     })
@@ -265,52 +285,51 @@ impl<'a> Checker<'a> {
         format!("{UNMET_PREFIX}{}", parts.join(" and "))
     }
 
-    /// The statements a launcher fix puts at the top of the worker function it
-    /// starts. A worker that cannot be found and edited makes the whole launcher
-    /// fix unavailable: converting the launcher alone would start workers that
-    /// all believe they are rank 0.
+    /// The statements a launcher fix puts at the top of the worker function it starts, unless
+    /// the worker's own top-level statements create the process group (then nothing). A
+    /// worker that cannot be found and edited makes the whole launcher fix unavailable: its
+    /// workers would never join a process group.
     pub(super) fn worker_prelude(
         &self,
         site: &Site<'a>,
         rule: &Rule,
         prelude: &crate::migrate::rules::WorkerPrelude,
         bound: &Bound<'a>,
-    ) -> Result<(Edit, Vec<ImportRequest>), String> {
+    ) -> Result<Option<(Edit, Vec<ImportRequest>)>, String> {
         let worker = bound.values.get(&prelude.param).ok_or("no worker function is passed")?;
         let unreachable =
             || format!("the worker `{}` is not a function defined in this file", shown(self.src(worker.range())));
         let Expr::Name(name) = worker else { return Err(unreachable()) };
         let def = self.local_def(name).ok_or_else(unreachable)?;
         // The worker's first parameter receives the index; `def main(*args)` has it in `args[0]`.
-        let first = def.parameters.posonlyargs.iter().chain(def.parameters.args.iter()).next();
-        let rank = match (first, &def.parameters.vararg) {
-            (Some(p), _) => p.name().id.to_string(),
-            (None, Some(rest)) => format!("{}[0]", rest.name.id),
-            (None, None) => return Err(format!("the worker `{}` takes no index parameter", name.id)),
-        };
-        let first = match def.body.as_slice() {
-            [Stmt::Expr(doc), next, ..] if doc.value.is_string_literal_expr() => next,
-            [first, ..] => first,
-            [] => return Err(unreachable()),
-        };
+        let params = &def.parameters;
+        if params.posonlyargs.is_empty() && params.args.is_empty() && params.vararg.is_none() {
+            return Err(format!("the worker `{}` takes no index parameter", name.id));
+        }
+        if self.worker_creates_process_group(def) {
+            return Ok(None);
+        }
+        // After the docstring and the worker's own imports (its `import torch.distributed as
+        // dist` is then the name the prelude uses).
+        let mut body = def.body.iter().peekable();
+        body.next_if(|s| matches!(s, Stmt::Expr(doc) if doc.value.is_string_literal_expr()));
+        while body.next_if(|s| matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_))).is_some() {}
+        let Some(first) = body.next() else { return Err(unreachable()) };
         let at = crate::source::line_start(self.text, first.start().into());
         if !self.text[at..usize::from(first.start())].trim().is_empty() {
             return Err(format!("the worker `{}` is written on one line", name.id));
         }
         let mut cx = ExpandCx::new(self, site, rule.signature.as_ref(), bound);
-        cx.rank = Some(rank);
-        let mut text = prelude.statement.expand(&mut cx)?;
-        if let Some(init) = &prelude.init
-            && !self.worker_creates_process_group(def)
-        {
-            text = format!("{}\n{}", text.trim_end(), init.expand(&mut cx)?);
-        }
+        // The prelude runs at the top of the worker: the names it reaches there, not the launcher's.
+        cx.scope = self.sem.scope_of_node(def.range.start()).unwrap_or(0);
+        cx.offset = first.start();
+        let text = prelude.statement.expand(&mut cx)?;
         let indent = indentation_at(self.text, first.start().into());
         let edit = Edit::insert(
             TextSize::try_from(at).map_err(|e| e.to_string())?,
             format!("{}{}", self.indent_block(&text, indent), newline_of(self.text)),
         );
-        Ok((edit, cx.imports))
+        Ok(Some((edit, cx.imports)))
     }
 
     /// Lay a template's lines out at `indent`: templates indent nested lines
@@ -383,7 +402,7 @@ impl<'a> Checker<'a> {
                     return Err("the statement shares its line with other code".into());
                 }
                 cx.assign = Some(assign);
-                let text = t.expand(&mut cx)?;
+                let text = without_discarded_values(&t.expand(&mut cx)?);
                 cx.check_consumed(spec, t)?;
                 let indent = indentation_at(self.text, stmt.start().into());
                 // The statement's own indentation is already in the file.
@@ -430,7 +449,7 @@ impl<'a> Checker<'a> {
                 let edits = self.device_loader_edits(call, loader, device, &torch)?;
                 Ok(fix(edits, vec![], cx.imports))
             }
-            FixAction::Args { set, remove, splat } => {
+            FixAction::Args { callee, set, remove, splat } => {
                 let call = site.call.ok_or("not a call")?;
                 let removed: Vec<TextRange> = remove
                     .iter()
@@ -455,6 +474,12 @@ impl<'a> Checker<'a> {
                     edits.push(self.append_arguments(call, &added.join(", "), &removed));
                 }
                 edits.extend(self.remove_arguments(call, &removed));
+                if let Some(callee) = callee {
+                    // Up to the opening parenthesis: the edit names the call (`helper(`), as a
+                    // replacement would, for the helpers it brings.
+                    let name = TextRange::new(call.func.start(), call.arguments.start() + TextSize::from(1));
+                    edits.push(Edit::replace(name, format!("{}(", callee.expand(&mut cx)?)));
+                }
                 Ok(fix(edits, vec![], cx.imports))
             }
         }
@@ -717,9 +742,12 @@ struct ExpandCx<'c, 'a> {
     bound: &'c Bound<'a>,
     used_params: FxHashSet<String>,
     imports: Vec<ImportRequest>,
-    rank: Option<String>,
     assign: Option<String>,
     fresh: FxHashMap<String, String>,
+    /// Where `{@module}` names are looked up: the site, the module for helpers, the top of
+    /// the worker for a launcher's worker prelude.
+    scope: crate::migrate::semantic::ScopeId,
+    offset: TextSize,
     /// Arguments a fix's `map` rewrites (`"sum"` → `dist.ReduceOp.SUM`), by parameter.
     mapped: FxHashMap<String, String>,
 }
@@ -738,9 +766,10 @@ impl<'c, 'a> ExpandCx<'c, 'a> {
             bound,
             used_params: FxHashSet::default(),
             imports: Vec::new(),
-            rank: None,
             assign: None,
             fresh: FxHashMap::default(),
+            scope: checker.scope,
+            offset: site.expr.start(),
             mapped: FxHashMap::default(),
         }
     }
@@ -804,9 +833,8 @@ impl ExpandContext for ExpandCx<'_, '_> {
 
     fn module(&mut self, module: &str) -> Result<String, String> {
         let sem = self.checker.sem;
-        let at = self.site.expr.start();
-        let since = crate::migrate::restart_barrier(self.checker.text).filter(|&b| at >= b);
-        if let Some(name) = sem.name_for_module(module, self.checker.scope, at, since) {
+        let since = crate::migrate::restart_barrier(self.checker.text).filter(|&b| self.offset >= b);
+        if let Some(name) = sem.name_for_module(module, self.scope, self.offset, since) {
             return Ok(name);
         }
         let alias = match module {
@@ -829,10 +857,15 @@ impl ExpandContext for ExpandCx<'_, '_> {
         // A name that is used but never bound (`torch.x` relying on a star import) may be imported.
         // A name bound only by imports of this very module (written below the insertion, or
         // in a later notebook cell) may be imported again up top.
+        // A function that binds the name itself (its own `import torch.distributed as dist`,
+        // further down) makes it local there: a module-level import would not reach the code.
+        let local =
+            |name: &str| self.scope != 0 && sem.bindings.iter().any(|b| b.scope == self.scope && b.name == name);
         let free = |name: &str| {
             let bound_somewhere = sem.is_bound_anywhere(name);
             let only_this_module = bound_somewhere && sem.binds_only_module(name, module);
-            only_this_module || !self.checker.all_names().contains(name) || (!bound_somewhere && name == module)
+            (only_this_module || !self.checker.all_names().contains(name) || (!bound_somewhere && name == module))
+                && !local(name)
         };
         let name = match alias {
             None if free(module) => module.to_string(),
@@ -867,10 +900,6 @@ impl ExpandContext for ExpandCx<'_, '_> {
         matches!(&*method.value, Expr::Name(_)).then(|| self.checker.src(method.value.range()).to_string())
     }
 
-    fn rank(&self) -> Option<String> {
-        self.rank.clone()
-    }
-
     fn assign(&self) -> Option<String> {
         self.assign.clone()
     }
@@ -898,6 +927,29 @@ impl ExpandContext for ExpandCx<'_, '_> {
             None => String::new(),
         }
     }
+}
+
+/// A statement template's text without its top-level expression statements that call nothing:
+/// `{$assign}value` where the call's value is discarded (`xm.all_reduce(op, tensors)` on its
+/// own line) would leave a bare `value` behind.
+fn without_discarded_values(text: &str) -> String {
+    let Ok(parsed) = ruff_python_parser::parse_module(text) else { return text.to_string() };
+    let discarded: Vec<TextRange> = parsed
+        .syntax()
+        .body
+        .iter()
+        .filter(|stmt| matches!(stmt, Stmt::Expr(e) if crate::migrate::rules::template::calls_nothing(&e.value)))
+        .map(Ranged::range)
+        .collect();
+    let mut out = String::new();
+    let mut from = 0;
+    for range in discarded {
+        let start = crate::source::line_start(text, range.start().into());
+        out.push_str(&text[from..start]);
+        from = crate::source::line_end_inclusive(text, range.end().into());
+    }
+    out.push_str(&text[from..]);
+    out.trim_end_matches('\n').to_string()
 }
 
 /// Inside an f-string delimited by `quote`, a replacement must use the other

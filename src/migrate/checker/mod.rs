@@ -666,9 +666,84 @@ impl<'a> Checker<'a> {
     fn when_holds(&self, when: &crate::migrate::rules::When, bound: &Bound) -> bool {
         when.iter().all(|(param, accepted)| match bound.varargs.get(param) {
             // `*args`: every argument it collected must match.
-            Some(items) => items.iter().all(|e| arg_matches(Some(self.src(e.range())), accepted)),
-            None => arg_matches(bound.values.get(param).map(|e| self.src(e.range())), accepted),
+            Some(items) => items.iter().all(|e| self.argument_fits(e, accepted)),
+            None => match bound.values.get(param) {
+                Some(e) => self.argument_fits(e, accepted),
+                None => arg_matches(None, accepted),
+            },
         })
+    }
+
+    /// Whether an argument is one of the `accepted` values; `"$list_name"` (which needs the
+    /// semantic model) is a bare name its function only ever binds to a list.
+    fn argument_fits(&self, e: &Expr, accepted: &[Option<String>]) -> bool {
+        arg_matches(Some(self.src(e.range())), accepted)
+            || accepted.iter().any(|a| a.as_deref() == Some("$list_name"))
+                && matches!(e, Expr::Name(name) if self.names_a_list(name))
+    }
+
+    /// Whether every binding of `name` (in the function that uses it, or the module) gives it a
+    /// list: `x = []`, `x = [f(t) for t in ts]`, `x = list(...)`, `x += [...]`; appends do
+    /// not rebind it. A parameter, a loop target or any other value makes it unknown.
+    fn names_a_list(&self, name: &ast::ExprName) -> bool {
+        let bound_in = |scope: ScopeId| self.sem.bindings.iter().filter(move |b| b.scope == scope && b.name == name.id);
+        let (scope, body) = match (bound_in(self.scope).next(), bound_in(0).next()) {
+            (Some(_), _) => (self.scope, *self.scope_body.last().expect("a body is being checked")),
+            (None, Some(_)) => (0, self.module.body.as_slice()),
+            (None, None) => return false,
+        };
+        let mut lists = FxHashSet::default();
+        list_assignments(body, &name.id, self.sem, scope, &mut lists);
+        bound_in(scope).all(|b| lists.contains(&b.range.start()))
+    }
+
+    /// Where the match sits with respect to branches only some ranks take, within its function.
+    fn rank_branch(&self) -> crate::migrate::rules::RankBranch {
+        use crate::migrate::rules::RankBranch;
+        for pair in self.stmt.windows(2).rev() {
+            let ((_, outer), (_, inner)) = (pair[0], pair[1]);
+            let Stmt::If(branch) = outer else {
+                if matches!(outer, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                    break;
+                }
+                continue;
+            };
+            let at = inner.start();
+            let in_body = branch.body.iter().any(|s| s.range().contains(at));
+            // The tests that decided to run `inner`: the `if`'s, then each `elif` up to its clause.
+            let mut tests = vec![&*branch.test];
+            if !in_body {
+                for clause in &branch.elif_else_clauses {
+                    tests.extend(clause.test.as_ref());
+                    if clause.body.iter().any(|s| s.range().contains(at)) {
+                        break;
+                    }
+                }
+            }
+            if tests.iter().any(|t| reads_rank(t)) {
+                let local_master = in_body && self.is_local_master_test(&branch.test);
+                return if local_master { RankBranch::LocalMaster } else { RankBranch::Inside };
+            }
+        }
+        RankBranch::Outside
+    }
+
+    /// `xm.is_master_ordinal()` (or with `local=True`): this host's ordinal 0.
+    fn is_local_master_test(&self, test: &Expr) -> bool {
+        let Expr::Call(call) = test else { return false };
+        let local = match (call.arguments.args.as_ref(), call.arguments.keywords.as_ref()) {
+            ([], []) => true,
+            ([only], []) => matches!(only, Expr::BooleanLiteral(b) if b.value),
+            ([], [kw]) => {
+                kw.arg.as_ref().is_some_and(|a| a == "local") && matches!(&kw.value, Expr::BooleanLiteral(b) if b.value)
+            }
+            _ => false,
+        };
+        local
+            && self
+                .sem
+                .qualified_name(&call.func, self.scope)
+                .is_some_and(|q| q.name == "torch_xla.core.xla_model.is_master_ordinal")
     }
 
     /// A name or attribute chain in load position. Returns true if it resolved
@@ -966,4 +1041,83 @@ fn is_pure(expr: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// The starts of the targets named `name` that `body` (not its nested functions or classes)
+/// assigns a list to.
+fn list_assignments(body: &[Stmt], name: &str, sem: &Semantic, scope: ScopeId, out: &mut FxHashSet<TextSize>) {
+    let is_list = |value: &Expr| match value {
+        Expr::List(_) | Expr::ListComp(_) => true,
+        Expr::Call(call) => matches!(&*call.func, Expr::Name(f) if f.id.as_str() == "list"
+            && sem.resolve("list", scope, f.start()) == crate::migrate::semantic::Resolution::Unbound),
+        _ => false,
+    };
+    for stmt in body {
+        let (targets, value): (Vec<&Expr>, Option<&Expr>) = match stmt {
+            Stmt::Assign(a) => (a.targets.iter().collect(), Some(&a.value)),
+            Stmt::AnnAssign(a) => (vec![&a.target], a.value.as_deref()),
+            Stmt::AugAssign(a) if a.op == ast::Operator::Add => (vec![&a.target], Some(&a.value)),
+            _ => (vec![], None),
+        };
+        if value.is_some_and(is_list) {
+            for target in targets {
+                if let Expr::Name(n) = target
+                    && n.id.as_str() == name
+                {
+                    out.insert(n.start());
+                }
+            }
+        }
+        match stmt {
+            Stmt::If(s) => {
+                list_assignments(&s.body, name, sem, scope, out);
+                for clause in &s.elif_else_clauses {
+                    list_assignments(&clause.body, name, sem, scope, out);
+                }
+            }
+            Stmt::For(s) => {
+                list_assignments(&s.body, name, sem, scope, out);
+                list_assignments(&s.orelse, name, sem, scope, out);
+            }
+            Stmt::While(s) => {
+                list_assignments(&s.body, name, sem, scope, out);
+                list_assignments(&s.orelse, name, sem, scope, out);
+            }
+            Stmt::With(s) => list_assignments(&s.body, name, sem, scope, out),
+            Stmt::Try(s) => {
+                list_assignments(&s.body, name, sem, scope, out);
+                for handler in &s.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = handler;
+                    list_assignments(&h.body, name, sem, scope, out);
+                }
+                list_assignments(&s.orelse, name, sem, scope, out);
+                list_assignments(&s.finalbody, name, sem, scope, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether a branch's test reads a rank: a name, attribute or string naming one
+/// (`xm.is_master_ordinal()`, `rank == 0`, `args.local_rank in (-1, 0)`, `os.environ["RANK"]`,
+/// `accelerator.is_main_process`).
+fn reads_rank(test: &Expr) -> bool {
+    struct Reads(bool);
+    impl<'a> Visitor<'a> for Reads {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            let word = match e {
+                Expr::Name(n) => Some(n.id.to_lowercase()),
+                Expr::Attribute(a) => Some(a.attr.id.to_lowercase()),
+                Expr::StringLiteral(s) => Some(s.value.to_str().to_lowercase()),
+                _ => None,
+            };
+            self.0 |= word.is_some_and(|w| {
+                ["rank", "ordinal", "master", "main_process", "process_zero"].iter().any(|k| w.contains(k))
+            });
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut reads = Reads(false);
+    reads.visit_expr(test);
+    reads.0
 }

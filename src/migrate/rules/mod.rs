@@ -288,6 +288,10 @@ struct RawFix {
     #[serde(default)]
     requires_group_in_file: bool,
     #[serde(default)]
+    requires_result: bool,
+    #[serde(default)]
+    rank_branch: Vec<RankBranch>,
+    #[serde(default)]
     compare: BTreeMap<String, Option<String>>,
     #[serde(default)]
     worker_prelude: Option<RawPrelude>,
@@ -304,24 +308,33 @@ struct RawFix {
     before_clock_read: bool,
 }
 
-/// Statements to put at the top of the worker function a launcher call names.
+/// Statements to put at the top of the worker function a launcher call names, unless the
+/// worker's own top-level statements create the process group.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawPrelude {
     /// The parameter holding the worker function (e.g. `fn`).
     param: String,
-    /// The statements; `{$rank}` is the worker's first parameter.
     statement: String,
-    /// A last statement added only when the file creates no process group itself.
-    #[serde(default)]
-    init: Option<String>,
 }
 
 #[derive(Debug, Clone)]
 pub struct WorkerPrelude {
     pub param: String,
     pub statement: Template,
-    pub init: Option<Template>,
+}
+
+/// Where a match sits with respect to branches only some ranks take (`if xm.is_master_ordinal():`,
+/// `if rank == 0:`): a collective there would wait for ranks that never reach it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankBranch {
+    /// In no enclosing `if` of its function whose test reads a rank.
+    Outside,
+    /// Directly in the body of `if xm.is_master_ordinal():` (the local master).
+    LocalMaster,
+    /// In another branch whose test reads a rank.
+    Inside,
 }
 
 /// `iterate_loader: {loader: PARAM, device: PARAM}`.
@@ -335,6 +348,9 @@ struct RawIterateLoader {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawArgsFix {
+    /// The function called instead (a helper taking the same arguments).
+    #[serde(default)]
+    callee: Option<String>,
     #[serde(default)]
     set: BTreeMap<String, String>,
     #[serde(default)]
@@ -356,8 +372,8 @@ pub enum FixAction {
     /// Replace a `with` statement by its body.
     Unwrap,
     /// Edit arguments in place: set values (adding keywords), remove arguments, and append
-    /// `**splat` (keywords computed at run time).
-    Args { set: Vec<(String, Template)>, remove: Vec<String>, splat: Option<Template> },
+    /// `**splat` (keywords computed at run time); `callee` calls another function with them.
+    Args { callee: Option<Template>, set: Vec<(String, Template)>, remove: Vec<String>, splat: Option<Template> },
     /// A device loader becomes its plain loader, and every loop over it moves
     /// each batch to the device (code-driven: see `checker/loaders.rs`).
     IterateLoader { loader: String, device: String },
@@ -389,6 +405,11 @@ pub struct FixSpec {
     /// Only offer the fix (an unguarded collective) in a file that creates the process group
     /// itself: `init_process_group`, or a launcher of a worker defined in it.
     pub requires_group_in_file: bool,
+    /// Only offer the fix where the call's value is used (assigned or returned).
+    pub requires_result: bool,
+    /// Only offer the fix where the match sits in one of these kinds of branch (see
+    /// [`RankBranch`]); empty: anywhere.
+    pub rank_branch: Vec<RankBranch>,
     /// When the match is compared with string literals (`hw == "TPU"`), each
     /// literal's new value, or `None` for a value the new API never returns (the literal
     /// stays: the comparison is simply false); a literal not listed blocks the fix.
@@ -1129,7 +1150,8 @@ fn convert_fix(
         let set =
             args.set.into_iter().map(|(k, v)| Ok((k, Template::parse(&v)?))).collect::<anyhow::Result<Vec<_>>>()?;
         let splat = args.splat.as_deref().map(Template::parse).transpose()?;
-        actions.push(FixAction::Args { set, remove: args.remove, splat });
+        let callee = args.callee.as_deref().map(Template::parse).transpose()?;
+        actions.push(FixAction::Args { callee, set, remove: args.remove, splat });
     }
     if actions.len() != 1 {
         bail!("a fix needs exactly one of replace, statement, delete, unwrap, args, iterate_loader");
@@ -1142,7 +1164,7 @@ fn convert_fix(
     let signature = own_signature.as_ref().or(signature);
     // Every parameter a fix names must exist in the signature.
     let mut named: Vec<&str> = f.when.keys().map(String::as_str).chain(f.drop.iter().map(String::as_str)).collect();
-    if let FixAction::Args { set, remove, splat } = &action {
+    if let FixAction::Args { set, remove, splat, .. } = &action {
         named.extend(set.iter().map(|(k, _)| k.as_str()));
         named.extend(remove.iter().map(String::as_str));
         named.extend(splat.iter().flat_map(Template::params));
@@ -1161,13 +1183,7 @@ fn convert_fix(
     }
     let worker_prelude = f
         .worker_prelude
-        .map(|p| {
-            Ok::<_, anyhow::Error>(WorkerPrelude {
-                param: p.param,
-                statement: Template::parse(&p.statement)?,
-                init: p.init.as_deref().map(Template::parse).transpose()?,
-            })
-        })
+        .map(|p| Ok::<_, anyhow::Error>(WorkerPrelude { param: p.param, statement: Template::parse(&p.statement)? }))
         .transpose()?;
     let map = f
         .map
@@ -1228,6 +1244,8 @@ fn convert_fix(
         signature: own_signature,
         requires_process_group: f.requires_process_group,
         requires_group_in_file: f.requires_group_in_file,
+        requires_result: f.requires_result,
+        rank_branch: f.rank_branch,
         compare: f.compare,
         worker_prelude,
         define,

@@ -21,7 +21,6 @@
 //! | `{$args}`          | the call's original argument list, verbatim                   |
 //! | `{$name}`          | (reference rules) the matched name as written                 |
 //! | `{$receiver}`      | (method rules) the object the method is called on, when it is a bare name |
-//! | `{$rank}`          | (worker preludes) the worker function's first parameter       |
 //! | `{$assign}`        | (statements) `target = ` when the call is assigned, `return ` when returned, else empty |
 //! | `{$fresh:name}`    | `name`, or `name_2`… if the file already uses it              |
 //! | `{{` / `}}`        | literal braces                                                |
@@ -190,7 +189,6 @@ enum Piece {
     Args,
     Name,
     Receiver,
-    Rank,
     Assign,
     Fresh(String),
 }
@@ -329,7 +327,6 @@ impl Template {
                 Piece::Receiver => {
                     out.push_str(&cx.receiver().ok_or("the method is not called on a bare name (`loss.backward()`)")?)
                 }
-                Piece::Rank => out.push_str(&cx.rank().ok_or("`{$rank}` is only available in a worker prelude")?),
                 Piece::Assign => out.push_str(&cx.assign().ok_or("`{$assign}` is only available in statements")?),
                 Piece::Fresh(hint) => out.push_str(&cx.fresh(hint)),
             }
@@ -353,10 +350,6 @@ pub trait ExpandContext {
     }
     /// The bare name a matched method is called on (`loss` of `loss.backward()`).
     fn receiver(&self) -> Option<String> {
-        None
-    }
-    /// The worker function's first parameter (for `worker_prelude`).
-    fn rank(&self) -> Option<String> {
         None
     }
     /// `target = ` when the matched call is the value of an assignment
@@ -384,7 +377,6 @@ fn parse_placeholder(inner: &str) -> Option<Piece> {
         "$args" => return Some(Piece::Args),
         "$name" => return Some(Piece::Name),
         "$receiver" => return Some(Piece::Receiver),
-        "$rank" => return Some(Piece::Rank),
         "$assign" => return Some(Piece::Assign),
         _ => {}
     }
@@ -512,6 +504,11 @@ fn is_list(text: &str) -> bool {
 /// An expression that calls nothing (`f"{step} {loss:.3f}"`, `a + 1`): evaluating it on one
 /// rank only, or twice, changes nothing.
 fn is_call_free(text: &str) -> bool {
+    ruff_python_parser::parse_expression(text).is_ok_and(|p| calls_nothing(p.expr()))
+}
+
+/// An expression without calls, awaits, yields or assignments: evaluating it has no effect.
+pub fn calls_nothing(expr: &Expr) -> bool {
     use ruff_python_ast::visitor::{self, Visitor};
     struct Calls(bool);
     impl<'a> Visitor<'a> for Calls {
@@ -521,11 +518,9 @@ fn is_call_free(text: &str) -> bool {
             visitor::walk_expr(self, e);
         }
     }
-    ruff_python_parser::parse_expression(text).is_ok_and(|p| {
-        let mut calls = Calls(false);
-        calls.visit_expr(p.expr());
-        !calls.0
-    })
+    let mut calls = Calls(false);
+    calls.visit_expr(expr);
+    !calls.0
 }
 
 /// A name or a dotted attribute of one (`xm.REDUCE_SUM`, `t`, `self.total`): a reference, not a literal.
