@@ -11,9 +11,18 @@
 //! its `run.yaml` names and its package directories on `PYTHONPATH`. A recipe of `corpus/recipes/`
 //! (a hand-written TorchTPU program a rule's explanation cites, where no fix exists yet) runs
 //! like a migrated program, its `expected.py` written by a person.
-//! Needs `difftest/.venv` (torch_xla) and `tracer/.venv` (torch 2.15, which
-//! hosts the emulator); without them the runs are skipped with a message,
-//! unless `XLA2TPU_REQUIRE_DIFFTEST=1` (CI), where a missing venv fails.
+//!
+//! The originals' side is recorded: torch_xla is deterministic under the pinned versions, so what
+//! an original printed and wrote is kept in its `reference/` directory (see `reference.rs`) and
+//! every run compares against that; a stale or missing reference fails with the command that
+//! records it (`scripts/record-references`, which runs this harness with
+//! `XLA2TPU_RECORD_REFERENCES`). The migrations always run.
+//! Needs `tracer/.venv` (torch 2.15, which hosts the emulator; recording also needs
+//! `difftest/.venv`, torch_xla); without it the runs are skipped with a message, unless
+//! `XLA2TPU_REQUIRE_DIFFTEST=1` (CI), where a missing venv fails.
+
+#[path = "differential/reference.rs"]
+mod reference;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -215,20 +224,19 @@ struct Env {
 }
 
 impl Env {
-    fn find() -> Env {
+    /// The venvs; with `required` a missing emulator venv fails here (torch_xla's is only needed
+    /// to record references, which says so itself).
+    fn find(required: bool) -> Env {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let required = std::env::var_os("XLA2TPU_REQUIRE_DIFFTEST").is_some();
-        let venv = |dir: &str, setup: &str| {
-            let python = root.join(dir).join(".venv/bin/python");
-            if python.is_file() {
-                return Some(python);
-            }
-            assert!(!required, "XLA2TPU_REQUIRE_DIFFTEST is set but {dir}/.venv is missing: run {setup}");
-            None
-        };
+        let venv = |dir: &str| Some(root.join(dir).join(".venv/bin/python")).filter(|p| p.is_file());
+        let emulator = venv("tracer");
+        assert!(
+            !required || emulator.is_some(),
+            "XLA2TPU_REQUIRE_DIFFTEST is set but tracer/.venv is missing: run tracer/setup_venv.sh"
+        );
         Env {
-            torch_xla: venv("difftest", "difftest/setup_venv.sh"),
-            emulator: venv("tracer", "tracer/setup_venv.sh"),
+            torch_xla: venv("difftest"),
+            emulator,
             xla2tpu: PathBuf::from(env!("CARGO_BIN_EXE_xla2tpu")),
             cache: root.join("target/xla2tpu-test-cache"),
             root,
@@ -332,6 +340,8 @@ fn run_with_timeout(command: &mut Command, limit: Duration) -> Result<Output, Fa
     Ok(Output { status, stdout: out_thread.join().unwrap_or_default(), stderr: err_thread.join().unwrap_or_default() })
 }
 
+/// How an original starts on torch_xla: a change here that an original can see must bump
+/// `reference::ORIGINAL_RUN`, so that every recording is made again.
 fn torch_xla_command(python: &Path, spec: &RunSpec, script: &str, args: &[String]) -> Command {
     let launch = if spec.spmd { Launch::Python } else { spec.launch };
     let mut c = match launch {
@@ -505,7 +515,7 @@ fn files_agree(env: &Env, original: &Path, migrated: &Path, files: &[String], to
     for name in files {
         let (a, b) = (original.join(name), migrated.join(name));
         if !a.is_file() {
-            return Err(format!("torch_xla did not write {name}"));
+            return Err(format!("the original did not write {name}"));
         }
         if !b.is_file() {
             return Err(format!("the migrated program did not write {name}"));
@@ -541,9 +551,35 @@ fn files_agree(env: &Env, original: &Path, migrated: &Path, files: &[String], to
     Ok(())
 }
 
+/// What the migration is compared with.
+#[derive(PartialEq)]
+enum Original {
+    /// The original's run on torch_xla, recorded in its `reference/`.
+    TorchXla,
+    /// The original made a plain CPU program (`cpu_reference:`), run live in the emulator's venv:
+    /// its libraries are not all pinned, so a recording could not tell when it went stale.
+    Cpu,
+    /// Nothing: the original cannot run on a CPU (`torch_xla:` says why), or nothing runs (`skip:`).
+    None,
+}
+
+impl Original {
+    fn of(spec: &RunSpec) -> Original {
+        if spec.skip.is_some() {
+            Original::None
+        } else if spec.torch_xla.as_deref().is_none_or(|t| t == "compare") {
+            Original::TorchXla
+        } else if !spec.cpu_reference.is_empty() {
+            Original::Cpu
+        } else {
+            Original::None
+        }
+    }
+}
+
 fn compared_run(env: &Env, dir: &Path, spec: &RunSpec, nproc: u32) -> Result<(), Failed> {
-    let (Some(emulator), Some(torch_xla)) = (&env.emulator, &env.torch_xla) else {
-        return Err("skipped: difftest/.venv or tracer/.venv missing".into());
+    let Some(emulator) = &env.emulator else {
+        return Err("skipped: tracer/.venv missing".into());
     };
     if spec.launch == Launch::Accelerate {
         return Err("`launch: accelerate` is for invariant runs (with their `config`)".into());
@@ -555,6 +591,10 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec, nproc: u32) -> Result<(),
         return Err("`launch: script` needs `launch_script:` and an SPMD original (started with `python`)".into());
     }
     let input = Program::load(dir, spec, "input")?;
+    // A stale or missing recording fails before the migration runs: the fix is one command.
+    let original = Original::of(spec);
+    let recorded =
+        if original == Original::TorchXla { Some(reference::load(&env.root, dir, spec, &input)?) } else { None };
     let migrated = Program::load(dir, spec, "expected")?;
     let launch = (spec.launch, spec.launch_script.as_deref());
     let command = &mut emulator_command(env, emulator, launch, nproc, &migrated.script, &spec.args);
@@ -568,13 +608,8 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec, nproc: u32) -> Result<(),
             let what = ran.describe("xla2tpu run");
             return Err(format!("expected a `{kind}` incompatibility, the emulator saw `{first}`\n{what}").into());
         }
-        // The original must still be a working torch_xla program.
-        if spec.torch_xla.as_deref().is_none_or(|t| t == "compare") {
-            let original = run_in_temp(&input, &mut torch_xla_command(torch_xla, spec, &input.script, &spec.args))?;
-            if !original.output.status.success() {
-                return Err(original.describe("the original on torch_xla").into());
-            }
-        }
+        // The original must still be a working torch_xla program: it is, a reference is only
+        // recorded from a run that succeeded.
         return Ok(());
     }
     if !ran.output.status.success() {
@@ -583,35 +618,46 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec, nproc: u32) -> Result<(),
     if spec.spmd {
         ranks_on_chips(&ran, nproc)?;
     }
-    let original = if spec.torch_xla.as_deref().is_none_or(|t| t == "compare") {
-        let original = run_in_temp(&input, &mut torch_xla_command(torch_xla, spec, &input.script, &spec.args))?;
-        if !original.output.status.success() {
-            return Err(original.describe("the original on torch_xla").into());
+    let cpu_run;
+    let (stdout, files, reference) = match (recorded, original) {
+        (Some(recorded), _) => (recorded.stdout, recorded.files, "torch_xla"),
+        (None, Original::Cpu) => {
+            let program = cpu_reference(&input, &spec.cpu_reference)?;
+            let mut command = Command::new(emulator);
+            command.arg(&program.script).args(&spec.args).env("HF_HUB_OFFLINE", "1");
+            cpu_run = run_in_temp(&program, &mut command)?;
+            if !cpu_run.output.status.success() {
+                return Err(cpu_run.describe("the original as a plain CPU program").into());
+            }
+            (cpu_run.stdout(), cpu_run.dir.path().to_path_buf(), "CPU reference")
         }
-        original
-    } else if !spec.cpu_reference.is_empty() {
-        let reference = cpu_reference(&input, &spec.cpu_reference)?;
-        let mut command = Command::new(emulator);
-        command.arg(&reference.script).args(&spec.args).env("HF_HUB_OFFLINE", "1");
-        let original = run_in_temp(&reference, &mut command)?;
-        if !original.output.status.success() {
-            return Err(original.describe("the original as a plain CPU program").into());
-        }
-        original
-    } else {
-        return Ok(()); // it ran; the original cannot run on a CPU (run.yaml says why)
+        (None, _) => return Ok(()), // it ran; the original cannot run on a CPU (run.yaml says why)
     };
-    let (expected, actual) = (masked(&original.stdout(), &spec.mask)?, masked(&ran.stdout(), &spec.mask)?);
-    let reference = if spec.cpu_reference.is_empty() { "torch_xla" } else { "CPU reference" };
+    let (expected, actual) = (masked(&stdout, &spec.mask)?, masked(&ran.stdout(), &spec.mask)?);
     lines_agree(&renamed(&expected, &spec.rename), &actual, spec.tolerance).map_err(|e| {
-        format!(
-            "outputs differ: {e}\n--- {reference} stdout\n{}\n--- migrated stdout\n{}",
-            original.stdout(),
-            ran.stdout()
-        )
+        format!("outputs differ: {e}\n--- {reference} stdout\n{stdout}\n--- migrated stdout\n{}", ran.stdout())
     })?;
-    files_agree(env, original.dir.path(), ran.dir.path(), &spec.files, spec.tolerance)?;
+    files_agree(env, &files, ran.dir.path(), &spec.files, spec.tolerance)?;
     Ok(())
+}
+
+/// Record the torch_xla reference of the program in `dir` when it is missing or stale (`all`:
+/// always): run the original on torch_xla and keep what it printed and wrote.
+fn record(env: &Env, dir: &Path, spec: &RunSpec, all: bool) -> Result<(), Failed> {
+    let input = Program::load(dir, spec, "input")?;
+    if !all && reference::load(&env.root, dir, spec, &input).is_ok() {
+        return Ok(());
+    }
+    let Some(python) = &env.torch_xla else {
+        return Err("recording needs difftest/.venv (torch_xla): run difftest/setup_venv.sh".into());
+    };
+    let versions = reference::versions(&env.root, python)?;
+    let inputs = reference::inputs(&env.root, spec, &input)?;
+    let original = run_in_temp(&input, &mut torch_xla_command(python, spec, &input.script, &spec.args))?;
+    if !original.output.status.success() {
+        return Err(original.describe("the original on torch_xla").into());
+    }
+    reference::write(dir, versions, inputs, &original.output.stdout, original.dir.path(), &spec.files)
 }
 
 /// The emulator's report of an SPMD migration must show the job it was meant to be: ranks
@@ -760,35 +806,138 @@ fn programs(root: &Path) -> Vec<PathBuf> {
     found
 }
 
-fn main() {
-    let args = Arguments::from_args();
-    let env = std::sync::Arc::new(Env::find());
+/// The program's `run.yaml`: `None` without one, an error when it does not parse.
+fn read_spec(dir: &Path) -> Option<Result<RunSpec, String>> {
+    let path = dir.join("run.yaml");
+    let text = std::fs::read_to_string(&path).ok()?;
+    Some(serde_yaml::from_str(&text).map_err(|e| format!("{}: {e}", path.display())))
+}
+
+/// In record mode: a trial per program whose original runs on torch_xla, recording it when stale
+/// or missing (`all`: always); the recordings of programs whose original no longer runs go.
+fn record_trials(env: &std::sync::Arc<Env>, all: bool) -> Vec<Trial> {
     let mut trials = Vec::new();
-    let mut missing = Vec::new();
     for dir in programs(&env.root) {
         let name = dir.file_name().unwrap_or_default().to_string_lossy().to_string();
-        let spec_path = dir.join("run.yaml");
-        let spec: RunSpec = match std::fs::read_to_string(&spec_path) {
-            Ok(text) => match serde_yaml::from_str(&text) {
-                Ok(spec) => spec,
-                Err(e) => {
-                    let msg = format!("{}: {e}", spec_path.display());
-                    trials.push(Trial::test(format!("spec::{name}"), move || Err(msg.into())));
-                    continue;
-                }
-            },
-            Err(_) => {
+        let spec = match read_spec(&dir) {
+            Some(Ok(spec)) => spec,
+            Some(Err(msg)) => {
+                trials.push(Trial::test(format!("record::{name}"), move || Err(msg.into())));
+                continue;
+            }
+            None => continue, // the compared runs say it has no run.yaml
+        };
+        if Original::of(&spec) != Original::TorchXla {
+            let at = dir.join("reference");
+            if at.exists() {
+                trials.push(Trial::test(format!("record::{name}"), move || {
+                    std::fs::remove_dir_all(&at).map_err(|e| format!("{}: {e}", at.display()).into())
+                }));
+            }
+            continue;
+        }
+        let env = env.clone();
+        trials.push(Trial::test(format!("record::{name}"), move || record(&env, &dir, &spec, all)));
+    }
+    trials
+}
+
+/// A reference is fresh until what the original's run depends on changes, and only then.
+fn reference_staleness() -> Result<(), Failed> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = dir.path();
+    std::fs::write(dir.join("input.py"), "print('loss=0.693147')\n").map_err(|e| e.to_string())?;
+    let spec_of = |yaml: &str| serde_yaml::from_str::<RunSpec>(yaml).map_err(|e| e.to_string());
+    let spec = spec_of("args: [--steps, '2']\nfiles: [model.pt]\n")?;
+    let input = Program::load(dir, &spec, "input")?;
+    let ran = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(ran.path().join("model.pt"), b"weights").map_err(|e| e.to_string())?;
+    let expect_err = |what: &str, result: Result<reference::Reference, Failed>, says: &[&str]| {
+        let message = match result {
+            Ok(_) => return Err(format!("{what}: the reference still counts as fresh")),
+            Err(e) => e.message().unwrap_or_default().to_string(),
+        };
+        match says.iter().find(|s| !message.contains(*s)) {
+            Some(missing) => Err(format!("{what}: the failure does not say `{missing}`: {message}")),
+            None => Ok(()),
+        }
+    };
+    expect_err("no reference", reference::load(&root, dir, &spec, &input), &["has no recorded", reference::COMMAND])?;
+
+    let inputs = reference::inputs(&root, &spec, &input)?;
+    let versions = [("torch_xla".to_string(), "2.9.0".to_string())].into();
+    reference::write(dir, versions, inputs, b"loss=0.693147\n", ran.path(), &spec.files)?;
+    let fresh = reference::load(&root, dir, &spec, &input)?;
+    if fresh.stdout != "loss=0.693147\n"
+        || std::fs::read(fresh.files.join("model.pt")).ok().as_deref() != Some(b"weights")
+    {
+        return Err("the reference does not give back what was recorded".into());
+    }
+    // What only the comparison or the migration reads leaves it fresh.
+    let compare_only = spec_of(
+        "args: [--steps, '2']\nfiles: [model.pt]\ntolerance: {rel: 0.1, abs: 0.1}\nmask: ['x']\nrename: {a: b}\nnproc: 2\nenv: {A: b}\n",
+    )?;
+    reference::load(&root, dir, &compare_only, &input)
+        .map_err(|e| format!("compare-only fields made it stale: {e:?}"))?;
+
+    let args = spec_of("args: [--steps, '3']\nfiles: [model.pt]\n")?;
+    expect_err(
+        "other args",
+        reference::load(&root, dir, &args, &input),
+        &["STALE", "run.yaml's `args` changed", reference::COMMAND],
+    )?;
+    let env = spec_of("args: [--steps, '2']\nfiles: [model.pt]\ntorch_xla_env: {CPU_NUM_DEVICES: '4'}\n")?;
+    expect_err("torch_xla_env", reference::load(&root, dir, &env, &input), &["`torch_xla_env` changed"])?;
+    let mut edited = input.clone();
+    edited.files[0].1 = b"print('loss=0.7')\n".to_vec();
+    expect_err("an edited original", reference::load(&root, dir, &spec, &edited), &["input.py changed"])?;
+
+    std::fs::write(dir.join("reference/stdout.txt"), "loss=0.5\n").map_err(|e| e.to_string())?;
+    expect_err("an edited recording", reference::load(&root, dir, &spec, &input), &["edited by hand"])?;
+    Ok(())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    // `scripts/record-references` runs this harness to record the originals' side instead.
+    let record_mode = std::env::var("XLA2TPU_RECORD_REFERENCES").ok();
+    let all = match record_mode.as_deref() {
+        None | Some("stale") => false,
+        Some("all") => true,
+        Some(other) => panic!("XLA2TPU_RECORD_REFERENCES={other}: `stale` or `all`"),
+    };
+    let required = std::env::var_os("XLA2TPU_REQUIRE_DIFFTEST").is_some() && record_mode.is_none();
+    let env = std::sync::Arc::new(Env::find(required));
+    if record_mode.is_some() {
+        libtest_mimic::run(&args, record_trials(&env, all)).exit();
+    }
+    let mut trials = Vec::new();
+    let mut missing = Vec::new();
+    let mut unused = Vec::new();
+    for dir in programs(&env.root) {
+        let name = dir.file_name().unwrap_or_default().to_string_lossy().to_string();
+        let spec = match read_spec(&dir) {
+            Some(Ok(spec)) => spec,
+            Some(Err(msg)) => {
+                trials.push(Trial::test(format!("spec::{name}"), move || Err(msg.into())));
+                continue;
+            }
+            None => {
                 missing.push(name);
                 continue;
             }
         };
+        if dir.join("reference").exists() && Original::of(&spec) != Original::TorchXla {
+            unused.push(dir.strip_prefix(&env.root).unwrap_or(&dir).join("reference"));
+        }
         if let Some(reason) = &spec.skip {
             trials
                 .push(Trial::test(format!("run::{name}"), || Ok(())).with_ignored_flag(true).with_kind(reason.clone()));
             continue;
         }
         let spec = std::sync::Arc::new(spec);
-        let skip = env.emulator.is_none() || (env.torch_xla.is_none() && spec.torch_xla.is_none());
+        let skip = env.emulator.is_none();
         {
             let (env, spec, dir) = (env.clone(), spec.clone(), dir.clone());
             let nproc = spec.nproc;
@@ -825,6 +974,14 @@ fn main() {
                 .into())
         }
     }));
+    trials.push(Trial::test("every_reference_belongs_to_an_original_that_runs", move || {
+        if unused.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("recorded references of programs whose original does not run on torch_xla: {unused:?}; `{}` removes them", reference::COMMAND).into())
+        }
+    }));
+    trials.push(Trial::test("references_go_stale_when_what_they_depend_on_changes", reference_staleness));
     trials.push(Trial::test("outputs_compare_with_tolerance", || {
         let tol = Tolerance::default();
         lines_agree("loss=0.693147 on xla:0", "loss=0.693150 on tpu:0", tol)?;

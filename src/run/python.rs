@@ -44,13 +44,22 @@ pub fn which(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(program)).find(|p| p.is_file())
 }
 
+/// Prints torch's version from its package metadata: importing torch only to ask would start
+/// torch a second time in every run (2-3 s of CPU). A torch without metadata (a source tree on
+/// `PYTHONPATH`) is imported and asked; no torch at all fails that import.
+const TORCH_VERSION: &str = "\
+try:
+    from importlib.metadata import version
+    print(version('torch'))
+except Exception:
+    import torch
+    print(torch.__version__)
+";
+
 /// torch's version in `python`, or an error a user can act on.
 pub fn torch_version(python: &Path) -> anyhow::Result<(u32, u32, String)> {
-    // Autoload off: only the version is wanted, not whatever backends are installed.
-    let out = Command::new(python)
-        .args(["-c", "import torch; print(torch.__version__)"])
-        .env("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
-        .output();
+    // Autoload off: if torch is imported, only the version is wanted, not its backends.
+    let out = Command::new(python).args(["-c", TORCH_VERSION]).env("TORCH_DEVICE_BACKEND_AUTOLOAD", "0").output();
     let out = match out {
         Ok(out) => out,
         Err(e) => bail!("cannot run {}: {e}", python.display()),
@@ -99,5 +108,28 @@ mod tests {
         let shell = dir.path().join("run.sh");
         std::fs::write(&shell, "#!/bin/sh\necho\n").unwrap();
         assert_eq!(interpreter_of(shell.to_str().unwrap()), None);
+    }
+
+    /// The version comes from the package's metadata; torch itself is not imported for it.
+    #[test]
+    fn the_torch_version_is_read_without_importing_torch() {
+        let Some(python3) = which("python3") else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("site");
+        std::fs::create_dir_all(site.join("torch")).unwrap();
+        std::fs::write(site.join("torch/__init__.py"), "raise SystemExit('torch was imported')\n").unwrap();
+        std::fs::create_dir_all(site.join("torch-2.13.1.dist-info")).unwrap();
+        std::fs::write(
+            site.join("torch-2.13.1.dist-info/METADATA"),
+            "Metadata-Version: 2.1\nName: torch\nVersion: 2.13.1\n",
+        )
+        .unwrap();
+        let python = dir.path().join("python3");
+        let wrapper = format!("#!/bin/sh\nPYTHONPATH={} exec {} \"$@\"\n", site.display(), python3.display());
+        std::fs::write(&python, wrapper).unwrap();
+        let mut perms = std::fs::metadata(&python).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&python, perms).unwrap();
+        assert_eq!(torch_version(&python).unwrap(), (2, 13, "2.13.1".to_string()));
     }
 }
