@@ -14,7 +14,8 @@ moves, the first batch), so per-step figures come from the steps after it
 Counting, not timing: a CPU cannot time a TPU. The Rust side turns the counts
 into an estimated cost with a stated model.
 
-This module must not import torch at import time (report.py imports it).
+It feeds the report (report.py) and is not imported by it: it subscribes to the report's host
+syncs, summary and fork. It must not import torch at import time.
 """
 
 import os
@@ -24,6 +25,8 @@ import threading
 import weakref
 
 from xla2tpu_emulator import config
+from xla2tpu_emulator import hooks
+from xla2tpu_emulator import report
 
 ENABLED = config.truthy("XLA2TPU_EMULATOR_ADVISE")
 MARKER = (os.environ.get("XLA2TPU_EMULATOR_STEP_MARKER") or "").strip() or None
@@ -90,15 +93,24 @@ def _watch_loaders(dataloader):
 
   cls.__next__ = __next__
 _installed = False
+_graphs_compiled = 0  # graphs the "tpu" backend compiled in this process
 
 
 def enabled():
   return ENABLED
 
 
-def _user_site(frame):
-  from xla2tpu_emulator import report  # pylint: disable=import-outside-toplevel
+def graph_compiled():
+  """The "tpu" compile backend compiled a graph (a compiled run, even with no Dynamo frames)."""
+  global _graphs_compiled
+  _graphs_compiled += 1
 
+
+def graphs_compiled():
+  return _graphs_compiled
+
+
+def _user_site(frame):
   frames = report.user_frames(frame, limit=1)
   if frames:
     f = frames[0]
@@ -208,8 +220,6 @@ def _site(key):
 
 
 def _op_total():
-  from xla2tpu_emulator import report  # pylint: disable=import-outside-toplevel
-
   return sum(report.OP_COUNTS.values())
 
 
@@ -432,11 +442,9 @@ def install():
 
   optim.register_optimizer_step_pre_hook(_pre_hook)
   optim.register_optimizer_step_post_hook(_post_hook)
-  from xla2tpu_emulator import patches  # pylint: disable=import-outside-toplevel
-
-  patches._after_import("torch._dynamo.convert_frame", _watch_recompiles)  # pylint: disable=protected-access
-  patches._after_import("torch._dynamo.symbolic_convert", _watch_graph_breaks)  # pylint: disable=protected-access
-  patches._after_import("torch.utils.data.dataloader", _watch_loaders)  # pylint: disable=protected-access
+  hooks.after_import("torch._dynamo.convert_frame", _watch_recompiles)
+  hooks.after_import("torch._dynamo.symbolic_convert", _watch_graph_breaks)
+  hooks.after_import("torch.utils.data.dataloader", _watch_loaders)
   if MARKER is not None:
     _install_marker()
 
@@ -455,10 +463,8 @@ def _compile_facts():
         {"reason": raw, "count": n, "file": f, "line": l, "function": fn}
         for (_, f, l, fn), (n, raw) in _recompiles.items()
     ]
-  from xla2tpu_emulator import compile as emu_compile  # pylint: disable=import-outside-toplevel
-
   return {
-      "used": bool(c["frames"].get("total", 0)) or emu_compile.graphs_compiled > 0,
+      "used": bool(c["frames"].get("total", 0)) or _graphs_compiled > 0,
       "frames": int(c["frames"].get("total", 0)),
       "graphs": int(c["stats"].get("unique_graphs", 0)),
       "graph_breaks": breaks,
@@ -510,3 +516,15 @@ def reset():
     _ops_mark = 0
     _breaks_mark = 0
     _step_owner = None
+
+
+def _host_sync(kind, file, line, function):
+  record("sync", kind, file, line, function)
+
+
+# The report counts host syncs, writes the summary and starts a fork child afresh; with advice
+# on, each of those feeds this module too.
+if ENABLED:
+  report.on_host_sync(_host_sync)
+  report.on_summary(event)
+  report.on_fork(reset)

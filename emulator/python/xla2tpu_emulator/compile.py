@@ -19,6 +19,7 @@ import sys
 import torch
 from torch.utils import _pytree as pytree
 
+from xla2tpu_emulator import advise
 from xla2tpu_emulator import api
 from xla2tpu_emulator import report
 
@@ -37,7 +38,6 @@ BACKEND_OPTIONS = (
     "debug_callback",
 )
 CPU_BACKEND = "aot_eager"
-graphs_compiled = 0  # graphs compiled by the "tpu" backend in this process
 
 
 def has_tpu_inputs(example_inputs):
@@ -84,8 +84,7 @@ def tpu_backend(gm, example_inputs, **kwargs):
   except (ValueError, TypeError, NotImplementedError) as e:
     report.incompatibility("compile_arguments", str(e), frame=sys._getframe(0))  # pylint: disable=protected-access
     raise
-  global graphs_compiled
-  graphs_compiled += 1
+  advise.graph_compiled()
   return _registry().lookup_backend("aot_eager")(gm, example_inputs)
 
 

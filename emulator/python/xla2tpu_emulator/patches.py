@@ -10,8 +10,6 @@
 """
 
 import functools
-import importlib.abc
-import importlib.util
 import sys
 import threading
 import warnings
@@ -21,6 +19,7 @@ import torch
 
 from xla2tpu_emulator import config
 from xla2tpu_emulator import device
+from xla2tpu_emulator import hooks
 from xla2tpu_emulator import kernels
 from xla2tpu_emulator import report
 from xla2tpu_emulator import tpu_module
@@ -334,42 +333,6 @@ def _patch_storage_new():
   cls.resize_ = resize_
 
 
-class _PostImportHook(importlib.abc.MetaPathFinder):
-  """Runs a callback right after a module is first imported."""
-
-  def __init__(self, name, callback):
-    self.name = name
-    self.callback = callback
-
-  def find_spec(self, fullname, path=None, target=None):
-    if fullname != self.name:
-      return None
-    sys.meta_path.remove(self)
-    spec = importlib.util.find_spec(fullname)
-    if spec is None or spec.loader is None:
-      return spec
-    loader = spec.loader
-    orig_exec = loader.exec_module
-    callback = self.callback
-
-    def exec_module(module):
-      orig_exec(module)
-      try:
-        callback(module)
-      except Exception:  # pylint: disable=broad-except
-        pass
-
-    loader.exec_module = exec_module
-    return spec
-
-
-def _after_import(name, callback):
-  if name in sys.modules:
-    callback(sys.modules[name])
-  else:
-    sys.meta_path.insert(0, _PostImportHook(name, callback))
-
-
 def _patch_generator():
   """torch.Generator(device="tpu"): a Python backend cannot provide device
   generators, so hand out a host generator (random ops on tpu accept it)."""
@@ -553,6 +516,6 @@ def install():
   _patch_accelerator()
   _patch_accelerator_memory()
   _patch_precision()
-  _after_import("torch.distributed.tensor", _patch_from_local)
+  hooks.after_import("torch.distributed.tensor", _patch_from_local)
   _patch_spawn()
   _patch_unused_parameter_search()

@@ -17,9 +17,25 @@ import sysconfig
 import threading
 import time
 
-from xla2tpu_emulator import advise
-
 SCHEMA = "xla2tpu-emulator/1"
+
+# Who else hears of what the report hears (run --advise): the report is the bottom of the
+# package and imports none of them; they subscribe.
+_sync_listeners = []  # fn(kind, file, line, function), per host sync
+_summary_events = []  # fn() -> event or None, written before the summary
+_fork_resets = []  # fn(), in a fork child
+
+
+def on_host_sync(fn):
+  _sync_listeners.append(fn)
+
+
+def on_summary(fn):
+  _summary_events.append(fn)
+
+
+def on_fork(fn):
+  _fork_resets.append(fn)
 MAX_STACK = 8
 
 _lock = threading.RLock()
@@ -299,8 +315,8 @@ def count_host_sync(kind, frame=None):
   key = (kind, file, line, function)
   with _lock:
     HOST_SYNCS[key] = HOST_SYNCS.get(key, 0) + 1
-  if advise.ENABLED:
-    advise.record("sync", kind, file, line, function)
+  for listener in _sync_listeners:
+    listener(kind, file, line, function)
 
 
 def summary():
@@ -318,9 +334,10 @@ def summary():
         )
     ]
     ops = dict(sorted(OP_COUNTS.items()))
-  advice = advise.event()
-  if advice is not None:
-    emit(advice)
+  for extra in _summary_events:
+    event = extra()
+    if event is not None:
+      emit(event)
   emit({
       "event": "summary",
       "rank": STATE["rank"],
@@ -343,7 +360,8 @@ def _after_fork_in_child():
   OP_COUNTS.clear()
   HOST_SYNCS.clear()
   _warned = set()
-  advise.reset()
+  for reset in _fork_resets:
+    reset()
   STATE["rank"] = None
   STATE["world_size"] = None
   # device_initialized is reset by the device module's own fork hook.
