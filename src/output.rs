@@ -34,43 +34,28 @@ pub enum ColorChoice {
     Never,
 }
 
-/// An environment variable that is set to something other than empty or `0`.
-fn env_on(name: &str) -> bool {
-    std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
-}
-
 impl ColorChoice {
-    /// The flag with the environment applied to `auto`: `NO_COLOR` (no-color.org) turns colour
-    /// off, `FORCE_COLOR` (force-color.org) and `CLICOLOR_FORCE` turn it on wherever the output
-    /// goes, `CLICOLOR=0` off; a flag beats them all.
-    pub fn resolve(self) -> ColorChoice {
-        match self {
-            ColorChoice::Auto if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) => ColorChoice::Never,
-            ColorChoice::Auto if env_on("FORCE_COLOR") || env_on("CLICOLOR_FORCE") => ColorChoice::Always,
-            ColorChoice::Auto if std::env::var_os("CLICOLOR").is_some_and(|v| v == "0") => ColorChoice::Never,
-            choice => choice,
-        }
-    }
-
-    /// Whether output to a stream that is (or is not) a terminal is coloured.
-    pub fn enabled(self, stream_is_tty: bool) -> bool {
-        match self.resolve() {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => stream_is_tty && std::env::var_os("TERM").is_none_or(|t| t != "dumb"),
-        }
-    }
-
     /// Make the process's standard streams follow this choice: they strip the escapes of
-    /// coloured text unless colour is on for them.
+    /// coloured text unless colour is on for them. `auto` is anstream's (`NO_COLOR`,
+    /// `CLICOLOR_FORCE`, `CLICOLOR`, a terminal whose `TERM` is not `dumb`), plus `FORCE_COLOR`
+    /// (force-color.org), which anstream does not read; a flag beats them all.
     pub fn apply(self) {
-        let global = match self.resolve() {
+        let force = std::env::var_os("FORCE_COLOR").is_some_and(|v| !v.is_empty() && v != "0");
+        let global = match self {
             ColorChoice::Always => anstream::ColorChoice::Always,
             ColorChoice::Never => anstream::ColorChoice::Never,
+            ColorChoice::Auto if force && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) => {
+                anstream::ColorChoice::Always
+            }
             ColorChoice::Auto => anstream::ColorChoice::Auto,
         };
         global.write_global();
     }
+}
+
+/// Whether what is printed to standard output is coloured, as [`ColorChoice::apply`] set it.
+pub fn stdout_colored() -> bool {
+    anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
 }
 
 /// Whether `err` comes from writing to a pipe whose reader has gone (`check | head`): not a

@@ -670,7 +670,7 @@ fn add_noqa_covers_every_kind_and_fails_on_what_it_cannot_silence() {
 /// kind would be read as Python).
 #[test]
 fn the_pre_commit_hooks_name_every_kind_check_reads() {
-    let hooks: serde_yaml::Value = serde_yaml::from_str(
+    let hooks: yaml_serde::Value = yaml_serde::from_str(
         &fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(".pre-commit-hooks.yaml")).expect("hooks"),
     )
     .expect("YAML");

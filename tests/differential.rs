@@ -810,7 +810,7 @@ fn programs(root: &Path) -> Vec<PathBuf> {
 fn read_spec(dir: &Path) -> Option<Result<RunSpec, String>> {
     let path = dir.join("run.yaml");
     let text = std::fs::read_to_string(&path).ok()?;
-    Some(serde_yaml::from_str(&text).map_err(|e| format!("{}: {e}", path.display())))
+    Some(yaml_serde::from_str(&text).map_err(|e| format!("{}: {e}", path.display())))
 }
 
 /// In record mode: a trial per program whose original runs on torch_xla, recording it when stale
@@ -848,7 +848,7 @@ fn reference_staleness() -> Result<(), Failed> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let dir = dir.path();
     std::fs::write(dir.join("input.py"), "print('loss=0.693147')\n").map_err(|e| e.to_string())?;
-    let spec_of = |yaml: &str| serde_yaml::from_str::<RunSpec>(yaml).map_err(|e| e.to_string());
+    let spec_of = |yaml: &str| yaml_serde::from_str::<RunSpec>(yaml).map_err(|e| e.to_string());
     let spec = spec_of("args: [--steps, '2']\nfiles: [model.pt]\n")?;
     let input = Program::load(dir, &spec, "input")?;
     let ran = tempfile::tempdir().map_err(|e| e.to_string())?;

@@ -81,7 +81,9 @@ fn page_requests(netlog: &Path) -> Vec<String> {
 }
 
 /// A page that frames `report` at `width`×`height` and writes, once loaded, where its summary
-/// cards end, how wide the document is and its font size into `<pre id=probe>`.
+/// cards end, how wide the document is, its font size, its smallest text as drawn (an SVG's
+/// text shrinks with the SVG) and the text drawn past the screen's right edge (in a box that
+/// scrolls sideways, or clipped) into `<pre id=probe>`.
 fn probe_page(dir: &Path, report: &str, sizes: &[(u32, u32)]) -> String {
     let frames: String = sizes
         .iter()
@@ -92,10 +94,25 @@ fn probe_page(dir: &Path, report: &str, sizes: &[(u32, u32)]) -> String {
 addEventListener("load", () => {{
   const out = [...document.querySelectorAll("iframe")].map(f => {{
     const d = f.contentDocument, w = f.contentWindow, cards = d.querySelector(".cards");
+    const right = d.documentElement.clientWidth, texts = [];
+    const walk = d.createTreeWalker(d.body, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {{
+      if (!n.textContent.trim() || n.parentElement.closest("title, style")) continue;
+      const range = d.createRange();
+      range.selectNodeContents(n);
+      // Text folded away in a closed <details> has no box.
+      const boxes = [...range.getClientRects()].filter(r => r.width > 0 && r.height > 0);
+      if (boxes.length) texts.push({{text: n.textContent.trim().slice(0, 40), boxes}});
+    }}
+    const smallest = texts.map(t => ({{text: t.text, px: Math.min(...t.boxes.map(b => b.height))}}))
+                          .sort((a, b) => a.px - b.px)[0] || null;
+    const offscreen = texts.filter(t => t.boxes.some(b => b.right > right + 1)).map(t => t.text);
     return {{width: w.innerWidth, height: w.innerHeight, cardsBottom: cards ? cards.getBoundingClientRect().bottom : null,
-             scrollWidth: d.documentElement.scrollWidth, clientWidth: d.documentElement.clientWidth,
-             fontPx: parseFloat(w.getComputedStyle(d.body).fontSize),
-             wide: [...d.body.querySelectorAll("*")].filter(e => e.getBoundingClientRect().right > d.documentElement.clientWidth + 1)
+             scrollWidth: d.documentElement.scrollWidth, clientWidth: right,
+             fontPx: parseFloat(w.getComputedStyle(d.body).fontSize), smallest,
+             offscreen: offscreen.length, firstOffscreen: offscreen.slice(0, 3),
+             text: d.body.innerText,
+             wide: [...d.body.querySelectorAll("*")].filter(e => e.getBoundingClientRect().right > right + 1)
                      .slice(0, 3).map(e => e.tagName + (e.className ? "." + e.className : ""))}};
   }});
   document.getElementById("probe").textContent = JSON.stringify(out);
@@ -116,8 +133,18 @@ fn probe(dom: &str) -> Vec<Value> {
 const PHONE: (u32, u32) = (390, 844);
 const LAPTOP: (u32, u32) = (1280, 800);
 
-/// Every check on one report file; returns what failed, empty when it passes.
-fn check(chromium: &Path, dir: &Path, report: &Path) -> Vec<String> {
+/// The smallest text a page may draw, in CSS pixels of its box's height (12px text draws
+/// about 14px high): an SVG scaled down to a phone draws its 12px labels at 4px.
+const MIN_TEXT_PX: f64 = 11.0;
+
+/// What the probe saw of one report at each size (phone first), and every check's failures.
+struct Checked {
+    probes: Vec<Value>,
+    bad: Vec<String>,
+}
+
+/// Every check on one report file; `bad` is empty when it passes.
+fn check(chromium: &Path, dir: &Path, report: &Path) -> Checked {
     let mut bad = Vec::new();
     let url = format!("file://{}", report.display());
     let visit = browse(chromium, dir, &url, &["--dump-dom"]);
@@ -125,7 +152,8 @@ fn check(chromium: &Path, dir: &Path, report: &Path) -> Vec<String> {
     bad.extend(visit.requests.iter().map(|r| format!("request: {r}")));
     let name = report.file_name().unwrap().to_string_lossy().to_string();
     let probed = browse(chromium, dir, &probe_page(dir, &name, &[PHONE, LAPTOP]), &["--dump-dom"]);
-    for (size, p) in [PHONE, LAPTOP].iter().zip(probe(&probed.dom)) {
+    let probes = probe(&probed.dom);
+    for (size, p) in [PHONE, LAPTOP].iter().zip(&probes) {
         let (w, h) = (p["width"].as_f64().unwrap(), p["height"].as_f64().unwrap());
         assert_eq!((w, h), (f64::from(size.0), f64::from(size.1)), "the frame has the size asked for");
         match p["cardsBottom"].as_f64() {
@@ -142,8 +170,19 @@ fn check(chromium: &Path, dir: &Path, report: &Path) -> Vec<String> {
         if p["fontPx"].as_f64().unwrap() < 14.0 {
             bad.push(format!("{w}x{h}: body text is {}px", p["fontPx"]));
         }
+        if let Some(px) = p["smallest"]["px"].as_f64().filter(|px| *px < MIN_TEXT_PX) {
+            bad.push(format!("{w}x{h}: text drawn {px:.1}px high: {}", p["smallest"]["text"]));
+        }
+        // A table in a box of its own that scrolls sideways shows a phone its first columns
+        // only, and its rows as blanks as tall as the hidden columns' wrapped text.
+        if p["offscreen"].as_u64().unwrap() > 0 {
+            bad.push(format!(
+                "{w}x{h}: text past the screen's right edge: {} ({} in all)",
+                p["firstOffscreen"], p["offscreen"]
+            ));
+        }
     }
-    bad
+    Checked { probes, bad }
 }
 
 #[test]
@@ -155,10 +194,12 @@ fn the_checks_fail_a_page_built_to_fail_them() {
         &page,
         r#"<!doctype html><html><body style="font-size:11px"><h1 style="height:2000px">x</h1>
 <div class="cards">42%</div><table style="width:1500px"><tr><td>wide</td></tr></table>
+<div style="overflow-x:auto"><table><tr><td style="min-width:600px">a</td><td>clipped column</td></tr></table></div>
+<svg viewBox="0 0 2000 40" width="100%"><text x="0" y="20" style="font:12px sans-serif">shrunk label</text></svg>
 <img src="http://127.0.0.1:9/pixel.png"><script>console.error("broken")</script></body></html>"#,
     )
     .unwrap();
-    let bad = check(&chromium, dir.path(), &page).join("\n");
+    let bad = check(&chromium, dir.path(), &page).bad.join("\n");
     for expected in [
         "console: ",
         "broken",
@@ -166,6 +207,10 @@ fn the_checks_fail_a_page_built_to_fail_them() {
         "below the first screen",
         "scrolls sideways",
         "body text is 11px",
+        "390x844: text drawn",
+        "shrunk label",
+        "390x844: text past the screen's right edge",
+        "clipped column",
     ] {
         assert!(bad.contains(expected), "{expected:?} not found in:\n{bad}");
     }
@@ -185,8 +230,8 @@ fn the_sweep_report_reads_well_in_a_browser() {
         .output()
         .expect("xla2tpu runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let bad = check(&chromium, dir.path(), &report);
-    assert!(bad.is_empty(), "the sweep report:\n{}", bad.join("\n"));
+    let checked = check(&chromium, dir.path(), &report);
+    assert!(checked.bad.is_empty(), "the sweep report:\n{}", checked.bad.join("\n"));
 
     // For a person: what the first screen looks like on a phone and on a laptop.
     let shots = root.join("target/report-screenshots");
@@ -227,10 +272,17 @@ fn the_advice_page_reads_well_in_a_browser() {
     let html = std::fs::read_to_string(&page).unwrap();
     // The per-step chart has a bar per step for the sync, and the fix is on the page.
     assert!(html.matches("<rect").count() >= 6 + 6, "a bar per step for syncs and for ops: {html}");
-    assert!(html.contains("step 6: 1 host syncs"), "{html}");
+    assert!(html.contains("step 6: 1 host sync<"), "{html}");
     assert!(html.contains("running_loss += loss.detach()"), "{html}");
-    let bad = check(&chromium, dir.path(), &page);
-    assert!(bad.is_empty(), "the advice page:\n{}", bad.join("\n"));
+    let checked = check(&chromium, dir.path(), &page);
+    assert!(checked.bad.is_empty(), "the advice page:\n{}", checked.bad.join("\n"));
+    // What a person reads: code as code (no Markdown backticks), the program by its name (not
+    // this machine's path), and a sync card that agrees with the sync finding below it.
+    let text = checked.probes[0]["text"].as_str().unwrap();
+    assert!(!text.contains('`'), "backticks on the page:\n{text}");
+    assert!(!text.contains(&*root.to_string_lossy()), "an absolute path on the page:\n{text}");
+    assert!(text.contains("What would slow before.py on TorchTPU") && text.contains("before.py:14"), "{text}");
+    assert!(text.contains("1\nhost syncs per step"), "{text}");
     let shots = root.join("target/report-screenshots");
     std::fs::create_dir_all(&shots).unwrap();
     let png = shots.join("advice-phone.png");

@@ -4,8 +4,8 @@
 //! repository through `pre-commit try-repo`.
 //!
 //! Needs the built wheel (`XLA2TPU_WHEEL=path/to/xla2tpu-*.whl`) and, for the hooks, pre-commit
-//! (`XLA2TPU_PRE_COMMIT=path/to/pre-commit`). `scripts/test` builds the wheel, installs pre-commit and
-//! requires both (`XLA2TPU_REQUIRE_WHEEL=1`); without them these tests say they were skipped.
+//! (`XLA2TPU_PRE_COMMIT=path/to/pre-commit`), for its platform tag auditwheel (`XLA2TPU_AUDITWHEEL`).
+//! `scripts/test` builds the wheel, installs pre-commit and auditwheel and requires them (`XLA2TPU_REQUIRE_WHEEL=1`); without them these tests say they were skipped.
 //!
 //! README blocks run here are marked: `<!-- tests/wheel.rs: pyproject.toml -->` before a ```toml
 //! block (written to the project's pyproject.toml) and `<!-- tests/wheel.rs: run -->` before a
@@ -228,4 +228,40 @@ fn the_pre_commit_hooks_run_from_this_repository() {
     assert_eq!(requirements, "torch-tpu==0.2.0\nnumpy\n");
     let dockerfile = std::fs::read_to_string(repo.path().join("Dockerfile")).expect("read");
     assert!(!dockerfile.contains("PJRT_DEVICE"), "{dockerfile}");
+}
+
+/// The wheel installs on any Linux x86_64 with glibc >= 2.17 (issue 42): its tag says
+/// manylinux2014, `auditwheel show` (`XLA2TPU_AUDITWHEEL`) agrees from the binary's symbol
+/// versions, and the README names that file.
+#[test]
+fn the_wheel_is_manylinux2014_and_the_readme_names_it() {
+    let (Some(wheel), Some(auditwheel)) = (required("XLA2TPU_WHEEL"), required("XLA2TPU_AUDITWHEEL")) else { return };
+    let name = wheel.file_name().expect("file name").to_string_lossy().into_owned();
+    assert!(name.contains("manylinux_2_17_x86_64") && name.contains("manylinux2014_x86_64"), "{name}");
+    let out = run(Command::new(&auditwheel).arg("show").arg(&wheel));
+    let shown = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(out.status.success(), "auditwheel show: {}", text(&out));
+    assert!(shown.contains("consistent with the following platform tag: \"manylinux_2_17_x86_64\""), "{shown}");
+    let readme = std::fs::read_to_string(manifest_dir().join("README.md")).expect("README.md");
+    assert!(readme.contains(&name), "the README's install line names another file than {name}");
+}
+
+/// What the README tells users to install from exists: xla2tpu is on no package index and has no
+/// release tag, so no example runs a bare `pip install xla2tpu` or pins a `rev:` tag that is not
+/// in this repository.
+#[test]
+fn the_readme_installs_only_from_what_exists() {
+    let readme = std::fs::read_to_string(manifest_dir().join("README.md")).expect("README.md");
+    let tags = run(Command::new("git").args(["tag", "--list"]).current_dir(manifest_dir()));
+    let tags = String::from_utf8_lossy(&tags.stdout).into_owned();
+    for line in readme.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let Some(at) = words.windows(3).position(|w| w[..2] == ["pip", "install"] && w[2] == "xla2tpu") {
+            panic!("README: `{}` installs from an index xla2tpu is not on", words[at..].join(" "));
+        }
+        if let Some(rev) = line.trim().strip_prefix("rev:").map(|r| r.split_whitespace().next().unwrap_or("")) {
+            let is_tag = rev.starts_with('v') && rev[1..].starts_with(|c: char| c.is_ascii_digit());
+            assert!(!is_tag || tags.lines().any(|t| t == rev), "README pins `rev: {rev}`, a tag this repository does not have");
+        }
+    }
 }

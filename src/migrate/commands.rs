@@ -1,7 +1,7 @@
 //! `migrate`, `check` and `rule`: files in, diffs and diagnostics out.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -528,7 +528,7 @@ fn run_migrate(common: &CommonArgs, overrides: Overrides, how: MigrateRun) -> an
     let MigrateRun { write, exit_non_zero_on_fix, report, before_check } = how;
     let resolver = Arc::new(Resolver::new(overrides)?);
     let mut errors = Vec::new();
-    let color = common.color.enabled(std::io::stdout().is_terminal());
+    let color = crate::output::stdout_colored();
 
     // Each worker reads, migrates, renders and writes its file; what comes back is small.
     let run = run_facts(common, &resolver);
@@ -1369,7 +1369,7 @@ pub fn check(mut args: CheckArgs) -> anyhow::Result<ExitCode> {
     let baseline = args.baseline.as_deref().map(Baseline::read).transpose()?;
     let format = resolver.global()?.output_format.unwrap_or_default();
     // A file gets no escapes; a terminal (or FORCE_COLOR) gets colour.
-    let color = output.is_none() && args.common.color.enabled(std::io::stdout().is_terminal());
+    let color = output.is_none() && crate::output::stdout_colored();
     let mode = CheckMode {
         add_noqa: args.add_noqa,
         frames: (format == OutputFormat::Full && !args.statistics).then_some(color),

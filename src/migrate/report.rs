@@ -88,7 +88,7 @@ struct Work {
 const WORK: &str = include_str!("../../rules/report/work.yaml");
 
 fn kinds_of_work() -> Vec<Work> {
-    let file: WorkFile = serde_yaml::from_str(WORK).expect("rules/report/work.yaml is valid (tested)");
+    let file: WorkFile = yaml_serde::from_str(WORK).expect("rules/report/work.yaml is valid (tested)");
     assert_eq!(file.format, "xla2tpu-work/1");
     file.kinds
 }

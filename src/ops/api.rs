@@ -40,7 +40,7 @@ pub struct Alternative {
 }
 
 fn alternatives() -> anyhow::Result<Vec<Alternative>> {
-    let file: AlternativesFile = serde_yaml::from_str(ALTERNATIVES).context("rules/api/alternatives.yaml")?;
+    let file: AlternativesFile = yaml_serde::from_str(ALTERNATIVES).context("rules/api/alternatives.yaml")?;
     if file.format != "xla2tpu-api-alternatives/1" {
         bail!("rules/api/alternatives.yaml: unknown format {}", file.format);
     }

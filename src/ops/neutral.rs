@@ -35,7 +35,7 @@ pub struct Resolution {
 
 impl NeutralMap {
     pub fn parse(yaml: &str) -> anyhow::Result<NeutralMap> {
-        let map: NeutralMap = serde_yaml::from_str(yaml)?;
+        let map: NeutralMap = yaml_serde::from_str(yaml)?;
         if map.format != FORMAT {
             bail!("unsupported neutral-requirement format {:?} (this build reads {FORMAT})", map.format);
         }

@@ -35,7 +35,7 @@ struct StTable {
 }
 
 static TABLE: LazyLock<Table> =
-    LazyLock::new(|| serde_yaml::from_str(include_str!("resolve.yaml")).expect("src/sweep/resolve.yaml is valid"));
+    LazyLock::new(|| yaml_serde::from_str(include_str!("resolve.yaml")).expect("src/sweep/resolve.yaml is valid"));
 
 /// What a model resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,8 +4,10 @@
 //! is rewritten (its launcher, as in YAML): what replaces the FSDP keys (FSDP2 settings) needs
 //! the rest of the file read by a person.
 
+use jsonc_parser::ast::{ObjectPropName, Value};
+use jsonc_parser::common::Ranged;
+use jsonc_parser::{CollectOptions, ParseOptions};
 use ruff_text_size::{TextRange, TextSize};
-use serde_json::Value;
 
 use crate::migrate::checker::Diagnostic;
 use crate::migrate::fix::{Edit, Fix};
@@ -18,62 +20,68 @@ pub fn check(text: &str, rules: &RuleSet) -> Vec<Diagnostic> {
     if text.len() > MAX_CONFIG_BYTES || !text.contains("xla") && !text.contains("XLA") && !text.contains("TPU") {
         return Vec::new();
     }
-    let Ok(document) = serde_json::from_str::<Value>(text) else { return Vec::new() };
+    // Strict JSON, as the configs' readers (json.load) take it; the AST gives each key's place.
+    let options = ParseOptions {
+        allow_comments: false,
+        allow_loose_object_property_names: false,
+        allow_trailing_commas: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    };
+    let Ok(parsed) = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &options) else { return Vec::new() };
+    let Some(document) = &parsed.value else { return Vec::new() };
     let mut out = Vec::new();
-    let mut seen = Vec::new();
-    walk(&document, &mut |key, value| {
-        if seen.contains(&key.to_string()) {
-            return;
-        }
-        let rule = rules.dict_key_rules().find(|(_, r)| r.dict_keys.iter().any(|k| k == key)).map(|(id, _)| id);
-        let accelerate = key == "distributed_type" && value.as_str().is_some_and(|v| matches!(v, "XLA" | "TPU"));
+    walk(document, &mut |name, value| {
+        let ObjectPropName::String(key) = name else { return };
+        let rule = rules.dict_key_rules().find(|(_, r)| r.dict_keys.iter().any(|k| *k == key.value)).map(|(id, _)| id);
+        let accelerate = match value {
+            Value::StringLit(s) if key.value == "distributed_type" && matches!(&*s.value, "XLA" | "TPU") => Some(s),
+            _ => None,
+        };
         let rule = match (rule, accelerate) {
             (Some(id), _) if is_set(value) => id,
-            (_, true) => match rules.builtin(Builtin::AccelerateConfig) {
+            (_, Some(_)) => match rules.builtin(Builtin::AccelerateConfig) {
                 Some(id) => id,
                 None => return,
             },
             _ => return,
         };
-        seen.push(key.to_string());
-        for at in key_positions(text, key) {
-            let range = TextRange::new(offset(at), offset(at + key.len() + 2));
-            let message = rules.rules[rule].message.replace("{name}", &format!("`\"{key}\"`"));
-            let (fix, note) = if accelerate { accelerate_fix(text, at + key.len() + 2, rules) } else { (None, None) };
-            out.push(Diagnostic { rule, range, message, note, fix });
-        }
+        let message = rules.rules[rule].message.replace("{name}", &format!("`\"{}\"`", key.value));
+        let (fix, note) = accelerate.map_or((None, None), |value| accelerate_fix(value.range(), rules));
+        out.push(Diagnostic { rule, range: range(key.range()), message, note, fix });
     });
-    out.sort_by_key(|d| d.range.start());
     out
 }
 
-fn offset(at: usize) -> TextSize {
-    TextSize::try_from(at).expect("configs are smaller than 4 GiB")
+fn range(r: jsonc_parser::common::Range) -> TextRange {
+    let offset = |at: usize| TextSize::try_from(at).expect("configs are smaller than 4 GiB");
+    TextRange::new(offset(r.start), offset(r.end))
 }
 
-/// Every key of every object, with its value.
-fn walk(value: &Value, visit: &mut impl FnMut(&str, &Value)) {
+/// Every property of every object, in document order: its name and value.
+fn walk<'a>(value: &'a Value<'a>, visit: &mut impl FnMut(&'a ObjectPropName<'a>, &'a Value<'a>)) {
     match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                visit(k, v);
-                walk(v, visit);
+        Value::Object(object) => {
+            for property in &object.properties {
+                visit(&property.name, &property.value);
+                walk(&property.value, visit);
             }
         }
-        Value::Array(items) => items.iter().for_each(|v| walk(v, visit)),
+        Value::Array(array) => array.elements.iter().for_each(|v| walk(v, visit)),
         _ => {}
     }
 }
 
-/// The accelerate rule's replacement for the string value after the key ending at `after_key`
-/// (`"XLA"` becomes `"MULTI_GPU"`), as in YAML configs.
-fn accelerate_fix(text: &str, after_key: usize, rules: &RuleSet) -> (Option<Fix>, Option<String>) {
+/// The accelerate rule's replacement for the string value written at `value` (`"XLA"` becomes
+/// `"MULTI_GPU"`), as in YAML configs.
+fn accelerate_fix(value: jsonc_parser::common::Range, rules: &RuleSet) -> (Option<Fix>, Option<String>) {
     let Ok((spec, to)) = rules.literal_fix(Builtin::AccelerateConfig) else { return (None, None) };
-    // `: "XLA"`: the value is the string after the colon (its escapes cannot matter: it is XLA or TPU).
-    let colon = after_key + text[after_key..].find(':').expect("key_positions found a colon");
-    let start = colon + 1 + (text[colon + 1..].len() - text[colon + 1..].trim_start().len());
-    let Some(len) = text[start + 1..].find('"') else { return (None, None) };
-    let edit = Edit::replace(TextRange::new(offset(start), offset(start + len + 2)), format!("\"{to}\""));
+    let edit = Edit::replace(range(value), format!("\"{to}\""));
     let fix = Fix { safety: spec.safety, edits: vec![edit], deletes: vec![], imports: vec![], helpers: vec![] };
     (Some(fix), spec.note.clone())
 }
@@ -81,21 +89,12 @@ fn accelerate_fix(text: &str, after_key: usize, rules: &RuleSet) -> (Option<Fix>
 /// A setting that turns something on: `true`, a non-empty object or string (`false` does not).
 fn is_set(value: &Value) -> bool {
     match value {
-        Value::Bool(b) => *b,
-        Value::Null => false,
-        Value::String(s) => !s.is_empty() && !s.eq_ignore_ascii_case("false"),
-        Value::Object(m) => !m.is_empty(),
+        Value::BooleanLit(b) => b.value,
+        Value::NullKeyword(_) => false,
+        Value::StringLit(s) => !s.value.is_empty() && !s.value.eq_ignore_ascii_case("false"),
+        Value::Object(o) => !o.properties.is_empty(),
         _ => true,
     }
-}
-
-/// Where `"key"` is written as a key (followed by `:`).
-fn key_positions(text: &str, key: &str) -> Vec<usize> {
-    let quoted = format!("\"{key}\"");
-    text.match_indices(&quoted)
-        .map(|(at, _)| at)
-        .filter(|&at| text[at + quoted.len()..].trim_start().starts_with(':'))
-        .collect()
 }
 
 #[cfg(test)]
@@ -128,6 +127,19 @@ mod tests {
         let mut edits = found[0].fix.as_ref().expect("a fix").edits.clone();
         let out = crate::migrate::fix::apply(text, &mut edits).expect("one edit");
         assert_eq!(out, text.replace("\"TPU\"", "\"MULTI_GPU\""));
+    }
+
+    #[test]
+    fn each_key_is_reported_where_the_parser_puts_it() {
+        // A key set in one object and unset in another: only the set one is reported.
+        let text = "{\"a\": {\"xla\": true}, \"b\": {\"xla\": false}}";
+        let rules = RuleSet::load(&[]).unwrap();
+        let found = check(text, &rules);
+        assert_eq!(found.iter().map(|d| usize::from(d.range.start())).collect::<Vec<_>>(), [7]);
+        // The same in a list of configs, and a key whose name is also a value elsewhere.
+        let text = "[{\"name\": \"xla\"}, {\"xla\": false}, {\"xla\": {\"mesh\": 8}}]";
+        let found = check(text, &rules);
+        assert_eq!(found.iter().map(|d| usize::from(d.range.start())).collect::<Vec<_>>(), [35]);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! Each kind is read with just enough structure to edit the original text by byte ranges:
 //! shell commands split into words ([`shell`], also Dockerfile `RUN` and notebook `!` lines),
-//! Dockerfile instructions ([`dockerfile`]), YAML block lines whose meaning serde_yaml confirms
+//! Dockerfile instructions ([`dockerfile`]), YAML block lines whose meaning yaml_serde confirms
 //! ([`yaml`]). Nothing else in a file is touched, comments included.
 
 pub(crate) mod dockerfile;

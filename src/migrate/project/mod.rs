@@ -154,7 +154,7 @@ impl Target {
         let file = TARGETS
             .get_file(format!("torchtpu-{version}.yaml"))
             .ok_or_else(|| anyhow::anyhow!("no TorchTPU target version {version}; known: {}", known()))?;
-        let target: Target = serde_yaml::from_str(file.contents_utf8().unwrap_or_default())?;
+        let target: Target = yaml_serde::from_str(file.contents_utf8().unwrap_or_default())?;
         anyhow::ensure!(
             target.format == "xla2tpu-target/1",
             "{}: unknown format {}",
@@ -230,8 +230,8 @@ pub fn validate(kind: Kind, text: &str) -> Result<(), String> {
                 ));
             }
             // Several documents (`---`) are normal in job specs.
-            for doc in serde_yaml::Deserializer::from_str(text) {
-                serde_yaml::Value::deserialize(doc).map_err(|e| format!("invalid YAML: {e}"))?;
+            for doc in yaml_serde::Deserializer::from_str(text) {
+                yaml_serde::Value::deserialize(doc).map_err(|e| format!("invalid YAML: {e}"))?;
             }
             Ok(())
         }

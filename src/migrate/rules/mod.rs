@@ -845,7 +845,7 @@ pub(crate) fn calls(text: &str, name: &str) -> bool {
 }
 
 fn parse_rule_file(origin: &str, text: &str) -> anyhow::Result<RuleFile> {
-    serde_yaml::from_str(text).with_context(|| format!("invalid rule file {origin}"))
+    yaml_serde::from_str(text).with_context(|| format!("invalid rule file {origin}"))
 }
 
 impl RuleSet {

@@ -1,29 +1,12 @@
-//! `xla2tpu run --advise-html FILE`: the advice as one self-contained page (inline CSS and SVG,
-//! no scripts, no network) with a per-step chart of host syncs, copies to the chip and ops.
+//! `xla2tpu run --advise-html FILE`: the advice as one self-contained page (`templates/advise.html`:
+//! inline CSS and SVG, no scripts, no network) with a per-step chart of host syncs, copies to the
+//! chip and ops.
 
-use std::fmt::Write;
+use std::path::Path;
+
+use askama::Template;
 
 use super::{Advice, Analysis, StepTotals, bytes, micros};
-use crate::html::escape as e;
-
-const CSS: &str = r#"
-:root{--ink:#1d232a;--mute:#5b6570;--line:#e3e6ea;--sync:#c62828;--copy:#ef9f00;--ops:#1565c0}
-*{box-sizing:border-box}
-body{font:15px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);max-width:1000px;margin:2rem auto;padding:0 1.2rem}
-h1{font-size:1.5rem;margin:.2rem 0 .4rem;overflow-wrap:anywhere}h2{font-size:1.2rem;margin:2rem 0 .6rem;border-bottom:1px solid var(--line);padding-bottom:.25rem}
-.meta{color:var(--mute);font-size:.9rem;margin:.15rem 0}
-.cards{display:flex;flex-wrap:wrap;gap:.8rem;margin:1.2rem 0}
-.card{border:1px solid var(--line);border-radius:8px;padding:.7rem 1rem;min-width:9rem}
-.card b{display:block;font-size:1.5rem}.card span{color:var(--mute);font-size:.85rem}
-ol{padding-left:1.4rem}li{margin:0 0 1.2rem}
-.cost{font-weight:600;white-space:nowrap}.why{color:var(--mute)}
-code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.84rem}
-code{overflow-wrap:anywhere}
-pre{background:#f5f6f8;border-radius:6px;padding:.6rem .8rem;overflow-x:auto;max-width:100%}
-svg{max-width:100%;height:auto}svg text{font:12px system-ui,sans-serif;fill:var(--mute)}
-footer{margin:3rem 0 1rem;color:var(--mute);font-size:.85rem}
-@media (max-width:700px){body{margin:1rem auto;padding:0 .8rem}.card{min-width:8rem;padding:.5rem .8rem}}
-"#;
 
 /// At most this many bars per chart row; longer runs are shown as means of equal runs of steps.
 const MAX_BARS: usize = 120;
@@ -34,140 +17,222 @@ pub fn is_page(head: &str) -> bool {
 }
 
 pub fn render(advice: &Advice, a: &Analysis, program: &str) -> String {
-    let mut o = String::with_capacity(16 * 1024);
-    let _ = write!(
-        o,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
-         content=\"width=device-width,initial-scale=1\"><title>xla2tpu run --advise: {}</title><style>{CSS}</style></head><body>\n",
-        e(program)
-    );
-    let _ = writeln!(o, "<h1>What would slow <code>{}</code> on TorchTPU</h1>", e(program));
-    let p = &a.per_step;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let program_dir = Path::new(program).parent().map(|d| cwd.join(d)).unwrap_or_else(|| cwd.clone());
     let total: f64 = a.findings.iter().map(|f| f.cost_us_per_step).sum();
-    let _ = writeln!(o, "<div class=\"cards\">");
-    for (value, label) in [
-        (a.steps.to_string(), "training steps".to_string()),
-        (p.syncs.to_string(), "host syncs per step".to_string()),
-        (format!("{} ({})", p.h2d, bytes(p.h2d_bytes)), "copies to the chip per step".to_string()),
-        (p.ops.to_string(), "ops dispatched per step".to_string()),
-        (format!("~{}", micros(total)), "estimated host cost per step".to_string()),
-    ] {
-        let _ = writeln!(o, "<div class=\"card\"><b>{}</b><span>{}</span></div>", e(&value), e(&label));
-    }
-    let _ = writeln!(o, "</div>");
-    let source = a
-        .step_source
-        .strip_prefix("marker:")
-        .map_or("the work between two optimizer steps".to_string(), |m| format!("one call of {m}"));
-    let _ = writeln!(
-        o,
-        "<p class=\"meta\">A step is {}. Per-step figures are means over the steps after the first, which also holds \
-         the set-up{}. Costs are estimates for ranking, not a step time: {}.</p>",
-        e(&source),
-        if a.compiled { "; the program uses torch.compile" } else { "" },
-        e(a.cost_model)
-    );
-    let _ = writeln!(o, "<h2>Step by step</h2>");
-    chart(&mut o, &advice.steps);
-    let _ = writeln!(o, "<h2>What to change, most costly first</h2>");
-    if a.findings.is_empty() {
-        let _ = writeln!(o, "<p>Nothing: no host sync, per-step copy or dynamic shape in the step.</p>");
-    }
-    let _ = writeln!(o, "<ol>");
-    for f in &a.findings {
-        let place = match (&f.at.file, f.at.line) {
-            (Some(file), Some(line)) => format!(" at <code>{}:{line}</code>", e(file)),
-            (Some(file), None) => format!(" in <code>{}</code>", e(file)),
-            _ => String::new(),
-        };
-        let _ = writeln!(
-            o,
-            "<li><b>{}</b>{place}: <span class=\"cost\">~{}/step</span><div class=\"why\">{}</div><div>{}</div>",
-            e(&f.what),
-            e(&micros(f.cost_us_per_step)),
-            e(&f.why),
-            e(&f.help)
-        );
-        if !f.example.is_empty() {
-            let _ = writeln!(o, "<pre><code>{}</code></pre>", e(&f.example));
-        }
-        let _ = writeln!(o, "</li>");
-    }
-    let _ = writeln!(o, "</ol>");
-    let _ = writeln!(
-        o,
-        "<footer>xla2tpu {} · emulated TorchTPU 0.2.0 on a CPU: counts are exact, times are not measured.</footer></body></html>",
-        env!("CARGO_PKG_VERSION")
-    );
-    o
+    // Exact means, not the text summary's rounded ones: a sync every tenth step is 0.1 a step,
+    // not "0 host syncs" beside its own finding.
+    let steady: &[StepTotals] = if advice.steps.len() > 1 { &advice.steps[1..] } else { &advice.steps };
+    let mean = |f: fn(&StepTotals) -> u64| steady.iter().map(f).sum::<u64>() as f64 / steady.len().max(1) as f64;
+    let page = Page {
+        program: shown(program, &cwd, &program_dir),
+        cards: vec![
+            (a.steps.to_string(), "training steps".to_string()),
+            (figure(mean(|s| s.syncs)), "host syncs per step".to_string()),
+            (
+                format!("{} ({})", figure(mean(|s| s.h2d)), bytes(a.per_step.h2d_bytes)),
+                "copies to the chip per step".to_string(),
+            ),
+            (figure(mean(|s| s.ops)), "ops dispatched per step".to_string()),
+            (format!("~{}", micros(total)), "estimated host cost per step".to_string()),
+        ],
+        step: a
+            .step_source
+            .strip_prefix("marker:")
+            .map_or("the work between two optimizer steps".to_string(), |m| format!("one call of {m}")),
+        compiled: a.compiled,
+        cost_model: a.cost_model,
+        rows: chart(&advice.steps),
+        steps: advice.steps.len(),
+        findings: a
+            .findings
+            .iter()
+            .map(|f| Item {
+                what: code_spans(&f.what),
+                place: f.at.file.as_deref().map(|file| {
+                    let file = shown(file, &cwd, &program_dir);
+                    f.at.line.map_or(file.clone(), |line| format!("{file}:{line}"))
+                }),
+                cost: micros(f.cost_us_per_step),
+                why: code_spans(&f.why),
+                help: code_spans(&f.help),
+                example: f.example.clone(),
+            })
+            .collect(),
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    let mut html = page.render().expect("the advice page renders (its values are strings and numbers)");
+    html.push('\n');
+    html
 }
 
-/// One row of the chart: its label, colour, and what it counts in a step.
-type Row = (&'static str, &'static str, fn(&StepTotals) -> u64);
+#[derive(Template)]
+#[template(path = "advise.html")]
+struct Page {
+    program: String,
+    /// (value, label): the first screen.
+    cards: Vec<(String, String)>,
+    step: String,
+    compiled: bool,
+    cost_model: &'static str,
+    rows: Vec<Row>,
+    steps: usize,
+    findings: Vec<Item>,
+    version: &'static str,
+}
 
-/// Three rows of bars, one bar per step: host syncs, copies to the chip, ops.
-fn chart(o: &mut String, steps: &[StepTotals]) {
+/// One finding, its text split into plain words and `code` spans.
+struct Item {
+    what: Vec<(bool, String)>,
+    place: Option<String>,
+    cost: String,
+    why: Vec<(bool, String)>,
+    help: Vec<(bool, String)>,
+    example: String,
+}
+
+/// One row of the chart: host syncs, copies to the chip or ops, a bar per step (or run of steps).
+struct Row {
+    label: &'static str,
+    color: &'static str,
+    max: String,
+    /// Bars across: the SVG's width in bar slots.
+    width: usize,
+    bars: Vec<Bar>,
+}
+
+struct Bar {
+    x: String,
+    y: String,
+    height: String,
+    title: String,
+}
+
+/// A path as the page shows it: from the working directory or the program's, else from the
+/// installed package (`site-packages/`), else its file name; never the machine's absolute path.
+fn shown(file: &str, cwd: &Path, program_dir: &Path) -> String {
+    let path = cwd.join(file);
+    let relative = [cwd, program_dir].into_iter().find_map(|dir| path.strip_prefix(dir).ok());
+    if let Some(relative) = relative.filter(|r| !r.as_os_str().is_empty()) {
+        return relative.display().to_string();
+    }
+    let text = path.to_string_lossy();
+    for packages in ["/site-packages/", "/dist-packages/"] {
+        if let Some(at) = text.rfind(packages) {
+            return text[at + packages.len()..].to_string();
+        }
+    }
+    path.file_name().map_or_else(|| file.to_string(), |name| name.to_string_lossy().to_string())
+}
+
+/// Text with Markdown-style `code` spans, as (is code, text) pieces; unbalanced backticks are text.
+fn code_spans(text: &str) -> Vec<(bool, String)> {
+    if text.matches('`').count() % 2 == 1 {
+        return vec![(false, text.to_string())];
+    }
+    text.split('`').enumerate().filter(|(_, t)| !t.is_empty()).map(|(i, t)| (i % 2 == 1, t.to_string())).collect()
+}
+
+/// A mean per step: whole when it is, else to one decimal, and never 0 when it is not.
+fn figure(v: f64) -> String {
+    if v > 0.0 && v < 0.05 { format!("{v:.2}") } else { trim(v) }
+}
+
+/// The chart's rows: one bar per step, or per run of steps when there are more than [`MAX_BARS`].
+fn chart(steps: &[StepTotals]) -> Vec<Row> {
     if steps.is_empty() {
-        let _ = writeln!(o, "<p>No step was seen.</p>");
-        return;
+        return Vec::new();
     }
     let per = steps.len().div_ceil(MAX_BARS);
     let buckets: Vec<&[StepTotals]> = steps.chunks(per).collect();
     let mean = |b: &[StepTotals], f: fn(&StepTotals) -> u64| b.iter().map(f).sum::<u64>() as f64 / b.len() as f64;
-    let rows: [Row; 3] = [
-        ("host syncs", "var(--sync)", |s| s.syncs),
-        ("copies to the chip", "var(--copy)", |s| s.h2d),
-        ("ops dispatched", "var(--ops)", |s| s.ops),
+    let rows: [(&'static str, &'static str, &'static str, fn(&StepTotals) -> u64); 3] = [
+        ("host syncs", "host sync", "--sync", |s| s.syncs),
+        ("copies to the chip", "copy to the chip", "--copy", |s| s.h2d),
+        ("ops dispatched", "op dispatched", "--ops", |s| s.ops),
     ];
-    let (left, width, row_h, gap) = (130.0, 600.0, 46.0, 18.0);
-    let bar_w = width / buckets.len() as f64;
-    let height = rows.len() as f64 * (row_h + gap) + 20.0;
-    let _ = writeln!(
-        o,
-        "<svg viewBox=\"0 0 {} {height}\" role=\"img\" aria-label=\"per-step host syncs, copies to the chip and ops\">",
-        left + width + 10.0
-    );
-    for (i, (label, color, f)) in rows.iter().enumerate() {
-        let top = i as f64 * (row_h + gap);
-        let values: Vec<f64> = buckets.iter().map(|b| mean(b, *f)).collect();
-        let max = values.iter().cloned().fold(0.0, f64::max);
-        let _ = writeln!(o, "<text x=\"0\" y=\"{}\">{label}</text>", top + row_h / 2.0);
-        let _ = writeln!(o, "<text x=\"0\" y=\"{}\">max {}</text>", top + row_h / 2.0 + 15.0, trim(max));
-        let _ = writeln!(
-            o,
-            "<line x1=\"{left}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"#e3e6ea\"/>",
-            left + width,
-            top + row_h,
-            top + row_h
-        );
-        for (j, v) in values.iter().enumerate() {
-            if *v <= 0.0 {
-                continue;
-            }
-            let h = (v / max * row_h).max(1.0);
-            let first = j * per + 1;
-            let last = ((j + 1) * per).min(steps.len());
-            let steps_text = if first == last { format!("step {first}") } else { format!("steps {first}–{last}") };
-            let _ = writeln!(
-                o,
-                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{h:.1}\" fill=\"{color}\"><title>{steps_text}: {} {label}</title></rect>",
-                left + j as f64 * bar_w + bar_w * 0.1,
-                top + row_h - h,
-                bar_w * 0.8,
-                trim(*v)
-            );
-        }
-    }
-    let _ = writeln!(
-        o,
-        "<text x=\"{left}\" y=\"{}\">step 1</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">step {}</text></svg>",
-        height - 4.0,
-        left + width,
-        height - 4.0,
-        steps.len()
-    );
+    rows.into_iter()
+        .map(|(label, one, color, f)| {
+            let values: Vec<f64> = buckets.iter().map(|b| mean(b, f)).collect();
+            let max = values.iter().cloned().fold(0.0, f64::max);
+            let bars = values
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| **v > 0.0)
+                .map(|(j, v)| {
+                    let height = (v / max * ROW_HEIGHT).max(1.0);
+                    let first = j * per + 1;
+                    let last = ((j + 1) * per).min(steps.len());
+                    let which = if first == last { format!("step {first}") } else { format!("steps {first}–{last}") };
+                    let what = if *v == 1.0 { format!("1 {one}") } else { format!("{} {label}", trim(*v)) };
+                    Bar {
+                        x: format!("{:.1}", j as f64 + 0.1),
+                        y: format!("{:.1}", ROW_HEIGHT - height),
+                        height: format!("{height:.1}"),
+                        title: format!("{which}: {what}"),
+                    }
+                })
+                .collect();
+            Row { label, color, max: trim(max), width: buckets.len(), bars }
+        })
+        .collect()
 }
+
+/// The chart's rows are this tall, in the SVG's units (its CSS height, in pixels).
+const ROW_HEIGHT: f64 = 46.0;
 
 fn trim(v: f64) -> String {
     if (v - v.round()).abs() < 0.05 { format!("{}", v.round()) } else { format!("{v:.1}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sync in one step of four after the first, in a program under the working directory.
+    fn page() -> String {
+        let cwd = std::env::current_dir().unwrap();
+        let file = cwd.join("train.py").display().to_string();
+        let steps: Vec<serde_json::Value> =
+            [0, 0, 1, 0, 0].iter().map(|s| serde_json::json!({"ops": 40, "syncs": s, "eager_mode": "DEFER_NEVER"})).collect();
+        let advice: Advice = serde_json::from_value(serde_json::json!({
+            "step_source": "optimizer",
+            "steps": steps,
+            "sites": [{"category": "sync", "kind": "item", "file": file, "line": 9, "steady": 1, "steps_seen": 1}],
+        }))
+        .unwrap();
+        render(&advice, &advice.analyse(), &file)
+    }
+
+    #[test]
+    fn the_page_shows_paths_as_the_user_knows_them() {
+        let html = page();
+        let cwd = std::env::current_dir().unwrap().display().to_string();
+        assert!(!html.contains(&cwd), "an absolute path on the page: {html}");
+        assert!(html.contains("<title>xla2tpu run --advise: train.py</title>") && html.contains("<code>train.py:9</code>"));
+        let venv = Path::new("/v/lib/python3.12/site-packages/transformers/trainer.py");
+        assert_eq!(shown(&venv.display().to_string(), Path::new("/p"), Path::new("/p")), "transformers/trainer.py");
+        assert_eq!(shown("/elsewhere/x.py", Path::new("/p"), Path::new("/p")), "x.py");
+    }
+
+    #[test]
+    fn code_in_the_advice_is_code_on_the_page() {
+        let html = page();
+        // The help text's `.item()` and friends: code elements, no backtick left.
+        let findings = &html[html.find("<ol>").unwrap()..html.find("</ol>").unwrap()];
+        assert!(!findings.contains('`'), "{findings}");
+        assert!(findings.contains("<code>.item()</code>"), "{findings}");
+        assert_eq!(code_spans("a `b` c"), [(false, "a ".to_string()), (true, "b".to_string()), (false, " c".to_string())]);
+        assert_eq!(code_spans("it`s"), [(false, "it`s".to_string())]);
+    }
+
+    #[test]
+    fn the_sync_card_agrees_with_the_sync_finding() {
+        let html = page();
+        // 1 sync in 4 steps: 0.2 a step (rounded to one decimal), as the finding says, not 0.
+        assert!(html.contains("<b>0.2</b><span>host syncs per step</span>"), "{html}");
+        assert_eq!(figure(0.01), "0.01");
+        assert_eq!(figure(0.0), "0");
+        assert_eq!(figure(36.0), "36");
+    }
 }

@@ -1,5 +1,5 @@
-//! YAML job specs and configs. serde_yaml has no positions, so the text is read as block
-//! lines (indentation, `- `, `key:`), and serde_yaml confirms what each candidate means before
+//! YAML job specs and configs. yaml_serde has no positions, so the text is read as block
+//! lines (indentation, `- `, `key:`), and yaml_serde confirms what each candidate means before
 //! anything is reported: an `env:` list item is parsed on its own, a config as its document.
 //!
 //! - `env:` / `environment:` entries: Kubernetes' `- name: VAR` items, compose's `- VAR=value`
@@ -10,7 +10,7 @@
 //!   `run:`, and the string after `-c` in such a list, read as shell.
 
 use serde::Deserialize;
-use serde_yaml::Value;
+use yaml_serde::Value;
 
 use super::{EnvSite, Findings, range};
 use crate::migrate::fix::Edit;
@@ -73,7 +73,7 @@ pub(super) fn check(found: &mut Findings) {
     let text = found.text;
     // After an error the document iterator may keep yielding it: stop at the first.
     let documents: Vec<Value> =
-        serde_yaml::Deserializer::from_str(text).map_while(|d| Value::deserialize(d).ok()).collect();
+        yaml_serde::Deserializer::from_str(text).map_while(|d| Value::deserialize(d).ok()).collect();
     if documents.is_empty() {
         return;
     }
@@ -259,10 +259,10 @@ fn follows_dash_c(text: &str, lines: &[Line], i: usize) -> bool {
     })
 }
 
-/// The variable an `env:` entry's text sets, as serde_yaml reads it, and the word after which
+/// The variable an `env:` entry's text sets, as yaml_serde reads it, and the word after which
 /// its name is written (`name` in `- name: VAR`).
 fn variable(entry: &str, item: bool) -> Option<(String, &'static str)> {
-    let value: Value = serde_yaml::from_str(entry).ok()?;
+    let value: Value = yaml_serde::from_str(entry).ok()?;
     if !item {
         let (key, _) = value.as_mapping().filter(|m| m.len() == 1)?.iter().next()?;
         return Some((key.as_str()?.to_string(), ""));
@@ -345,7 +345,7 @@ fn unquoted(value: &str) -> &str {
 
 /// Whether `text` (YAML or JSON) is an accelerate config that launches torch_xla processes.
 pub fn launches_torch_xla(text: &str) -> bool {
-    serde_yaml::Deserializer::from_str(text).map_while(|d| Value::deserialize(d).ok()).any(|d| is_accelerate_xla(&d))
+    yaml_serde::Deserializer::from_str(text).map_while(|d| Value::deserialize(d).ok()).any(|d| is_accelerate_xla(&d))
 }
 
 /// An accelerate config that launches torch_xla processes.
