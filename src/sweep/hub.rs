@@ -10,6 +10,11 @@
 //! Environment: `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` (as huggingface_hub reads them),
 //! `XLA2TPU_CACHE_DIR` (cache root), `XLA2TPU_HUB_BACKOFF_MS` and `XLA2TPU_HUB_TIMEOUT_MS`
 //! (tests shorten these).
+//!
+//! Retry and cache are written here because no maintained library fits a blocking client:
+//! `reqwest-retry` and `http-cache-reqwest` are `reqwest-middleware` layers, which wrap the async
+//! client only, and `hf-hub`'s sync API fetches a repository's files but cannot list models by
+//! downloads. The body cap must see every byte anyway, which a caching layer below it would not.
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
