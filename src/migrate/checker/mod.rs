@@ -21,6 +21,7 @@ mod inventory;
 mod loaders;
 mod noqa;
 mod performance;
+mod spmd;
 mod strings;
 mod timing;
 mod views;
@@ -111,6 +112,7 @@ pub fn check(
     checker.report_imports();
     let mut diagnostics = std::mem::take(&mut checker.diagnostics);
     checker.report_xla_only_branches(&mut diagnostics);
+    checker.report_unlaunched_spmd(&mut diagnostics);
     checker.report_other_hardware(&mut diagnostics);
     checker.report_performance(&selection.opt_in, &mut diagnostics);
     let suppressed = Suppressions::new(text, parsed);

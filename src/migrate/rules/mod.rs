@@ -215,6 +215,9 @@ pub enum Builtin {
     XlaSpawn,
     /// `python train.py` of a script of the run that calls `xr.use_spmd()`: one process for every chip.
     SpmdLaunch,
+    /// `xr.use_spmd()` in a run with no launch script starting an SPMD program (a Python file's
+    /// finding, in the Launch work: the migrated program must be started one process per chip).
+    SpmdUnlaunched,
     /// An accelerate config file with `distributed_type: XLA` (or `TPU`).
     AccelerateConfig,
     /// `accelerate launch --tpu` and the other TPU flags.
