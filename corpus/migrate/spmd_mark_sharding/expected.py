@@ -35,24 +35,6 @@ def torchtpu_global_mesh(mesh=None):
     return getattr(torchtpu_global_mesh, "mesh", None)
 
 
-def torchtpu_shard_batch(tensor, mesh, partition_spec):
-    """What `xs.mark_sharding(batch, mesh, (axes, None, ...))` becomes: this process's slice of
-    the global batch along dim 0, split over the mesh axes named for it (a name, an index or
-    a tuple of them). A parameter is FSDP2's to shard, and other dims stay whole: both raise."""
-    if isinstance(tensor, torch.nn.Parameter) or tensor.requires_grad and tensor.is_leaf:
-        raise ValueError("mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)")
-    if any(axes is not None for axes in partition_spec[1:]):
-        raise ValueError(f"partition spec {partition_spec} splits more than dim 0: not a batch split")
-    axes = partition_spec[0] if isinstance(partition_spec[0], tuple) else (partition_spec[0],)
-    pieces, index = 1, 0
-    for axis in axes:
-        axis = mesh.mesh_dim_names.index(axis) if isinstance(axis, str) else axis
-        pieces, index = pieces * mesh.size(axis), index * mesh.size(axis) + mesh.get_local_rank(axis)
-    if tensor.shape[0] % pieces:
-        raise ValueError(f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)")
-    return tensor.tensor_split(pieces)[index]
-
-
 def torchtpu_spmd_processes():
     """What `xr.use_spmd()` becomes: this process is one of the job's TorchTPU processes, one
     per chip (torchrun after TorchTPU's launch environment; plain `python` is a job of one chip).
@@ -153,7 +135,7 @@ xs.mark_sharding(weight, mesh, (None, "model"))
 
 for step in range(3):
     batch = torch.randn(8, 16).to(device)
-    batch = torchtpu_shard_batch(batch, mesh, ("data", None))
+    xs.mark_sharding(batch, mesh, ("data", None))
     out = batch @ weight
     loss = out.float().pow(2).mean()
     print(step, f"{loss.item():.6f}")
