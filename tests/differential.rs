@@ -615,7 +615,9 @@ fn compared_run(env: &Env, dir: &Path, spec: &RunSpec, nproc: u32) -> Result<(),
     if !ran.output.status.success() {
         return Err(ran.describe("the migrated program on the emulator").into());
     }
-    if spec.spmd {
+    if spec.spmd && spec.launch == Launch::Python {
+        one_chip_of_many(&ran, nproc)?;
+    } else if spec.spmd {
         ranks_on_chips(&ran, nproc)?;
     }
     let cpu_run;
@@ -678,6 +680,24 @@ fn ranks_on_chips(ran: &Ran, nproc: u32) -> Result<(), Failed> {
     let want: Vec<(u64, u64)> = (0..u64::from(nproc)).map(|r| (r, u64::from(nproc))).collect();
     if ranks != want {
         return Err(format!("ranks (rank, world size) on emulated chips {ranks:?}, expected {want:?}").into());
+    }
+    Ok(())
+}
+
+/// An SPMD migration started with plain `python`, as torch_xla's program was, is a job of one
+/// chip: where the host has more, torch_xla used them all, and the program must say so at start-up
+/// (TPU926 reports the launch) rather than run on one of them silently.
+fn one_chip_of_many(ran: &Ran, nproc: u32) -> Result<(), Failed> {
+    ranks_on_chips(ran, 1)?;
+    let warned = ran.stderr().contains(&format!("{nproc} TPU chips are attached and this SPMD program runs on one"));
+    if warned != (nproc > 1) {
+        let what =
+            if warned { "warned of other chips with none attached" } else { "did not say it uses one chip of several" };
+        return Err(format!(
+            "started with `python` on {nproc} emulated chips, the program {what}\n{}",
+            ran.describe("it")
+        )
+        .into());
     }
     Ok(())
 }

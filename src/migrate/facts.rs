@@ -16,7 +16,8 @@ use rayon::prelude::*;
 /// The call that makes a torch_xla program SPMD: one process drives every chip.
 pub const USE_SPMD: &str = "torch_xla.runtime.use_spmd";
 
-/// The definition TPU216's fix puts in a migrated SPMD program (`rules/helpers.yaml`).
+/// The helper TPU216's fix turns `use_spmd()` into (`rules/helpers.yaml`), and its definition.
+pub const SPMD_HELPER_NAME: &str = "torchtpu_spmd_processes";
 const SPMD_HELPER: &str = "\ndef torchtpu_spmd_processes(";
 
 /// Calls that create the process group (a converted launcher's workers create it too, when the
@@ -37,6 +38,7 @@ pub struct RunFacts {
     creates_group: OnceLock<bool>,
     accelerate_xla_configs: OnceLock<Vec<PathBuf>>,
     spmd_programs: OnceLock<Vec<PathBuf>>,
+    spmd_launched: OnceLock<bool>,
     requirements_files: OnceLock<Vec<PathBuf>>,
     /// Each environment variable some file reads as a value, and the first place (path, line).
     env_reads: OnceLock<BTreeMap<String, (PathBuf, Option<usize>)>>,
@@ -80,6 +82,7 @@ impl RunFacts {
             creates_group: OnceLock::new(),
             accelerate_xla_configs: OnceLock::new(),
             spmd_programs: OnceLock::new(),
+            spmd_launched: OnceLock::new(),
             requirements_files: OnceLock::new(),
             env_reads: OnceLock::new(),
             subclasses: Mutex::new(BTreeMap::new()),
@@ -162,6 +165,35 @@ impl RunFacts {
     /// Whether `spelled`, a script as a launch command names it, is one of [`Self::spmd_programs`].
     pub fn is_spmd_program(&self, spelled: &str) -> bool {
         named_in(spelled, self.spmd_programs())
+    }
+
+    /// Whether a launch file of the run (a shell script, a Dockerfile, a job spec) starts one of
+    /// [`Self::spmd_programs`] with Python or torchrun on the same line: TPU925 converts such a
+    /// launch, and the programs' `use_spmd()` needs no launch item (TPU926).
+    pub fn launches_spmd_program(&self) -> bool {
+        *self.spmd_launched.get_or_init(|| {
+            use crate::migrate::project::Kind;
+            let programs = self.spmd_programs();
+            let launcher = |word: &str| {
+                let word = word.rsplit('/').next().unwrap_or(word);
+                word == "torchrun"
+                    || word.strip_prefix("python").is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+            };
+            let starts = |text: &str| {
+                text.lines().any(|line| {
+                    let words: Vec<&str> = line
+                        .split(|c: char| c.is_whitespace() || "\"';&|()".contains(c))
+                        .filter(|w| !w.is_empty())
+                        .collect();
+                    words.iter().any(|w| launcher(w)) && words.iter().any(|w| named_in(w, programs))
+                })
+            };
+            let launch = |p: &Path| matches!(Kind::of(p), Some(Kind::Shell | Kind::Dockerfile | Kind::Yaml));
+            !programs.is_empty()
+                && !self
+                    .scan(|p| (launch(p) && std::fs::read_to_string(p).is_ok_and(|t| starts(&t))).then_some(()), true)
+                    .is_empty()
+        })
     }
 
     /// Whether `spelled`, a `-r FILE` of a `pip install` or a requirements file, is one of the
@@ -580,5 +612,26 @@ mod tests {
         assert!(run.is_spmd_program("\"migrated.py\""));
         assert!(!run.is_spmd_program("eval.py") && !run.is_spmd_program("notes.py"));
         assert!(!run.is_spmd_program("$SCRIPT") && !run.is_spmd_program("other/train2.py"));
+    }
+
+    #[test]
+    fn an_spmd_program_is_launched_by_a_script_naming_it_with_python_or_torchrun() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let train = write("train.py", "import torch_xla.runtime as xr\nxr.use_spmd()\n");
+        let other = write("other.py", "print(1)\n");
+        let notes = write("notes.sh", "# train.py is the SPMD program\necho train.py\npython other.py\n");
+        let launch = write("run.sh", "set -e\nPJRT_DEVICE=TPU python3.11 ./train.py --steps 3 && echo done\n");
+        let without = RunFacts::new({
+            let files = vec![train.clone(), other.clone(), notes.clone()];
+            move || files.clone()
+        });
+        assert!(!without.launches_spmd_program());
+        let with = RunFacts::new(move || vec![train.clone(), other.clone(), notes.clone(), launch.clone()]);
+        assert!(with.launches_spmd_program());
     }
 }

@@ -4,6 +4,8 @@ import numpy as np
 import torch
 import torch_xla.distributed.spmd as xs
 import builtins
+import functools
+import itertools
 import math
 import socket
 import torch.distributed as dist
@@ -33,38 +35,27 @@ def torchtpu_global_mesh(mesh=None):
     return getattr(torchtpu_global_mesh, "mesh", None)
 
 
-def torchtpu_shard_batch(tensor, mesh, partition_spec):
-    """What `xs.mark_sharding(batch, mesh, (axes, None, ...))` becomes: this process's slice of
-    the global batch along dim 0, split over the mesh axes named for it (a name, an index or
-    a tuple of them). A parameter is FSDP2's to shard, and other dims stay whole: both raise."""
-    if isinstance(tensor, torch.nn.Parameter) or tensor.requires_grad and tensor.is_leaf:
-        raise ValueError("mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)")
-    if any(axes is not None for axes in partition_spec[1:]):
-        raise ValueError(f"partition spec {partition_spec} splits more than dim 0: not a batch split")
-    axes = partition_spec[0] if isinstance(partition_spec[0], tuple) else (partition_spec[0],)
-    pieces, index = 1, 0
-    for axis in axes:
-        axis = mesh.mesh_dim_names.index(axis) if isinstance(axis, str) else axis
-        pieces, index = pieces * mesh.size(axis), index * mesh.size(axis) + mesh.get_local_rank(axis)
-    if tensor.shape[0] % pieces:
-        raise ValueError(f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)")
-    return tensor.tensor_split(pieces)[index]
-
-
 def torchtpu_spmd_processes():
     """What `xr.use_spmd()` becomes: this process is one of the job's TorchTPU processes, one
     per chip (torchrun after TorchTPU's launch environment; plain `python` is a job of one chip).
 
     SPMD ran one program over every chip, and each process now runs it on its own:
     - rank 0 prints, as SPMD printed once (`print(..., force=True)` prints on any rank);
-    - parameters are replicated: rank 0's are broadcast at a module's first forward, and each
-      gradient is averaged over the processes as it accumulates (before any clipping), as the
-      partitioner did for a batch that `torchtpu_shard_batch` splits. FSDP2 and DTensor
-      parameters are theirs to reduce. DistributedDataParallel does the same reduction in
-      buckets, overlapped with backward: faster, once the model is known.
+    - parameters are replicated: rank 0's are broadcast at a module's first forward, and their
+      gradients are averaged over the processes when backward ends (before any clipping), as
+      the partitioner did for a batch that `torchtpu_shard_batch` splits: in buckets, in the
+      order the parameters were first seen, whatever order backward (or torch.compile) made
+      them in. FSDP2 and DTensor parameters are theirs to reduce.
     """
     if not dist.is_initialized():
         if "RANK" not in os.environ:  # plain `python`: a job of one chip
+            chips = torch.accelerator.device_count()
+            if chips > 1:
+                warnings.warn(
+                    f"{chips} TPU chips are attached and this SPMD program runs on one: start one process per"
+                    ' chip, `eval "$(python -m torch.tpu.distributed | sed \'s/^/export /\')"` then'
+                    ' `torchrun --nproc_per_node="$WORLD_SIZE" <script> ...`'
+                )
             torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
             os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
             os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
@@ -83,11 +74,31 @@ def torchtpu_spmd_processes():
                 print_anywhere(*args, **kwargs)
 
         builtins.print = rank_0_print
-    replicated = weakref.WeakSet()
+    replicated, order, ready = weakref.WeakSet(), itertools.count(), []
 
-    def average(param):
-        dist.all_reduce(param.grad, op=dist.ReduceOp.AVG)
+    def average():
+        # In the order parameters were first seen, the same on every process: the hooks fire in
+        # backward's order, which torch.compile can make differ between processes.
+        buckets, size = [], 0
+        for _, grad in sorted(ready, key=lambda r: r[0]):
+            if not buckets or grad.dtype != buckets[-1][0].dtype or size > 2**22:
+                buckets.append([])
+                size = 0
+            buckets[-1].append(grad)
+            size += grad.numel()
+        ready.clear()
+        for bucket in buckets:
+            flat = torch.cat([g.reshape(-1) for g in bucket])
+            dist.all_reduce(flat, op=dist.ReduceOp.AVG)
+            for g, mean in zip(bucket, flat.split([g.numel() for g in bucket])):
+                g.copy_(mean.view_as(g))
 
+    def accumulated(param, index):
+        if not ready:
+            torch.autograd.Variable._execution_engine.queue_callback(average)
+        ready.append((index, param.grad))
+
+    @torch.compiler.disable
     def replicate(module, args):
         if module in replicated:
             return
@@ -101,7 +112,7 @@ def torchtpu_spmd_processes():
             replicated.add(p)
             dist.broadcast(p.detach(), src=0)
             if p.requires_grad:
-                p.register_post_accumulate_grad_hook(average)
+                p.register_post_accumulate_grad_hook(functools.partial(accumulated, index=next(order)))
         for b in module.buffers():
             if b.device.type == "tpu":
                 dist.broadcast(b, src=0)
@@ -124,7 +135,7 @@ xs.mark_sharding(weight, mesh, (None, "model"))
 
 for step in range(3):
     batch = torch.randn(8, 16).to(device)
-    batch = torchtpu_shard_batch(batch, mesh, ("data", None))
+    xs.mark_sharding(batch, mesh, ("data", None))
     out = batch @ weight
     loss = out.float().pow(2).mean()
     print(step, f"{loss.item():.6f}")

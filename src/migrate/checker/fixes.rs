@@ -106,6 +106,15 @@ impl<'a> Checker<'a> {
         if spec.requires_group_in_file && !self.inventory.creates_group(self.sem) {
             return Err(NO_GROUP_IN_FILE.into());
         }
+        if spec.requires_global_reads
+            && let Some(read) = self.slice_reads.first()
+        {
+            let line = self.text[..usize::from(read.start())].matches('\n').count() + 1;
+            return Err(format!(
+                "a value computed from a split batch is read before it is made global (line {line}, TPU234): \
+                 split, each process would read its slice's where SPMD read the global batch's"
+            ));
+        }
         if spec.requires_result && self.expression_statement(site.expr).is_some() {
             return Err(
                 "its value is discarded: the conversion computes a new value and changes nothing in place".into()

@@ -58,6 +58,21 @@ impl<'a> Inventory<'a> {
         self.calls(sem).values().flatten().any(|c| c == name)
     }
 
+    /// The calls of any of `names` (qualified, or a bare name such as a helper's), in source order.
+    pub fn calls_of(&self, sem: &Semantic, names: &[&str]) -> Vec<&'a ast::ExprCall> {
+        let mut found: Vec<&'a ast::ExprCall> = self
+            .call_sites
+            .iter()
+            .filter(|(scope, call)| {
+                let bare = matches!(&*call.func, Expr::Name(n) if names.contains(&n.id.as_str()));
+                bare || sem.qualified_name(&call.func, *scope).is_some_and(|q| names.contains(&q.name.as_str()))
+            })
+            .map(|(_, call)| *call)
+            .collect();
+        found.sort_by_key(|call| call.start());
+        found
+    }
+
     /// `file_calls`, where `M.*` stands for any name under module M.
     pub fn file_calls_under(&self, sem: &Semantic, pattern: &str) -> bool {
         match pattern.strip_suffix(".*") {

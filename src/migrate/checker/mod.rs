@@ -21,6 +21,7 @@ mod inventory;
 mod loaders;
 mod noqa;
 mod performance;
+mod spmd;
 mod strings;
 mod timing;
 mod views;
@@ -106,11 +107,14 @@ pub fn check(
         module,
         all_names: std::cell::OnceCell::new(),
         contingent: Vec::new(),
+        slice_reads: spmd::slice_reads(module, &sem, text),
     };
     checker.visit_block(&module.body, None);
     checker.report_imports();
     let mut diagnostics = std::mem::take(&mut checker.diagnostics);
     checker.report_xla_only_branches(&mut diagnostics);
+    checker.report_unlaunched_spmd(&mut diagnostics);
+    checker.report_slice_reads(&mut diagnostics);
     checker.report_other_hardware(&mut diagnostics);
     checker.report_performance(&selection.opt_in, &mut diagnostics);
     let suppressed = Suppressions::new(text, parsed);
@@ -190,6 +194,9 @@ struct Checker<'a> {
     /// that add an import ask, so it is collected then, not for every file.
     all_names: std::cell::OnceCell<FxHashSet<&'a str>>,
     contingent: Vec<Contingent>,
+    /// Reads of values computed from a split batch (TPU234), found before the walk: they keep
+    /// the split from being converted.
+    slice_reads: Vec<TextRange>,
 }
 
 /// Where a match sits, for building its fix.

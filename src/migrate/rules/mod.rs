@@ -215,6 +215,11 @@ pub enum Builtin {
     XlaSpawn,
     /// `python train.py` of a script of the run that calls `xr.use_spmd()`: one process for every chip.
     SpmdLaunch,
+    /// `xr.use_spmd()` in a run with no launch script starting an SPMD program (a Python file's
+    /// finding, in the Launch work: the migrated program must be started one process per chip).
+    SpmdUnlaunched,
+    /// A value computed from a sharded batch, read (`.item()`, printed) before it is made global.
+    SpmdSliceRead,
     /// An accelerate config file with `distributed_type: XLA` (or `TPU`).
     AccelerateConfig,
     /// `accelerate launch --tpu` and the other TPU flags.
@@ -289,6 +294,8 @@ struct RawFix {
     requires_group_in_file: bool,
     #[serde(default)]
     requires_result: bool,
+    #[serde(default)]
+    requires_global_reads: bool,
     #[serde(default)]
     rank_branch: Vec<RankBranch>,
     #[serde(default)]
@@ -407,6 +414,9 @@ pub struct FixSpec {
     pub requires_group_in_file: bool,
     /// Only offer the fix where the call's value is used (assigned or returned).
     pub requires_result: bool,
+    /// Only offer the fix (a batch split) in a file that reads no value computed from a split
+    /// batch before making it global (TPU234): split, each process would read its slice's.
+    pub requires_global_reads: bool,
     /// Only offer the fix where the match sits in one of these kinds of branch (see
     /// [`RankBranch`]); empty: anywhere.
     pub rank_branch: Vec<RankBranch>,
@@ -1245,6 +1255,7 @@ fn convert_fix(
         requires_process_group: f.requires_process_group,
         requires_group_in_file: f.requires_group_in_file,
         requires_result: f.requires_result,
+        requires_global_reads: f.requires_global_reads,
         rank_branch: f.rank_branch,
         compare: f.compare,
         worker_prelude,

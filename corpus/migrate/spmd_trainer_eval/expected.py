@@ -1,0 +1,208 @@
+# An SPMD trainer that evaluates (issue 43): a small CNN with BatchNorm trained on a batch
+# sharded over the "data" axis, the per-step losses logged before backward, then an eval pass
+# that sums the loss, counts correct predictions over `y.size(0)` samples and keeps every
+# prediction. Under torch_xla every number is the global batch's.
+import os
+import argparse
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch_xla.distributed.spmd as xs
+import builtins
+import functools
+import itertools
+import math
+import socket
+import torch.distributed as dist
+import torch.distributed.device_mesh
+import torch.distributed.tensor
+import warnings
+import weakref
+
+
+def torchtpu_backward(loss, **kwargs):
+    """`loss.backward(**kwargs)`, then the loss's mean over the job's processes (detached).
+    Each process computed the loss of its slice of the batch; SPMD computed the global
+    batch's, which is that mean for a mean-reduced loss over equal slices."""
+    torch.Tensor.backward(loss, **kwargs)  # `loss.backward(...)`, not a method call TPU231 converts
+    loss = loss.detach().clone()
+    if dist.is_initialized() and dist.get_world_size() > 1:
+        dist.all_reduce(loss, op=dist.ReduceOp.AVG)
+    return loss
+
+
+def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
+    """What `xs.Mesh(device_ids, mesh_shape, axis_names)` becomes: a DeviceMesh over the job's
+    TorchTPU processes, one per chip, device i being rank i."""
+    torchtpu_spmd_processes()
+    world = dist.get_world_size()
+    ids = torch.as_tensor(device_ids).flatten().tolist()
+    if ids != list(range(world)) or math.prod(mesh_shape) != world:
+        raise ValueError(f"a mesh {tuple(mesh_shape)} of devices {ids}: TorchTPU's mesh orders ranks 0..{world - 1}")
+    names = None if axis_names is None else tuple(axis_names)
+    return torch.distributed.device_mesh.init_device_mesh("tpu", tuple(mesh_shape), mesh_dim_names=names)
+
+
+def torchtpu_spmd_processes():
+    """What `xr.use_spmd()` becomes: this process is one of the job's TorchTPU processes, one
+    per chip (torchrun after TorchTPU's launch environment; plain `python` is a job of one chip).
+
+    SPMD ran one program over every chip, and each process now runs it on its own:
+    - rank 0 prints, as SPMD printed once (`print(..., force=True)` prints on any rank);
+    - parameters are replicated: rank 0's are broadcast at a module's first forward, and their
+      gradients are averaged over the processes when backward ends (before any clipping), as
+      the partitioner did for a batch that `torchtpu_shard_batch` splits: in buckets, in the
+      order the parameters were first seen, whatever order backward (or torch.compile) made
+      them in. FSDP2 and DTensor parameters are theirs to reduce.
+    """
+    if not dist.is_initialized():
+        if "RANK" not in os.environ:  # plain `python`: a job of one chip
+            chips = torch.accelerator.device_count()
+            if chips > 1:
+                warnings.warn(
+                    f"{chips} TPU chips are attached and this SPMD program runs on one: start one process per"
+                    ' chip, `eval "$(python -m torch.tpu.distributed | sed \'s/^/export /\')"` then'
+                    ' `torchrun --nproc_per_node="$WORLD_SIZE" <script> ...`'
+                )
+            torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
+            os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
+            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+            if "MASTER_PORT" not in os.environ:
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", 0))
+                    os.environ["MASTER_PORT"] = str(s.getsockname()[1])
+        dist.init_process_group("tpu_dist")
+    if dist.get_world_size() == 1 or hasattr(torchtpu_spmd_processes, "hook"):
+        return
+    if dist.get_rank() != 0:
+        print_anywhere = builtins.print
+
+        def rank_0_print(*args, force=False, **kwargs):
+            if force:
+                print_anywhere(*args, **kwargs)
+
+        builtins.print = rank_0_print
+    replicated, order, ready = weakref.WeakSet(), itertools.count(), []
+
+    def average():
+        # In the order parameters were first seen, the same on every process: the hooks fire in
+        # backward's order, which torch.compile can make differ between processes.
+        buckets, size = [], 0
+        for _, grad in sorted(ready, key=lambda r: r[0]):
+            if not buckets or grad.dtype != buckets[-1][0].dtype or size > 2**22:
+                buckets.append([])
+                size = 0
+            buckets[-1].append(grad)
+            size += grad.numel()
+        ready.clear()
+        for bucket in buckets:
+            flat = torch.cat([g.reshape(-1) for g in bucket])
+            dist.all_reduce(flat, op=dist.ReduceOp.AVG)
+            for g, mean in zip(bucket, flat.split([g.numel() for g in bucket])):
+                g.copy_(mean.view_as(g))
+
+    def accumulated(param, index):
+        if not ready:
+            torch.autograd.Variable._execution_engine.queue_callback(average)
+        ready.append((index, param.grad))
+
+    @torch.compiler.disable
+    def replicate(module, args):
+        if module in replicated:
+            return
+        for m in module.modules():
+            replicated.add(m)
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
+                warnings.warn(f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch")
+        for p in module.parameters():
+            if p in replicated or isinstance(p, torch.distributed.tensor.DTensor) or p.device.type != "tpu":
+                continue
+            replicated.add(p)
+            dist.broadcast(p.detach(), src=0)
+            if p.requires_grad:
+                p.register_post_accumulate_grad_hook(functools.partial(accumulated, index=next(order)))
+        for b in module.buffers():
+            if b.device.type == "tpu":
+                dist.broadcast(b, src=0)
+
+    torchtpu_spmd_processes.hook = torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+
+
+class SmallCNN(nn.Module):
+    def __init__(self, classes=3):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, kernel_size=3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4 * 4 * 4, classes)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+        return self.fc(x.view(x.size(0), -1))
+
+
+class Trainer:
+    def __init__(self, batch_size):
+        self.device = torch.device("tpu:0")
+        n = int(os.environ.get("WORLD_SIZE", "1"))
+        self.mesh = torchtpu_device_mesh(np.arange(n), (n, 1), axis_names=("data", "model"))
+        self.batch_size = batch_size
+        torch.manual_seed(0)
+        self.model = SmallCNN().to(self.device)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1, momentum=0.9)
+        g = torch.Generator().manual_seed(7)
+        self.images = torch.randn(48, 1, 8, 8, generator=g)
+        self.labels = torch.randint(0, 3, (48,), generator=g)
+
+    def batch(self, start):
+        x = self.images[start:start + self.batch_size].to(self.device)
+        y = self.labels[start:start + self.batch_size].to(self.device)
+        xs.mark_sharding(x, self.mesh, ("data", None, None, None))
+        xs.mark_sharding(y, self.mesh, ("data",))
+        return x, y
+
+    def train(self, steps):
+        self.model.train()
+        history = []
+        for step in range(steps):
+            x, y = self.batch(step * self.batch_size)
+            self.optimizer.zero_grad()
+            loss = F.cross_entropy(self.model(x), y)
+            history.append(loss.item())
+            loss = torchtpu_backward(loss)
+            self.optimizer.step()
+            print(f"step {step} loss {history[-1]:.6f} on {x.shape[0]} images")
+        print(f"mean training loss {sum(history) / len(history):.6f}")
+
+    @torch.no_grad()
+    def evaluate(self, starts):
+        self.model.eval()
+        loss_sum, correct, total, predictions = 0.0, 0, 0, []
+        for start in starts:
+            x, y = self.batch(start)
+            logits = self.model(x)
+            loss_sum += F.cross_entropy(logits, y, reduction="sum").item()
+            predicted = logits.argmax(dim=1)
+            correct += (predicted == y).sum().item()
+            total += y.size(0)
+            predictions.append(predicted)
+        predictions = torch.cat(predictions)
+        print(f"eval loss {loss_sum / total:.6f} accuracy {100.0 * correct / total:.2f}% ({correct}/{total})")
+        print("predictions", predictions.cpu().tolist())
+        print("running mean", " ".join(f"{v:.6f}" for v in self.model.bn.running_mean.cpu().tolist()))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batch_size", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=4)
+    args = parser.parse_args()
+    torchtpu_spmd_processes()
+    trainer = Trainer(args.batch_size)
+    trainer.train(args.steps)
+    trainer.evaluate([32, 40])
+
+
+if __name__ == "__main__":
+    main()
