@@ -85,6 +85,7 @@ fn ops_trace(tmp: &Path, server: &Server, record: &Path) -> Command {
     let mut cmd = Command::cargo_bin("xla2tpu").unwrap();
     cmd.args(["ops", "trace"])
         .env_remove("HF_TOKEN")
+        .env("HF_TOKEN_PATH", "/nonexistent/xla2tpu-test/token") // no saved token of this machine
         .env_remove("HF_HUB_OFFLINE")
         .env_remove("PYTHONPATH")
         .env("HF_ENDPOINT", server.url())

@@ -344,6 +344,7 @@ const MIGRATE_CIRCLE: &[&str] = &[
     "migrate::checker::loaders",
     "migrate::checker::noqa",
     "migrate::checker::performance",
+    "migrate::checker::spmd",
     "migrate::facts",
     "migrate::fix",
     "migrate::project",

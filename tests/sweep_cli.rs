@@ -14,6 +14,7 @@ fn sweep(tmp: &Path) -> Command {
     let mut cmd = Command::cargo_bin("xla2tpu").unwrap();
     cmd.arg("sweep")
         .env_remove("HF_TOKEN")
+        .env("HF_TOKEN_PATH", "/nonexistent/xla2tpu-test/token") // no saved token of this machine
         .env_remove("HF_HUB_OFFLINE")
         .env_remove("HF_ENDPOINT")
         .env("XLA2TPU_CACHE_DIR", tmp.join("cache"))

@@ -291,6 +291,7 @@ fn endpoint_credentials_are_never_shown_and_csv_cells_are_not_formulas() {
             .args(["sweep", "--hub", "--top", "3", "--format", format, "--output"])
             .arg(path)
             .env_remove("HF_TOKEN")
+            .env("HF_TOKEN_PATH", "/nonexistent/xla2tpu-test/token") // no saved token of this machine
             .env_remove("HF_HUB_OFFLINE")
             .env("HF_ENDPOINT", &endpoint)
             .env("XLA2TPU_CACHE_DIR", tmp.path().join("cache"))
@@ -311,4 +312,31 @@ fn endpoint_credentials_are_never_shown_and_csv_cells_are_not_formulas() {
     let ids: Vec<String> = rdr.records().map(|r| r.unwrap()[1].to_string()).collect();
     assert!(ids.contains(&"'=HYPERLINK(\"http://evil.example\",\"x\")".to_string()), "{ids:?}");
     assert!(ids.contains(&"'@SUM(1+1)".to_string()), "{ids:?}");
+}
+
+/// Without `HF_TOKEN`, the token `huggingface-cli login` saved in `$HF_HOME/token` is sent, as
+/// huggingface_hub sends it.
+#[test]
+fn the_saved_token_is_sent_when_hf_token_is_unset() {
+    let server = Server::start(|base, target, _| page_of(base, target, 3, 10));
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("token"), "hf_saved_token\n").unwrap();
+    let out = assert_cmd::Command::cargo_bin("xla2tpu")
+        .unwrap()
+        .args(["sweep", "--hub", "--top", "3", "--format", "csv"])
+        .env_remove("HF_TOKEN")
+        .env_remove("HF_TOKEN_PATH")
+        .env_remove("HF_HUB_OFFLINE")
+        .env("HF_HOME", tmp.path())
+        .env("HF_ENDPOINT", server.url())
+        .env("XLA2TPU_CACHE_DIR", tmp.path().join("cache"))
+        .env("XLA2TPU_HUB_BACKOFF_MS", "10")
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let shown = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{shown}");
+    assert!(!shown.contains("hf_saved_token"), "the token is never shown: {shown}");
+    let auth = server.requests.lock().unwrap()[0].authorization.clone();
+    assert_eq!(auth.as_deref(), Some("Bearer hf_saved_token"));
 }

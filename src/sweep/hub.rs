@@ -7,7 +7,8 @@
 //! read through a counter and refused past [`MAX_BODY`] (an endless or huge body once filled
 //! memory, and was cached); a refused body is neither retried nor cached.
 //!
-//! Environment: `HF_ENDPOINT`, `HF_TOKEN`, `HF_HUB_OFFLINE` (as huggingface_hub reads them),
+//! Environment: `HF_ENDPOINT`, `HF_TOKEN` (else the saved token file: `HF_TOKEN_PATH`, `HF_HOME`),
+//! `HF_HUB_OFFLINE` (as huggingface_hub reads them),
 //! `XLA2TPU_CACHE_DIR` (cache root), `XLA2TPU_HUB_BACKOFF_MS` and `XLA2TPU_HUB_TIMEOUT_MS`
 //! (tests shorten these).
 //!
@@ -75,6 +76,25 @@ pub struct HubOptions {
     pub max_body: u64,
 }
 
+/// The token `huggingface-cli login` saved, where huggingface_hub looks for it when `HF_TOKEN`
+/// is unset: `HF_TOKEN_PATH`, else `$HF_HOME/token` (`HF_HOME` defaulting to
+/// `$XDG_CACHE_HOME/huggingface`, then `~/.cache/huggingface`).
+fn saved_token(var: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let path = match var("HF_TOKEN_PATH") {
+        Some(path) => PathBuf::from(path),
+        None => {
+            let home = var("HF_HOME").map(PathBuf::from).or_else(|| {
+                let cache = var("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")));
+                cache.map(|c| c.join("huggingface"))
+            })?;
+            home.join("token")
+        }
+    };
+    // A token file is one line; anything unreadable or empty is no token, as for huggingface_hub.
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(text.trim().to_string()).filter(|t| !t.is_empty() && !t.contains(char::is_whitespace))
+}
+
 impl HubOptions {
     pub fn from_env(refresh: bool) -> Result<Self> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
@@ -95,7 +115,7 @@ impl HubOptions {
         let (endpoint, basic_auth) = crate::redact::split_userinfo(endpoint.trim());
         Ok(HubOptions {
             endpoint: endpoint.trim_end_matches('/').to_string(),
-            token: var("HF_TOKEN"),
+            token: var("HF_TOKEN").or_else(|| saved_token(&var)),
             basic_auth,
             offline,
             refresh,
@@ -323,7 +343,7 @@ fn get_retrying<T>(
                 let status = resp.status();
                 last = format!("HTTP {status}");
                 if !(status.as_u16() == 408 || status.as_u16() == 429 || status.is_server_error()) {
-                    let hint = if matches!(status.as_u16(), 401 | 403) { " (check HF_TOKEN)" } else { "" };
+                    let hint = if matches!(status.as_u16(), 401 | 403) { " (check HF_TOKEN or the saved token)" } else { "" };
                     bail!("GET {url}: HTTP {status}{hint}");
                 }
                 retry_after(resp.headers()).unwrap_or_else(|| policy.backoff(attempt)).min(policy.max_sleep)
@@ -461,6 +481,25 @@ fn utc(secs: u64) -> String {
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+
+    #[test]
+    fn the_saved_token_is_found_where_huggingface_hub_saves_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("hf");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("token"), "hf_saved\n").unwrap();
+        let env = |pairs: Vec<(&'static str, String)>| move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone());
+        let hf_home = home.display().to_string();
+        assert_eq!(saved_token(&env(vec![("HF_HOME", hf_home.clone())])).as_deref(), Some("hf_saved"));
+        let xdg = dir.path().display().to_string();
+        std::fs::rename(&home, dir.path().join("huggingface")).unwrap();
+        assert_eq!(saved_token(&env(vec![("XDG_CACHE_HOME", xdg)])).as_deref(), Some("hf_saved"));
+        let path = dir.path().join("huggingface/token").display().to_string();
+        assert_eq!(saved_token(&env(vec![("HF_TOKEN_PATH", path), ("HF_HOME", hf_home.clone())])).as_deref(), Some("hf_saved"));
+        std::fs::write(dir.path().join("huggingface/token"), "  \n").unwrap();
+        assert_eq!(saved_token(&env(vec![("XDG_CACHE_HOME", dir.path().display().to_string())])), None);
+        assert_eq!(saved_token(&env(vec![("HF_HOME", hf_home)])), None, "no file");
+    }
 
     #[test]
     fn link_header() {
