@@ -26,11 +26,11 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Rewrite torch_xla / optimum-tpu code for TorchTPU (prints a diff; `--write` applies it).
-    Migrate(crate::migrate::commands::MigrateArgs),
+    Migrate(crate::migrate::commands::args::MigrateArgs),
     /// Report torch_xla / optimum-tpu usage as diagnostics (exit 1 on findings, for CI).
-    Check(crate::migrate::commands::CheckArgs),
+    Check(crate::migrate::commands::args::CheckArgs),
     /// Explain a rule, or list all rules.
-    Rule(crate::migrate::commands::RuleArgs),
+    Rule(crate::migrate::commands::args::RuleArgs),
     /// Run a program on the CPU emulation of TorchTPU 0.2.0: try your migration before you have a TPU.
     Run(crate::run::RunArgs),
     /// Operator profiles and backend registries.
@@ -56,9 +56,9 @@ pub fn main() -> ExitCode {
     // NO_COLOR, FORCE_COLOR and CLICOLOR_FORCE hold in every subcommand; `--color` overrides.
     crate::output::ColorChoice::Auto.apply();
     let result = parse().and_then(|cli| match cli.command {
-        Command::Migrate(args) => crate::migrate::commands::migrate(args),
-        Command::Check(args) => crate::migrate::commands::check(args),
-        Command::Rule(args) => crate::migrate::commands::rule(args),
+        Command::Migrate(args) => crate::migrate::commands::migrate::migrate(args),
+        Command::Check(args) => crate::migrate::commands::check::check(args),
+        Command::Rule(args) => crate::migrate::commands::rule::rule(args),
         Command::Run(args) => crate::run::run(args),
         Command::Ops(args) => crate::ops::cli::run(args),
         Command::Sweep(args) => crate::sweep::cli::run(args),

@@ -369,11 +369,7 @@ fn rust_modules_import_one_way() {
     let known: BTreeSet<&str> = MIGRATE_CIRCLE.iter().copied().collect();
     let new: Vec<Vec<String>> =
         found.iter().filter(|c| !c.iter().all(|m| known.contains(m.as_str()))).cloned().collect();
-    assert!(
-        new.is_empty(),
-        "modules that import each other, directly or through others:\n{}",
-        describe(&graph, &new)
-    );
+    assert!(new.is_empty(), "modules that import each other, directly or through others:\n{}", describe(&graph, &new));
     let still: BTreeSet<&str> = found.iter().flatten().map(String::as_str).collect();
     let left: Vec<&&str> = known.iter().filter(|m| !still.contains(**m)).collect();
     assert!(left.is_empty(), "out of the circle now, take them off MIGRATE_CIRCLE: {left:?}");

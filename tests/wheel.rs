@@ -261,7 +261,10 @@ fn the_readme_installs_only_from_what_exists() {
         }
         if let Some(rev) = line.trim().strip_prefix("rev:").map(|r| r.split_whitespace().next().unwrap_or("")) {
             let is_tag = rev.starts_with('v') && rev[1..].starts_with(|c: char| c.is_ascii_digit());
-            assert!(!is_tag || tags.lines().any(|t| t == rev), "README pins `rev: {rev}`, a tag this repository does not have");
+            assert!(
+                !is_tag || tags.lines().any(|t| t == rev),
+                "README pins `rev: {rev}`, a tag this repository does not have"
+            );
         }
     }
 }

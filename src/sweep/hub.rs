@@ -84,7 +84,9 @@ fn saved_token(var: &dyn Fn(&str) -> Option<String>) -> Option<String> {
         Some(path) => PathBuf::from(path),
         None => {
             let home = var("HF_HOME").map(PathBuf::from).or_else(|| {
-                let cache = var("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")));
+                let cache = var("XDG_CACHE_HOME")
+                    .map(PathBuf::from)
+                    .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")));
                 cache.map(|c| c.join("huggingface"))
             })?;
             home.join("token")
@@ -343,7 +345,8 @@ fn get_retrying<T>(
                 let status = resp.status();
                 last = format!("HTTP {status}");
                 if !(status.as_u16() == 408 || status.as_u16() == 429 || status.is_server_error()) {
-                    let hint = if matches!(status.as_u16(), 401 | 403) { " (check HF_TOKEN or the saved token)" } else { "" };
+                    let hint =
+                        if matches!(status.as_u16(), 401 | 403) { " (check HF_TOKEN or the saved token)" } else { "" };
                     bail!("GET {url}: HTTP {status}{hint}");
                 }
                 retry_after(resp.headers()).unwrap_or_else(|| policy.backoff(attempt)).min(policy.max_sleep)
@@ -488,14 +491,19 @@ mod tests {
         let home = dir.path().join("hf");
         std::fs::create_dir_all(&home).unwrap();
         std::fs::write(home.join("token"), "hf_saved\n").unwrap();
-        let env = |pairs: Vec<(&'static str, String)>| move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone());
+        let env = |pairs: Vec<(&'static str, String)>| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone())
+        };
         let hf_home = home.display().to_string();
         assert_eq!(saved_token(&env(vec![("HF_HOME", hf_home.clone())])).as_deref(), Some("hf_saved"));
         let xdg = dir.path().display().to_string();
         std::fs::rename(&home, dir.path().join("huggingface")).unwrap();
         assert_eq!(saved_token(&env(vec![("XDG_CACHE_HOME", xdg)])).as_deref(), Some("hf_saved"));
         let path = dir.path().join("huggingface/token").display().to_string();
-        assert_eq!(saved_token(&env(vec![("HF_TOKEN_PATH", path), ("HF_HOME", hf_home.clone())])).as_deref(), Some("hf_saved"));
+        assert_eq!(
+            saved_token(&env(vec![("HF_TOKEN_PATH", path), ("HF_HOME", hf_home.clone())])).as_deref(),
+            Some("hf_saved")
+        );
         std::fs::write(dir.path().join("huggingface/token"), "  \n").unwrap();
         assert_eq!(saved_token(&env(vec![("XDG_CACHE_HOME", dir.path().display().to_string())])), None);
         assert_eq!(saved_token(&env(vec![("HF_HOME", hf_home)])), None, "no file");

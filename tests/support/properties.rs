@@ -96,7 +96,7 @@ fn assert_in(text: &str, range: TextRange, what: &str) {
 }
 
 /// `check`: the findings, their code frames and anchors, `--add-noqa` and unused `# noqa`
-/// (TPU003). Mirrors `check_file` in `src/migrate/commands.rs` with the public pieces it uses.
+/// (TPU003). Mirrors `check_file` in `src/migrate/commands/check.rs` with the public pieces it uses.
 fn check_findings(text: &str, parsed: bool) {
     let rules = rules();
     let selection = everything();

@@ -146,7 +146,9 @@ fn chart(steps: &[StepTotals]) -> Vec<Row> {
     let per = steps.len().div_ceil(MAX_BARS);
     let buckets: Vec<&[StepTotals]> = steps.chunks(per).collect();
     let mean = |b: &[StepTotals], f: fn(&StepTotals) -> u64| b.iter().map(f).sum::<u64>() as f64 / b.len() as f64;
-    let rows: [(&'static str, &'static str, &'static str, fn(&StepTotals) -> u64); 3] = [
+    // (label, its singular, the bar's colour, the step's count)
+    type Series = (&'static str, &'static str, &'static str, fn(&StepTotals) -> u64);
+    let rows: [Series; 3] = [
         ("host syncs", "host sync", "--sync", |s| s.syncs),
         ("copies to the chip", "copy to the chip", "--copy", |s| s.h2d),
         ("ops dispatched", "op dispatched", "--ops", |s| s.ops),
@@ -193,8 +195,10 @@ mod tests {
     fn page() -> String {
         let cwd = std::env::current_dir().unwrap();
         let file = cwd.join("train.py").display().to_string();
-        let steps: Vec<serde_json::Value> =
-            [0, 0, 1, 0, 0].iter().map(|s| serde_json::json!({"ops": 40, "syncs": s, "eager_mode": "DEFER_NEVER"})).collect();
+        let steps: Vec<serde_json::Value> = [0, 0, 1, 0, 0]
+            .iter()
+            .map(|s| serde_json::json!({"ops": 40, "syncs": s, "eager_mode": "DEFER_NEVER"}))
+            .collect();
         let advice: Advice = serde_json::from_value(serde_json::json!({
             "step_source": "optimizer",
             "steps": steps,
@@ -209,7 +213,9 @@ mod tests {
         let html = page();
         let cwd = std::env::current_dir().unwrap().display().to_string();
         assert!(!html.contains(&cwd), "an absolute path on the page: {html}");
-        assert!(html.contains("<title>xla2tpu run --advise: train.py</title>") && html.contains("<code>train.py:9</code>"));
+        assert!(
+            html.contains("<title>xla2tpu run --advise: train.py</title>") && html.contains("<code>train.py:9</code>")
+        );
         let venv = Path::new("/v/lib/python3.12/site-packages/transformers/trainer.py");
         assert_eq!(shown(&venv.display().to_string(), Path::new("/p"), Path::new("/p")), "transformers/trainer.py");
         assert_eq!(shown("/elsewhere/x.py", Path::new("/p"), Path::new("/p")), "x.py");
@@ -222,7 +228,10 @@ mod tests {
         let findings = &html[html.find("<ol>").unwrap()..html.find("</ol>").unwrap()];
         assert!(!findings.contains('`'), "{findings}");
         assert!(findings.contains("<code>.item()</code>"), "{findings}");
-        assert_eq!(code_spans("a `b` c"), [(false, "a ".to_string()), (true, "b".to_string()), (false, " c".to_string())]);
+        assert_eq!(
+            code_spans("a `b` c"),
+            [(false, "a ".to_string()), (true, "b".to_string()), (false, " c".to_string())]
+        );
         assert_eq!(code_spans("it`s"), [(false, "it`s".to_string())]);
     }
 

@@ -82,10 +82,13 @@ pub fn render(r: &Report) -> String {
     let cards = h
         .figures()
         .into_iter()
-        .map(|(label, rate)| (pct(rate.by_count), format!("{label}, by count ({} by downloads)", pct(rate.by_downloads))))
+        .map(|(label, rate)| {
+            (pct(rate.by_count), format!("{label}, by count ({} by downloads)", pct(rate.by_downloads)))
+        })
         .collect();
 
-    let mut verdicts = Table::new(["verdict", "#models", "#% of models", "#downloads", "#% of downloads", "guarantees"]);
+    let mut verdicts =
+        Table::new(["verdict", "#models", "#% of models", "#downloads", "#% of downloads", "guarantees"]);
     for v in Verdict::ALL {
         let tally = t.get(v);
         let (by_count, by_downloads) =
@@ -219,9 +222,9 @@ pub fn render(r: &Report) -> String {
         ];
         row.extend(m.bf16.as_ref().map(|b| badge(b.verdict, "")).or_else(|| r.bf16.is_some().then(empty)));
         if r.execution.is_some() {
-            row.push(m.execution.as_ref().map_or_else(empty, |x| {
-                Cell::Titled(x.detail(), x.status.label().to_string())
-            }));
+            row.push(
+                m.execution.as_ref().map_or_else(empty, |x| Cell::Titled(x.detail(), x.status.label().to_string())),
+            );
         }
         row.extend([
             Cell::Code(m.profiles.join(" + ")),

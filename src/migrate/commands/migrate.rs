@@ -1,0 +1,479 @@
+//! `migrate`: each input through the fixes to a diff or a write, then the summary and report.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use ruff_text_size::TextSize;
+
+use super::args::{CommonArgs, MigrateArgs, flag};
+use super::files::*;
+use crate::config::{Overrides, Resolver};
+use crate::discover::Input;
+use crate::migrate::checker::Diagnostic;
+use crate::migrate::facts::RunFacts;
+use crate::migrate::project::{self, Kind};
+use crate::migrate::render::{self};
+use crate::migrate::report;
+use crate::migrate::rules::{Builtin, RuleSet, Safety};
+use crate::migrate::{self, Problem};
+use crate::output::{OutputFile, count};
+use crate::source::LineIndex;
+use crate::timings::{Phase, time};
+
+pub fn migrate(mut args: MigrateArgs) -> anyhow::Result<ExitCode> {
+    args.common.settle();
+    let report = args.report.as_deref().map(claim_report).transpose()?;
+    let mut overrides = args.common.overrides(flag(args.unsafe_fixes, args.no_unsafe_fixes), None);
+    overrides.outputs.extend(report.iter().filter_map(|r| r.id).chain(crate::output::stdout_file()));
+    let run =
+        MigrateRun { write: args.write, exit_non_zero_on_fix: args.exit_non_zero_on_fix, report, before_check: false };
+    run_migrate(&args.common, overrides, run)
+}
+
+/// `--report FILE`: its extension says the format, and it replaces only an earlier report.
+fn claim_report(path: &Path) -> anyhow::Result<OutputFile> {
+    report::Format::of(path)?;
+    OutputFile::claim(path, "migration report", report::is_report)
+}
+
+/// What a `migrate` run does besides migrating.
+pub(super) struct MigrateRun {
+    pub(super) write: bool,
+    /// Exit 1 when a file was (or would be) changed.
+    pub(super) exit_non_zero_on_fix: bool,
+    pub(super) report: Option<OutputFile>,
+    /// `check --fix`: the check that follows lists what is left, so only the summary is said.
+    pub(super) before_check: bool,
+}
+
+/// `migrate`, `check --diff` (never writes, exits 1 on a change) and `check --fix`.
+pub(super) fn run_migrate(common: &CommonArgs, overrides: Overrides, how: MigrateRun) -> anyhow::Result<ExitCode> {
+    let MigrateRun { write, exit_non_zero_on_fix, report, before_check } = how;
+    let resolver = Arc::new(Resolver::new(overrides)?);
+    let mut errors = Vec::new();
+    let color = crate::output::stdout_colored();
+
+    // Each worker reads, migrates, renders and writes its file; what comes back is small.
+    let run = run_facts(common, &resolver);
+    if write {
+        // Read before any file is written: the migration turns these configs into `MULTI_GPU`
+        // and removes `use_spmd()`, and a launch script checked after that would no longer see
+        // what it launched.
+        run.accelerate_xla_configs();
+        run.spmd_programs();
+        run.env_read(""); // the project's own switches: their assignments stay
+        run.other_hardware(); // the migration deletes `PJRT_DEVICE=TPU`
+        run.read_exports();
+    }
+    let stdin_name = common.stdin_filename.as_deref();
+    let results = process_all(common, &resolver, &mut errors, |input| {
+        migrate_input(input.named(stdin_name), &resolver, &run, write, color)
+    });
+
+    let mut stdout = anstream::stdout();
+    let mut err = anstream::stderr();
+    let (mut scanned, mut written) = (0usize, 0usize);
+    let mut warnings = Vec::new();
+    let mut outcomes = Vec::with_capacity(results.len());
+    let mut reader_gone = false;
+    for r in results {
+        if common.verbose && r.scanned {
+            writeln!(err, "{}", r.outcome.path)?;
+        }
+        if !reader_gone && let Err(e) = stdout.write_all(&r.stdout) {
+            reader_gone = e.kind() == std::io::ErrorKind::BrokenPipe;
+            if !reader_gone {
+                return Err(e.into());
+            }
+        }
+        scanned += usize::from(r.scanned);
+        written += usize::from(r.written);
+        warnings.extend(r.warnings);
+        errors.extend(r.outcome.error.clone());
+        outcomes.push(r.outcome);
+    }
+    crate::output::tolerate_closed_reader(stdout.flush())?;
+
+    if !common.quiet {
+        for w in &warnings {
+            writeln!(err, "warning: {w}")?;
+        }
+    }
+    for e in &errors {
+        writeln!(err, "error: {e}")?;
+    }
+    let manual: Vec<&report::Item> = outcomes.iter().flat_map(|o| &o.manual).collect();
+    if !manual.is_empty() && !common.quiet && !before_check {
+        writeln!(err, "Left for manual migration:")?;
+        for m in &manual {
+            let note = m.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+            writeln!(err, "  {}: {} {}{note}", m.place(), m.code, m.message)?;
+        }
+    }
+    let mut applied: BTreeMap<&str, usize> = BTreeMap::new();
+    for (code, n) in outcomes.iter().flat_map(|o| &o.applied) {
+        *applied.entry(code).or_default() += n;
+    }
+    let changed = outcomes.iter().filter(|o| o.changed).count();
+    let unsafe_available: usize = outcomes.iter().map(|o| o.unsafe_fixes.len()).sum();
+    let fixes: usize = applied.values().sum();
+    let by_rule: Vec<String> = applied.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
+    let verb = if write { "changed" } else { "would change" };
+    let mut summary = format!(
+        "{} scanned, {changed} {verb}{}; {}{}",
+        count(scanned, "file"),
+        if write { format!(" ({written} written)") } else { String::new() },
+        count(fixes, "fix"),
+        if by_rule.is_empty() { String::new() } else { format!(" ({})", by_rule.join(", ")) },
+    );
+    if !before_check {
+        summary += &format!(
+            "; {} manual migration{}",
+            if manual.len() == 1 { "1 item needs".to_string() } else { format!("{} items need", manual.len()) },
+            if unsafe_available > 0 {
+                format!("; {} available with --unsafe-fixes", count(unsafe_available, "unsafe fix"))
+            } else {
+                String::new()
+            },
+        );
+    }
+    if !errors.is_empty() {
+        summary += &format!("; {} skipped with errors", count(errors.len(), "file"));
+    }
+    if let Some(out) = &report {
+        let rules = resolver.global()?.rules.clone();
+        // One directory given: it is the project, and the report names files inside it.
+        let root = match common.paths.as_slice() {
+            [dir] if dir.is_dir() => Some(dir.as_path()),
+            _ => None,
+        };
+        out.write(report::render(&out.path, &outcomes, &rules, root).as_bytes())
+            .with_context(|| format!("cannot write the report to {}", out.path.display()))?;
+        summary += &format!("; report: {}", out.path.display());
+    }
+    if !common.quiet {
+        writeln!(err, "{summary}")?;
+        if scanned == 0 && errors.is_empty() {
+            writeln!(err, "warning: {}", nothing_found(&common.paths))?;
+        }
+        if !before_check {
+            for line in not_ready(&outcomes, &resolver.global()?.rules, write) {
+                writeln!(err, "warning: {line}")?;
+            }
+        }
+    }
+    if let Some(timings) = crate::timings::report().or_else(|| common.verbose.then(crate::timings::breakdown)) {
+        writeln!(err, "{timings}")?;
+    }
+    Ok(if !errors.is_empty() {
+        ExitCode::from(2)
+    } else if exit_non_zero_on_fix && changed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// What a migration leaves that keeps the project from installing or running on TorchTPU, said
+/// plainly after the summary: a run with the safe fixes only can leave both.
+fn not_ready(outcomes: &[report::FileOutcome], rules: &RuleSet, write: bool) -> Vec<String> {
+    use Builtin::*;
+    let blocking: Vec<&str> =
+        [DepTorchXla, DepLibtpu, DepTpuIndex, DepTorchPin, DepTorchCompanion, DepOptimumTpu, DepJaxTpu, DepPython]
+            .into_iter()
+            .filter_map(|b| rules.builtin(b))
+            .map(|id| rules.rules[id].code.as_str())
+            .collect();
+    let import = rules.builtin(Import).map(|id| rules.rules[id].code.as_str());
+    let (mut lines, mut unsafe_left, mut manual_left) = (Vec::new(), 0usize, 0usize);
+    let mut requirements = Vec::new();
+    let mut importing = Vec::new();
+    for o in outcomes {
+        let mut blocked =
+            |item: &report::Item| blocking.contains(&item.code.as_str()).then(|| item.place() + " " + &item.code);
+        requirements.extend(o.manual.iter().chain(&o.unsafe_fixes).filter_map(&mut blocked));
+        if !o.kept_imports.is_empty() || o.manual.iter().any(|i| Some(i.code.as_str()) == import) {
+            importing.push(o.path.as_str());
+            unsafe_left += o.unsafe_fixes.len();
+            manual_left += o.manual.len();
+        }
+    }
+    let does = if write { "does" } else { "would" };
+    if !requirements.is_empty() {
+        lines.push(format!(
+            "the project {does} not install TorchTPU yet: {} left that torch-tpu conflicts with ({}); see the items above",
+            count(requirements.len(), "requirement"),
+            requirements.join(", ")
+        ));
+    }
+    if !importing.is_empty() {
+        let one = importing.len() == 1;
+        let (verb, it) = match (write, one) {
+            (true, true) => ("still imports", "it does"),
+            (true, false) => ("still import", "they do"),
+            (false, true) => ("would still import", "it would"),
+            (false, false) => ("would still import", "they would"),
+        };
+        let mut work = Vec::new();
+        if unsafe_left > 0 {
+            work.push(format!("{} (--unsafe-fixes)", count(unsafe_left, "unsafe fix")));
+        }
+        if manual_left > 0 {
+            work.push(count(manual_left, "manual item"));
+        }
+        lines.push(format!(
+            "{} {verb} torch_xla, which TorchTPU does not install ({}): {it} not run on TorchTPU until {} done",
+            count(importing.len(), "file"),
+            importing.join(", "),
+            match (work.is_empty(), unsafe_left + manual_left) {
+                (true, _) => "the uses left are".to_string(),
+                (false, 1) => work.join(" and ") + " is",
+                (false, _) => work.join(" and ") + " are",
+            },
+        ));
+    }
+    lines
+}
+
+/// What `migrate` keeps of one file: what to print and report, not its source.
+#[derive(Default)]
+struct FileMigration {
+    /// Read and decoded (counted as scanned).
+    scanned: bool,
+    written: bool,
+    outcome: report::FileOutcome,
+    warnings: Vec<String>,
+    /// The diff, or (`--write -`) the migrated text, for standard output.
+    stdout: Vec<u8>,
+}
+
+/// Something a migration left: (notebook cell, line, column, diagnostic), located in the input.
+type Left = (Option<usize>, usize, usize, Diagnostic);
+
+/// One file's migration, whatever its kind: the new text, and what is left, located in the input.
+struct Migrated {
+    output: String,
+    applied: BTreeMap<String, usize>,
+    remaining: Vec<Left>,
+    /// Fixes dropped because they broke the file, as warning lines.
+    reverted: Vec<String>,
+    /// Diffs by the file's own rendering (a notebook's are per cell); `None`: a diff of the text.
+    diff: Option<String>,
+}
+
+fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: bool, color: bool) -> FileMigration {
+    let path = input.display();
+    let mut out = FileMigration {
+        outcome: report::FileOutcome { path: path.clone(), ..Default::default() },
+        ..Default::default()
+    };
+    let l = match load(input, resolver, run) {
+        Ok(l) => l,
+        Err(e) => {
+            out.outcome.error = Some(e);
+            return out;
+        }
+    };
+    out.scanned = true;
+    out.outcome.kind = Some(l.kind);
+    let migrated = match l.kind {
+        Kind::Python | Kind::SetupPy => migrate_python(&l, &path, &mut out.warnings),
+        Kind::Notebook => migrate_notebook(&l, &path, color),
+        kind => migrate_text(&l, kind, &path),
+    };
+    let m = match migrated {
+        Ok(m) => m,
+        Err(e) => {
+            out.outcome.error = Some(e);
+            return out;
+        }
+    };
+    out.warnings.extend(m.reverted);
+    out.warnings.extend(unchecked_parts(&l, &path));
+    let rules = l.rules();
+    let import_rule = rules.builtin(Builtin::Import);
+    for (cell, line, column, d) in m.remaining {
+        // An import kept because its names are still used is a consequence, not a task: the
+        // report lists it apart, and the run after its uses are migrated deletes it.
+        let kept_import = Some(d.rule) == import_rule
+            && d.fix.is_none()
+            && d.note.as_deref().is_some_and(|n| n.contains("still used"));
+        let item = report::Item {
+            path: path.clone(),
+            cell,
+            line,
+            column,
+            code: rules.rules[d.rule].code.clone(),
+            message: d.message,
+            note: d.note,
+        };
+        match &d.fix {
+            _ if kept_import => out.outcome.kept_imports.push(item),
+            Some(f) if f.safety == Safety::Unsafe => out.outcome.unsafe_fixes.push(item),
+            _ => out.outcome.manual.push(item),
+        }
+    }
+    if m.output == l.source.text {
+        if write && matches!(l.input, Input::Stdin(_)) {
+            // As a filter, `--write -` always prints the (unchanged) source.
+            out.stdout = l.source.encode(&m.output);
+        }
+        return out;
+    }
+    out.outcome.changed = true;
+    out.outcome.applied = m.applied;
+    match (&l.input, write) {
+        (Input::Stdin(_), true) => out.stdout = l.source.encode(&m.output),
+        (Input::File(p), true) => {
+            match crate::write::replace_if_unchanged(p, &l.source.encode(&l.source.text), &l.source.encode(&m.output)) {
+                Ok(()) => out.written = true,
+                Err(e) => out.outcome.error = Some(format!("{path}: {e:#}")),
+            }
+        }
+        (_, false) => {
+            let diff = m.diff.unwrap_or_else(|| {
+                time(Phase::Render, || render::unified_diff(&path, &l.source.text, &m.output, color))
+            });
+            out.stdout = diff.into_bytes();
+        }
+    }
+    out
+}
+
+/// A Python file through the engine; `setup.py` then also through the dependency handler.
+fn migrate_python(l: &Loaded, path: &str, warnings: &mut Vec<String>) -> Result<Migrated, String> {
+    let (text, rules) = (&l.source.text, l.rules());
+    let mut m = migrate::migrate_isolated(text, rules, &l.selection);
+    if let Some(problem) = &m.problem {
+        let line = describe_problem(path, text, problem);
+        match problem {
+            Problem::NoConvergence { .. } => warnings.push(line),
+            _ => return Err(line),
+        }
+    }
+    // Locations refer to the user's file as it was, not to the rewritten text. Most files have
+    // none to locate, so the index is built on the first.
+    let lines = std::cell::LazyCell::new(|| LineIndex::new(text));
+    let at = |offset: TextSize| lines.line_col(text, offset);
+    let mut reverted: Vec<String> = m
+        .reverted
+        .iter()
+        .map(|r| {
+            let (line, col) = at(r.offset);
+            format!(
+                "{path}:{line}:{col}: internal error: the {} fix was not applied because {}; the rest of the file was migrated. Please report this with the file.",
+                r.rule, r.reason
+            )
+        })
+        .collect();
+    let mut remaining = located(&m.remaining, |offset| at(m.original_offset(offset)));
+    let mut output = std::mem::take(&mut m.output);
+    let mut applied = std::mem::take(&mut m.applied);
+    if l.kind == Kind::SetupPy {
+        // Its requirements, in the engine's output: located back through both migrations.
+        let deps = crate::isolate::catch(|| project::migrate(Kind::SetupPy, &output, rules, &l.selection))
+            .map_err(|panic| describe_problem(path, text, &Problem::Internal(panic)))?;
+        let (left, dropped) = text_leftovers(&deps, path, |offset| at(m.original_offset(offset)));
+        remaining.extend(left);
+        reverted.extend(dropped);
+        for (code, n) in deps.applied {
+            *applied.entry(code).or_default() += n;
+        }
+        output = deps.output;
+    }
+    remaining.sort_by_key(|(_, line, col, _)| (*line, *col));
+    Ok(Migrated { output, applied, remaining, reverted, diff: None })
+}
+
+/// A notebook: its code cells through the engine, its IPython lines through the launch handler.
+fn migrate_notebook(l: &Loaded, path: &str, color: bool) -> Result<Migrated, String> {
+    let m = project::notebook::migrate(&l.source.text, l.rules(), &l.selection).map_err(|e| format!("{path}: {e}"))?;
+    let diff = m
+        .changed
+        .iter()
+        .map(|(cell, old, new)| {
+            // A cell's last line has no newline; the diff need not say so each time.
+            let (old, new) = (format!("{}\n", old.trim_end_matches('\n')), format!("{}\n", new.trim_end_matches('\n')));
+            render::unified_diff(&format!("{path}:cell {cell}"), &old, &new, color)
+        })
+        .collect();
+    Ok(Migrated {
+        output: m.output,
+        applied: m.applied,
+        remaining: m.remaining.into_iter().map(|(cell, line, col, d)| (Some(cell), line, col, d)).collect(),
+        reverted: m
+            .reverted
+            .into_iter()
+            .map(|(rule, cell, line, why)| format!("{path}:cell {cell}:{line}: the {rule} fix was not applied: {why}"))
+            .collect(),
+        diff: Some(diff),
+    })
+}
+
+/// What is left, each with its (line, column) in the input: `at` maps an offset of the output.
+fn located(remaining: &[Diagnostic], at: impl Fn(TextSize) -> (usize, usize)) -> Vec<Left> {
+    remaining
+        .iter()
+        .map(|d| {
+            let (line, col) = at(d.range.start());
+            (None, line, col, d.clone())
+        })
+        .collect()
+}
+
+/// Dependency files, launch scripts, container files and configs.
+fn migrate_text(l: &Loaded, kind: Kind, path: &str) -> Result<Migrated, String> {
+    let (text, rules) = (&l.source.text, l.rules());
+    let m = crate::isolate::catch(|| project::migrate(kind, text, rules, &l.selection))
+        .map_err(|panic| describe_problem(path, text, &Problem::Internal(panic)))?;
+    if let Some(invalid) = m.invalid {
+        let line = format!("{path}: {invalid}; file skipped");
+        if !kind.owned_by_project() {
+            // A Helm template or another tool's YAML is not ours to fail a run on.
+            return Ok(Migrated {
+                output: m.output,
+                applied: m.applied,
+                remaining: Vec::new(),
+                reverted: vec![line],
+                diff: None,
+            });
+        }
+        return Err(line);
+    }
+    let lines = LineIndex::new(text);
+    let (remaining, reverted) = text_leftovers(&m, path, |offset| lines.line_col(text, offset));
+    Ok(Migrated { output: m.output, applied: m.applied, remaining, reverted, diff: None })
+}
+
+/// What a text migration left, and the fixes it dropped (as warning lines); `at` locates an
+/// offset of the text that migration was given in the user's file.
+fn text_leftovers(
+    m: &project::TextMigration,
+    path: &str,
+    at: impl Fn(TextSize) -> (usize, usize),
+) -> (Vec<Left>, Vec<String>) {
+    let remaining = located(&m.remaining, |offset| at(m.original_offset(offset)));
+    let reverted = m
+        .reverted
+        .iter()
+        .map(|(code, offset, why)| {
+            let (line, col) = at(*offset);
+            format!("{path}:{line}:{col}: the {code} fix was not applied: {why}")
+        })
+        .collect();
+    (remaining, reverted)
+}
+
+impl Isolated for FileMigration {
+    fn internal_error(input: &Input, panic: crate::isolate::Panic) -> Self {
+        let error = Some(internal_error_line(input, &panic));
+        FileMigration {
+            outcome: report::FileOutcome { path: input.display(), error, ..Default::default() },
+            ..Default::default()
+        }
+    }
+}
