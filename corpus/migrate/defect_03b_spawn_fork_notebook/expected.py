@@ -50,7 +50,7 @@ STEPS = 3
 def train_loop(index, flags):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
-    rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    rank, world = dist.get_rank(), dist.get_world_size()
     device = torch.device("tpu:0")
     torch.manual_seed(0)
     model = nn.Linear(8, 2).to(device)

@@ -75,7 +75,7 @@ def _mp_fn(index, args):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
-    rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    rank, world = dist.get_rank(), dist.get_world_size()
     model = build_model(args, device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     step_fn = ddp_step if args.ddp else native_step

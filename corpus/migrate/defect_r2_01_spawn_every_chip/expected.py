@@ -52,7 +52,7 @@ FLAGS = {"batch_size": 16, "lr": 0.05, "steps": 4}
 def train(flags):
     torch.manual_seed(0)
     data = TensorDataset(torch.randn(256, 20), torch.randint(0, 4, (256,)))
-    sampler = DistributedSampler(data, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), shuffle=False)
+    sampler = DistributedSampler(data, num_replicas=dist.get_world_size(), rank=dist.get_rank(), shuffle=False)
     loader = DataLoader(data, batch_size=flags["batch_size"], sampler=sampler, drop_last=True)
 
     device = torch.device("tpu:0")
@@ -80,7 +80,7 @@ def _mp_fn(index, flags):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     checksum = train(flags)
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
 
 
 if __name__ == "__main__":

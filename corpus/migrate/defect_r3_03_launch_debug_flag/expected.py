@@ -61,7 +61,7 @@ def _mp_fn(index, flags):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    g = torch.Generator().manual_seed(100 + (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))))  # each rank its own data
+    g = torch.Generator().manual_seed(100 + dist.get_rank())  # each rank its own data
     for step in range(flags.steps):
         x = torch.randn(8, 4, generator=g).to(device)
         loss = (model(x) - x.sum(dim=1, keepdim=True)).pow(2).mean()
@@ -76,7 +76,7 @@ def _mp_fn(index, flags):
         if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
             print(*shown)
     checksum = sum(p.sum() for p in model.parameters()).item()
-    print(f"index {index}: rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}", flush=True)
+    print(f"index {index}: rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}", flush=True)
 
 
 if __name__ == "__main__":

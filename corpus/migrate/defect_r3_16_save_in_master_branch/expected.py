@@ -49,7 +49,7 @@ def _mp_fn(index, epochs):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
-    rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+    rank = dist.get_rank()
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1)).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
@@ -71,7 +71,7 @@ def _mp_fn(index, epochs):
             torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "final.pt")
         print("saved final.pt", flush=True)
     total = sum(p.abs().sum() for p in model.parameters()).item()
-    print(f"rank {rank} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} total={total:.6f}", flush=True)
+    print(f"rank {rank} of {dist.get_world_size()} total={total:.6f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -75,7 +75,7 @@ def _mp_fn(index):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
-    rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    rank, world = dist.get_rank(), dist.get_world_size()
     xs, ys = get_batches(rank, world)
 
     torch.manual_seed(0)

@@ -26,6 +26,11 @@ def torchtpu_launch(fn, args=(), start_method="spawn", debug_single_process=Fals
         torchtpu_spawn(fn, args, 1 if debug_single_process else None, start_method=start_method)
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -56,6 +61,11 @@ def torchtpu_worker(index, fn, args):
     os.environ["LOCAL_RANK"] = str(index)
     os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
     fn(index, *args)
+
+
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
 
 
 @dataclass
@@ -203,7 +213,7 @@ class TrainDecoderOnlyBase():
         print(f'Epoch {epoch} train end')
     torch.accelerator.synchronize()
     checksum = sum(p.detach().float().norm().item() for p in self.model.parameters())
-    print(f'rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))} checksum={checksum:.6f}')
+    print(f'rank {torchtpu_rank()} of {torchtpu_world_size()} checksum={checksum:.6f}')
 
 
 def _mp_fn(index):

@@ -21,6 +21,11 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 class RateTracker:
     """Samples per second: `rate()` since its last call (smoothed), `global_rate()` overall.
 
@@ -178,7 +183,7 @@ def train_imagenet(flags):
   # one fixed batch of "images", repeated by the generator (no dataset on disk)
   images = torch.randn(flags.batch_size, 3, img_dim, img_dim)
   labels = torch.randint(0, 10, (flags.batch_size,), dtype=torch.int64)
-  train_loader = [(images, labels)] * (flags.train_dataset_len // flags.batch_size // (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+  train_loader = [(images, labels)] * (flags.train_dataset_len // flags.batch_size // torchtpu_world_size())
   test_loader = [(images[:flags.test_set_batch_size], labels[:flags.test_set_batch_size])] * 2
 
   device = torch.device("tpu:0")
@@ -254,7 +259,7 @@ def train_imagenet(flags):
     print(*shown)
   checksum = sum(p.detach().norm().item() for p in model.parameters())
   print('rank {} of {} checksum={:.6f}'.format(
-      dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), checksum))
+      dist.get_rank(), dist.get_world_size(), checksum))
   return max_accuracy
 
 

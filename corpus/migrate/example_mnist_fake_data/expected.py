@@ -16,6 +16,11 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -82,12 +87,12 @@ def train_mnist(flags):
     torch.manual_seed(1)
     images = torch.randn(flags.batch_size, 1, 28, 28)
     labels = torch.randint(0, 10, (flags.batch_size,))
-    train_loader = [(images, labels)] * (8 // (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+    train_loader = [(images, labels)] * (8 // torchtpu_world_size())
     test_loader = [(images, labels)] * 2
 
     device = torch.device("tpu:0")
     model = MNIST().to(device)
-    optimizer = optim.SGD(model.parameters(), lr=flags.lr * (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))), momentum=flags.momentum)
+    optimizer = optim.SGD(model.parameters(), lr=flags.lr * dist.get_world_size(), momentum=flags.momentum)
     loss_fn = nn.NLLLoss()
 
     def train_loop_fn(loader, epoch):
@@ -133,7 +138,7 @@ def train_mnist(flags):
         if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
             print(f"epoch {epoch} test accuracy={accuracy:.2f}")
     checksum = sum(p.norm().item() for p in model.parameters())
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
     return accuracy
 
 

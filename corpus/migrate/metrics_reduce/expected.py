@@ -6,9 +6,19 @@ import torch_xla.core.xla_model as xm
 import torch.distributed as dist
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 def reduce_mean(t):
     # sum over replicas, then divide by the replica count
-    return xm.all_reduce(xm.REDUCE_SUM, t, scale=1.0 / (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+    return xm.all_reduce(xm.REDUCE_SUM, t, scale=1.0 / torchtpu_world_size())
 
 
 def evaluate(model, loader, device):
@@ -42,7 +52,7 @@ def gather_predictions(preds):
 
 
 def log_once(msg):
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+    if torchtpu_rank() == 0:
         print(msg)
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         print("local leader:", msg)

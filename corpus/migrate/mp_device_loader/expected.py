@@ -41,7 +41,7 @@ def torchtpu_worker(index, fn, args):
 
 def build_loader(batch_size):
     ds = TensorDataset(torch.randn(256, 64), torch.randn(256, 1))
-    sampler = DistributedSampler(ds, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")))
+    sampler = DistributedSampler(ds, num_replicas=dist.get_world_size(), rank=dist.get_rank())
     return DataLoader(ds, batch_size=batch_size, sampler=sampler, drop_last=True)
 
 
@@ -68,7 +68,7 @@ def train_fn(rank):
         shown = ("epoch", epoch, "loss", f"{loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
         if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
             print(*shown)
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} done")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} done")
 
 
 if __name__ == "__main__":

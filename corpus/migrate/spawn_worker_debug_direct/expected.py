@@ -12,6 +12,11 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -42,6 +47,11 @@ def torchtpu_worker(index, fn, args):
     os.environ["LOCAL_RANK"] = str(index)
     os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
     fn(index, *args)
+
+
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
 
 
 def get_args():
@@ -103,7 +113,7 @@ def _mp_fn(index, args):
         dist.init_process_group("tpu_dist")
     torch.manual_seed(0)
     device = torch.device("tpu:0")
-    world, rank = dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+    world, rank = torchtpu_world_size(), torchtpu_rank()
     train, test = fake_data(128, 1), fake_data(64, 2)
     train_loader = DataLoader(train, batch_size=args.batch_size,
                               sampler=DistributedSampler(train, num_replicas=world, rank=rank, shuffle=False))

@@ -10,6 +10,11 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -42,6 +47,11 @@ def torchtpu_worker(index, fn, args):
     fn(index, *args)
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 class BaseTrainer:
     def __init__(self, epochs):
         self.device = torch.device("tpu:0")
@@ -51,7 +61,7 @@ class BaseTrainer:
         labels = (features[:, 0] + features[:, 1] > 0).long()
         dataset = TensorDataset(features, labels)
         sampler = DistributedSampler(
-            dataset, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), shuffle=False
+            dataset, num_replicas=torchtpu_world_size(), rank=torchtpu_rank(), shuffle=False
         )
         self.loader = DataLoader(dataset, batch_size=8, sampler=sampler)
         self.model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2)).to(self.device)
@@ -72,7 +82,7 @@ class BaseTrainer:
         for epoch in range(self.epochs):
             self.train_epoch(epoch)
         checksum = sum(p.sum().item() for p in self.model.parameters())
-        print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+        print(f"rank {torchtpu_rank()} of {torchtpu_world_size()} checksum={checksum:.6f}")
 
 
 class ClassifierTrainer(BaseTrainer):

@@ -77,15 +77,15 @@ def _mp_fn(index, flags):
     dataset = TensorDataset(torch.randn(512, 1, 28, 28), torch.randint(0, 10, (512,)))
     sampler = DistributedSampler(
         dataset,
-        num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")),
-        rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")),
+        num_replicas=dist.get_world_size(),
+        rank=dist.get_rank(),
         shuffle=True,
     )
     loader = DataLoader(dataset, batch_size=flags["batch_size"], sampler=sampler, num_workers=2)
 
     device = torch.device("tpu:0")
     model = Net().to(device)
-    optimizer = optim.SGD(model.parameters(), lr=flags["lr"] * (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))), momentum=0.5)
+    optimizer = optim.SGD(model.parameters(), lr=flags["lr"] * dist.get_world_size(), momentum=0.5)
 
     for epoch in range(flags["num_epochs"]):
         para_loader = loader
@@ -108,7 +108,7 @@ def _mp_fn(index, flags):
             dist.barrier()
 
     checksum = sum(p.norm().item() for p in model.parameters())  # a norm: a signed sum cancels and magnifies rounding
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
     # every rank calls xm.save (it synchronises the ranks); only the master writes
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "mnist.pt")

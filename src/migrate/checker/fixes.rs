@@ -106,6 +106,12 @@ impl<'a> Checker<'a> {
         if spec.requires_group_in_file && !self.inventory.creates_group(self.sem) {
             return Err(NO_GROUP_IN_FILE.into());
         }
+        if spec.requires_group_joined && !self.group_joined() {
+            return Err(format!(
+                "{UNMET_PREFIX}this process has certainly joined the process group here (after `init_process_group` \
+                 on this path, or in a worker a converted launcher starts)"
+            ));
+        }
         if spec.requires_result && self.expression_statement(site.expr).is_some() {
             return Err(
                 "its value is discarded: the conversion computes a new value and changes nothing in place".into()

@@ -14,6 +14,7 @@ mod cell_magic;
 mod compare;
 mod env;
 mod fixes;
+mod group;
 mod guards;
 mod hardware;
 mod imports;

@@ -288,6 +288,8 @@ struct RawFix {
     #[serde(default)]
     requires_group_in_file: bool,
     #[serde(default)]
+    requires_group_joined: bool,
+    #[serde(default)]
     requires_result: bool,
     #[serde(default)]
     rank_branch: Vec<RankBranch>,
@@ -405,6 +407,10 @@ pub struct FixSpec {
     /// Only offer the fix (an unguarded collective) in a file that creates the process group
     /// itself: `init_process_group`, or a launcher of a worker defined in it.
     pub requires_group_in_file: bool,
+    /// Only offer the fix where this process has certainly joined the process group: after
+    /// `init_process_group` on the match's path, or in a worker a converted launcher starts
+    /// (and the functions only called there). Ranks there are the group's.
+    pub requires_group_joined: bool,
     /// Only offer the fix where the call's value is used (assigned or returned).
     pub requires_result: bool,
     /// Only offer the fix where the match sits in one of these kinds of branch (see
@@ -1244,6 +1250,7 @@ fn convert_fix(
         signature: own_signature,
         requires_process_group: f.requires_process_group,
         requires_group_in_file: f.requires_group_in_file,
+        requires_group_joined: f.requires_group_joined,
         requires_result: f.requires_result,
         rank_branch: f.rank_branch,
         compare: f.compare,

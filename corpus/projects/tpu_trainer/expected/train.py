@@ -51,7 +51,7 @@ def _mp_fn(index, args):
     torch.manual_seed(0)
     device = torch.device("tpu:0")
     data = TensorDataset(torch.randint(0, 1000, (256, 16)), torch.randint(0, 4, (256,)))
-    sampler = DistributedSampler(data, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), shuffle=False)
+    sampler = DistributedSampler(data, num_replicas=dist.get_world_size(), rank=dist.get_rank(), shuffle=False)
     loader = DataLoader(data, batch_size=args.batch_size, sampler=sampler)
     model = Classifier().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
@@ -61,7 +61,7 @@ def _mp_fn(index, args):
         if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
             print(f"epoch {epoch}: accuracy {accuracy:.6f}")
     checksum = sum(p.double().sum().item() for p in model.parameters())
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), args.output)
     if dist.is_initialized():

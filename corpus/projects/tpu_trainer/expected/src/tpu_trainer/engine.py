@@ -4,6 +4,11 @@ import torch
 import torch.distributed as dist
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 def train_one_epoch(model, loader, optimizer, device, log_every=4):
     model.train()
     device_loader = loader
@@ -24,7 +29,7 @@ def train_one_epoch(model, loader, optimizer, device, log_every=4):
 
 
 def _log(step, loss):
-    print(f"[{dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))}] step {step}: loss {loss.item():.6f}")
+    print(f"[{torchtpu_rank()}] step {step}: loss {loss.item():.6f}")
 
 
 @torch.no_grad()
