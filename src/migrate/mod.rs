@@ -714,6 +714,22 @@ mod tests {
     }
 
     #[test]
+    fn step_level_idioms_stay_one_line() {
+        let src = "import sys\nimport torch_xla.core.xla_model as xm\n\ndef step(opt, meter, loss):\n\
+                   \x20   loss.backward()\n    xm.optimizer_step(opt)\n    xm.master_print(meter.update(loss), fd=sys.stderr)\n\n\
+                   if __name__ == \"__main__\":\n    pass\n";
+        let out = run(src);
+        let body: Vec<&str> = out.split("def step(opt, meter, loss):\n").nth(1).expect("step stays").lines().take(3).collect();
+        assert_eq!(
+            body,
+            ["    loss.backward()", "    torchtpu_optimizer_step(opt)", "    torchtpu_rank0_print(meter.update(loss), file=sys.stderr)"]
+        );
+        for helper in ["def torchtpu_optimizer_step(optimizer):", "def torchtpu_rank0_print(", "def torchtpu_rank():"] {
+            assert_eq!(out.matches(helper).count(), 1, "{helper}:\n{out}");
+        }
+    }
+
+    #[test]
     fn a_fix_that_collides_with_a_deletion_waits_instead_of_panicking() {
         // The device-string fix edits the `if` test; deleting `mark_step()` drops the whole `if`.
         let src =

@@ -14,6 +14,17 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
 def torchtpu_rank():
     """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
     return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
@@ -81,11 +92,7 @@ def _mp_fn(index, flags):
         opt.zero_grad()
         loss = nn.functional.mse_loss(model(x), y)
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        opt.step()
+        torchtpu_optimizer_step(opt)
     print(f"worker rank {dist.get_rank()} of {dist.get_world_size()} loss={loss.item():.6f}", flush=True)
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "model.pt")

@@ -14,6 +14,17 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
 def torchtpu_rank():
     """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
     return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
@@ -70,11 +81,7 @@ def train(index, flags):
         loss = model(x).square().mean()
         opt.zero_grad()
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        opt.step()
+        torchtpu_optimizer_step(opt)
     norm = torch.cat([p.flatten() for p in model.parameters()]).norm().item()
     print(f"worker {index}: rank {rank} of {world} norm={norm:.6f}", flush=True)
 

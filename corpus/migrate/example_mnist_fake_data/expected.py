@@ -21,6 +21,28 @@ def torchtpu_world_size():
     return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -103,15 +125,9 @@ def train_mnist(flags):
             output = model(data)
             loss = loss_fn(output, target)
             loss.backward()
-            if dist.is_initialized():
-                for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                    dist.all_reduce(grad)
-                    grad /= dist.get_world_size()
-            optimizer.step()
+            torchtpu_optimizer_step(optimizer)
             if step % 4 == 0:
-                shown = (f"epoch {epoch} step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-                if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-                    print(*shown)
+                torchtpu_rank0_print(f"epoch {epoch} step {step} loss={loss.item():.6f}")
 
     def test_loop_fn(loader):
         total_samples = 0
@@ -135,8 +151,7 @@ def train_mnist(flags):
     for epoch in range(1, flags.num_epochs + 1):
         train_loop_fn(train_device_loader, epoch)
         accuracy = test_loop_fn(test_device_loader)
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(f"epoch {epoch} test accuracy={accuracy:.2f}")
+        torchtpu_rank0_print(f"epoch {epoch} test accuracy={accuracy:.2f}")
     checksum = sum(p.norm().item() for p in model.parameters())
     print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
     return accuracy

@@ -57,9 +57,26 @@ def torchtpu_launch(fn, args=(), start_method="spawn", debug_single_process=Fals
         torchtpu_spawn(fn, args, 1 if debug_single_process else None, start_method=start_method)
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
 def torchtpu_rank():
     """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
     return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
 
 
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
@@ -156,11 +173,7 @@ class TrainBase():
           f'rate: {tracker.rate()}')
 
   def run_optimizer(self):
-    if dist.is_initialized():
-      for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
-        dist.all_reduce(grad)
-        grad /= dist.get_world_size()
-    self.optimizer.step()
+    torchtpu_optimizer_step(self.optimizer)
 
   def train_loop_fn(self, loader, epoch):
     tracker = RateTracker()
@@ -180,15 +193,11 @@ class TrainBase():
 
   def start_training(self):
     for epoch in range(1, self.num_epochs + 1):
-      shown = ('Epoch {} train begin {}'.format(
-            epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')),)  # evaluated on every rank, as master_print's arguments were
-      if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(*shown)
+      torchtpu_rank0_print('Epoch {} train begin {}'.format(
+          epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')))
       self.train_loop_fn(self.train_device_loader, epoch)
-      shown = ('Epoch {} train end {}'.format(
-            epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')),)  # evaluated on every rank, as master_print's arguments were
-      if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(*shown)
+      torchtpu_rank0_print('Epoch {} train end {}'.format(
+          epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')))
     torch.accelerator.synchronize()
     checksum = sum(p.norm().item() for p in self.model.parameters())
     print(f'rank {torchtpu_rank()} of {torchtpu_world_size()} checksum={checksum:.6f}')

@@ -11,6 +11,12 @@ def torchtpu_rank():
     return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
 
 
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_world_size():
     """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
     return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
@@ -38,8 +44,7 @@ def evaluate(model, loader, device):
     if dist.is_initialized():
         dist.all_gather_object(gathered, gathered[0])
     mean_acc = np.mean(gathered)
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(f"accuracy={mean_acc:.4f}")
+    torchtpu_rank0_print(f"accuracy={mean_acc:.4f}")
     return mean_acc
 
 

@@ -12,9 +12,26 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
 def torchtpu_rank():
     """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
     return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
 
 
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
@@ -86,11 +103,7 @@ def train_loop(model, loader, optimizer, device):
         optimizer.zero_grad()
         loss = F.nll_loss(model(data), target)
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        optimizer.step()
+        torchtpu_optimizer_step(optimizer)
     return loss.item()
 
 
@@ -124,8 +137,7 @@ def _mp_fn(index, args):
     for epoch in range(1, args.epochs + 1):
         loss = train_loop(model, train_loader, optimizer, device)
         accuracy = test_loop(model, test_loader, device)
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(f"epoch {epoch} loss={loss:.6f} accuracy={accuracy:.6f}")
+        torchtpu_rank0_print(f"epoch {epoch} loss={loss:.6f} accuracy={accuracy:.6f}")
     print(f"[{index}] rank {rank} of {world}: final accuracy={accuracy:.6f}", flush=True)
 
 

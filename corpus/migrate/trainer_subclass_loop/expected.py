@@ -10,9 +10,26 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
 def torchtpu_rank():
     """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
     return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
 
 
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
@@ -72,11 +89,7 @@ class BaseTrainer:
             features, labels = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(self.device), (features, labels))
             self.optimizer.zero_grad()
             nn.functional.cross_entropy(self.model(features), labels).backward()
-            if dist.is_initialized():
-                for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                    dist.all_reduce(grad)
-                    grad /= dist.get_world_size()
-            self.optimizer.step()
+            torchtpu_optimizer_step(self.optimizer)
 
     def fit(self):
         for epoch in range(self.epochs):
@@ -97,19 +110,12 @@ class ClassifierTrainer(BaseTrainer):
             logits = self.model(features)
             loss = nn.functional.cross_entropy(logits, labels)
             loss.backward()
-            if dist.is_initialized():
-                for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                    dist.all_reduce(grad)
-                    grad /= dist.get_world_size()
-            self.optimizer.step()
+            torchtpu_optimizer_step(self.optimizer)
             correct += (logits.argmax(dim=1) == labels).sum().item()
             total += labels.numel()
             if step % 2 == 0:
-                shown = (f"epoch {epoch} step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-                if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-                    print(*shown)
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(f"epoch {epoch} accuracy={correct / total:.6f}")
+                torchtpu_rank0_print(f"epoch {epoch} step {step} loss={loss.item():.6f}")
+        torchtpu_rank0_print(f"epoch {epoch} accuracy={correct / total:.6f}")
 
 
 def _mp_fn(index):

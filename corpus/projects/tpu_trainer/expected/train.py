@@ -12,6 +12,17 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -58,8 +69,7 @@ def _mp_fn(index, args):
     for epoch in range(args.epochs):
         train_one_epoch(model, loader, optimizer, device)
         accuracy = evaluate(model, loader, device)
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(f"epoch {epoch}: accuracy {accuracy:.6f}")
+        torchtpu_rank0_print(f"epoch {epoch}: accuracy {accuracy:.6f}")
     checksum = sum(p.double().sum().item() for p in model.parameters())
     print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
     if dist.get_node_local_rank(fallback_rank=0) == 0:

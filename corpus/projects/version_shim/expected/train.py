@@ -14,6 +14,12 @@ def torchtpu_rank():
     return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
 
 
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_world_size():
     """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
     return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
@@ -37,9 +43,7 @@ def main():
         loss = nn.functional.mse_loss(model(x), y)
         loss.backward()
         optimizer.step()
-        shown = (f"step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(*shown)
+        torchtpu_rank0_print(f"step {step} loss={loss.item():.6f}")
     checksum = sum(p.sum() for p in model.parameters())
     print(f"checksum={checksum.item():.6f}")
 
