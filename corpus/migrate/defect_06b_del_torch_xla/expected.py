@@ -28,8 +28,7 @@ def main():
         opt.step()
         print(f"step {step} loss={loss.item():.6f}")
     if torchtpu_rank() == 0:
-        if dist.get_node_local_rank(fallback_rank=0) == 0:
-            torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "regressor.pt")
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "regressor.pt")
         print("saved regressor.pt")
 
 

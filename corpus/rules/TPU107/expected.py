@@ -33,3 +33,8 @@ def checkpoint(rank):
     if rank == 0:
         if dist.get_node_local_rank(fallback_rank=0) == 0:
             torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/rank0.pt")
+    if dist.get_node_local_rank(fallback_rank=0) == 0:  # this host's master: the save does not test it again
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/local.pt")
+    if torchtpu_rank() == 0:  # the global master, also its host's local master
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/first.pt")
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/first_global.pt")

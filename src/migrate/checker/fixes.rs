@@ -122,6 +122,7 @@ impl<'a> Checker<'a> {
             let place = |b: &RankBranch| match b {
                 RankBranch::Outside => "outside any branch only some ranks take",
                 RankBranch::LocalMaster => "directly under `if xm.is_master_ordinal():`",
+                RankBranch::GlobalMaster => "directly under `if xm.is_master_ordinal(local=False):`",
                 RankBranch::Inside => "in a branch only some ranks take",
             };
             let places: Vec<&str> = spec.rank_branch.iter().map(place).collect();

@@ -333,8 +333,12 @@ pub struct WorkerPrelude {
 pub enum RankBranch {
     /// In no enclosing `if` of its function whose test reads a rank.
     Outside,
-    /// Directly in the body of `if xm.is_master_ordinal():` (the local master).
+    /// In the body of `if xm.is_master_ordinal():` or `if xm.get_local_ordinal() == 0:` (the
+    /// local master), its innermost branch on a rank.
     LocalMaster,
+    /// In the body of `if xm.is_master_ordinal(local=False):` or `if xm.get_ordinal() == 0:`
+    /// (the global master, also its host's local master), its innermost branch on a rank.
+    GlobalMaster,
     /// In another branch whose test reads a rank.
     Inside,
 }
