@@ -696,7 +696,10 @@ mod tests {
         assert_eq!(line_of(&out, "# destroyed"), "r = torchtpu_rank()  # destroyed");
         assert_eq!(line_of(&out, "# callee"), "return dist.get_world_size()  # callee");
         assert_eq!(line_of(&out, "# shared"), "return torchtpu_world_size()  # shared");
-        assert_eq!(line_of(&out, "# worker"), "print(dist.get_rank(), only_from_worker(), also_from_parent())  # worker");
+        assert_eq!(
+            line_of(&out, "# worker"),
+            "print(dist.get_rank(), only_from_worker(), also_from_parent())  # worker"
+        );
         assert_eq!(out.matches("def torchtpu_rank():").count(), 1, "one helper per file:\n{out}");
 
         // A worker also called directly runs without a group there; one that creates its own
@@ -719,10 +722,15 @@ mod tests {
                    \x20   loss.backward()\n    xm.optimizer_step(opt)\n    xm.master_print(meter.update(loss), fd=sys.stderr)\n\n\
                    if __name__ == \"__main__\":\n    pass\n";
         let out = run(src);
-        let body: Vec<&str> = out.split("def step(opt, meter, loss):\n").nth(1).expect("step stays").lines().take(3).collect();
+        let body: Vec<&str> =
+            out.split("def step(opt, meter, loss):\n").nth(1).expect("step stays").lines().take(3).collect();
         assert_eq!(
             body,
-            ["    loss.backward()", "    torchtpu_optimizer_step(opt)", "    torchtpu_rank0_print(meter.update(loss), file=sys.stderr)"]
+            [
+                "    loss.backward()",
+                "    torchtpu_optimizer_step(opt)",
+                "    torchtpu_rank0_print(meter.update(loss), file=sys.stderr)"
+            ]
         );
         for helper in ["def torchtpu_optimizer_step(optimizer):", "def torchtpu_rank0_print(", "def torchtpu_rank():"] {
             assert_eq!(out.matches(helper).count(), 1, "{helper}:\n{out}");

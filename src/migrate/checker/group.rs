@@ -42,7 +42,9 @@ impl<'a> Checker<'a> {
             if level > 0 {
                 let (outer, at) = path[level - 1];
                 match &outer[at] {
-                    Stmt::FunctionDef(def) => return self.in_function_body(path, scope) && self.runs_joined(def, depth),
+                    Stmt::FunctionDef(def) => {
+                        return self.in_function_body(path, scope) && self.runs_joined(def, depth);
+                    }
                     Stmt::ClassDef(_) => return false,
                     _ => {}
                 }
@@ -110,7 +112,8 @@ impl<'a> Checker<'a> {
         };
         let mut uses = 0;
         for &(scope, call) in self.inventory.call_sites() {
-            let launcher = self.sem.qualified_name(&call.func, scope).is_some_and(|q| LAUNCHERS.contains(&q.name.as_str()));
+            let launcher =
+                self.sem.qualified_name(&call.func, scope).is_some_and(|q| LAUNCHERS.contains(&q.name.as_str()));
             if launcher {
                 let worker =
                     call.arguments.args.first().or_else(|| call.arguments.find_keyword("fn").map(|k| &k.value));

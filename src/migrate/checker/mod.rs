@@ -750,14 +750,18 @@ impl<'a> Checker<'a> {
             Expr::Compare(cmp) if cmp.ops.len() == 1 && cmp.ops[0] == ast::CmpOp::Eq => {
                 let zero = |e: &Expr| matches!(e, Expr::NumberLiteral(n) if n.value.as_int().and_then(|i| i.as_u8()) == Some(0));
                 let ordinal = match (&*cmp.left, &cmp.comparators[0]) {
-                    (Expr::Call(call), other) | (other, Expr::Call(call)) if zero(other) && call.arguments.is_empty() => call,
+                    (Expr::Call(call), other) | (other, Expr::Call(call))
+                        if zero(other) && call.arguments.is_empty() =>
+                    {
+                        call
+                    }
                     _ => return None,
                 };
                 match qualified(ordinal)?.as_str() {
                     "torch_xla.core.xla_model.get_local_ordinal" | "torch_xla.runtime.local_ordinal" => Some(true),
-                    "torch_xla.core.xla_model.get_ordinal" | "torch_xla.runtime.global_ordinal" | "torch.distributed.get_rank" => {
-                        Some(false)
-                    }
+                    "torch_xla.core.xla_model.get_ordinal"
+                    | "torch_xla.runtime.global_ordinal"
+                    | "torch.distributed.get_rank" => Some(false),
                     _ => None,
                 }
             }
