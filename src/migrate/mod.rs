@@ -641,7 +641,7 @@ mod tests {
         let src = "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport torch_xla.core.xla_model as xm\n\nprint(xm.get_ordinal())\n";
         assert_eq!(
             run(src),
-            "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport os\nimport torch.distributed as dist\n\nprint(dist.get_rank() if dist.is_initialized() else int(os.environ.get(\"RANK\", \"0\")))\n"
+            "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport os\nimport torch.distributed as dist\n\n\ndef torchtpu_rank():\n    \"\"\"This process's rank: the process group's, else torchrun's `RANK` (0 in a single process).\"\"\"\n    return dist.get_rank() if dist.is_initialized() else int(os.environ.get(\"RANK\", \"0\"))\n\n\nprint(torchtpu_rank())\n"
         );
     }
 
@@ -658,17 +658,83 @@ mod tests {
             "import os as o, torch.distributed as d\nimport torch_xla.core.xla_model as xm\nn = xm.xrt_world_size()\n";
         assert_eq!(
             run(src),
-            "import os as o, torch.distributed as d\nn = d.get_world_size() if d.is_initialized() else int(o.environ.get(\"WORLD_SIZE\", \"1\"))\n"
+            "import os as o, torch.distributed as d\n\n\ndef torchtpu_world_size():\n    \"\"\"The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process).\"\"\"\n    return d.get_world_size() if d.is_initialized() else int(o.environ.get(\"WORLD_SIZE\", \"1\"))\n\n\nn = torchtpu_world_size()\n"
         );
     }
 
     #[test]
     fn replacements_are_parenthesised_in_operator_context() {
-        let src = "import torch_xla.core.xla_model as xm\nx = 2 * xm.get_ordinal()\n";
+        let src = "import torch_xla.core.xla_model as xm\nx = 2 * xm.is_master_ordinal(local=False)\n";
         assert_eq!(
             run(src),
-            "import os\nimport torch.distributed as dist\nx = 2 * (dist.get_rank() if dist.is_initialized() else int(os.environ.get(\"RANK\", \"0\")))\n"
+            "import os\nimport torch.distributed as dist\n\n\ndef torchtpu_rank():\n    \"\"\"This process's rank: the process group's, else torchrun's `RANK` (0 in a single process).\"\"\"\n    return dist.get_rank() if dist.is_initialized() else int(os.environ.get(\"RANK\", \"0\"))\n\n\nx = 2 * (torchtpu_rank() == 0)\n"
         );
+    }
+
+    /// The migrated line that mentions `marker` (a comment on the input line).
+    fn line_of(out: &str, marker: &str) -> String {
+        out.lines().find(|l| l.contains(marker)).unwrap_or_else(|| panic!("no `{marker}` in:\n{out}")).trim().into()
+    }
+
+    #[test]
+    fn ranks_are_the_process_groups_only_where_the_process_has_joined_it() {
+        let src = "import torch.distributed as dist\nimport torch_xla.core.xla_model as xm\n\
+                   import torch_xla.distributed.xla_multiprocessing as xmp\n\n\
+                   def setup(cond):\n    r = xm.get_ordinal()  # before\n    if cond:\n        dist.init_process_group(\"gloo\")\n\
+                   \x20   r = xm.get_ordinal()  # maybe\n    if not dist.is_initialized():\n        dist.init_process_group(\"gloo\")\n\
+                   \x20   r = xm.get_ordinal()  # guarded\n    f = lambda: xm.get_ordinal()  # lambda\n\
+                   \x20   dist.destroy_process_group()\n    r = xm.get_ordinal()  # destroyed\n\n\
+                   def only_from_worker():\n    return xm.xrt_world_size()  # callee\n\n\
+                   def also_from_parent():\n    return xm.xrt_world_size()  # shared\n\n\
+                   def _mp_fn(index):\n    print(xm.get_ordinal(), only_from_worker(), also_from_parent())  # worker\n\n\
+                   if __name__ == \"__main__\":\n    xmp.spawn(_mp_fn, nprocs=2)\n    print(also_from_parent())\n";
+        let out = run(src);
+        assert_eq!(line_of(&out, "# before"), "r = torchtpu_rank()  # before");
+        assert_eq!(line_of(&out, "# maybe"), "r = torchtpu_rank()  # maybe");
+        assert_eq!(line_of(&out, "# guarded"), "r = dist.get_rank()  # guarded");
+        assert_eq!(line_of(&out, "# lambda"), "f = lambda: torchtpu_rank()  # lambda");
+        assert_eq!(line_of(&out, "# destroyed"), "r = torchtpu_rank()  # destroyed");
+        assert_eq!(line_of(&out, "# callee"), "return dist.get_world_size()  # callee");
+        assert_eq!(line_of(&out, "# shared"), "return torchtpu_world_size()  # shared");
+        assert_eq!(
+            line_of(&out, "# worker"),
+            "print(dist.get_rank(), only_from_worker(), also_from_parent())  # worker"
+        );
+        assert_eq!(out.matches("def torchtpu_rank():").count(), 1, "one helper per file:\n{out}");
+
+        // A worker also called directly runs without a group there; one that creates its own
+        // group has joined it only after that statement.
+        let src = "import torch.distributed as dist\nimport torch_xla.core.xla_model as xm\n\
+                   import torch_xla.distributed.xla_multiprocessing as xmp\n\n\
+                   def _mp_fn(index):\n    print(xm.get_ordinal())  # direct\n\n\
+                   def own(index):\n    print(xm.get_ordinal())  # early\n    dist.init_process_group(\"gloo\")\n\
+                   \x20   print(xm.get_ordinal())  # late\n\n\
+                   if __name__ == \"__main__\":\n    xmp.spawn(_mp_fn)\n    xmp.spawn(own)\n    _mp_fn(0)\n";
+        let out = run(src);
+        assert_eq!(line_of(&out, "# direct"), "print(torchtpu_rank())  # direct");
+        assert_eq!(line_of(&out, "# early"), "print(torchtpu_rank())  # early");
+        assert_eq!(line_of(&out, "# late"), "print(dist.get_rank())  # late");
+    }
+
+    #[test]
+    fn step_level_idioms_stay_one_line() {
+        let src = "import sys\nimport torch_xla.core.xla_model as xm\n\ndef step(opt, meter, loss):\n\
+                   \x20   loss.backward()\n    xm.optimizer_step(opt)\n    xm.master_print(meter.update(loss), fd=sys.stderr)\n\n\
+                   if __name__ == \"__main__\":\n    pass\n";
+        let out = run(src);
+        let body: Vec<&str> =
+            out.split("def step(opt, meter, loss):\n").nth(1).expect("step stays").lines().take(3).collect();
+        assert_eq!(
+            body,
+            [
+                "    loss.backward()",
+                "    torchtpu_optimizer_step(opt)",
+                "    torchtpu_rank0_print(meter.update(loss), file=sys.stderr)"
+            ]
+        );
+        for helper in ["def torchtpu_optimizer_step(optimizer):", "def torchtpu_rank0_print(", "def torchtpu_rank():"] {
+            assert_eq!(out.matches(helper).count(), 1, "{helper}:\n{out}");
+        }
     }
 
     #[test]

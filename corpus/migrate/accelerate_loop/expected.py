@@ -29,6 +29,17 @@ def accelerate_tpu_processes():
     return True
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def main():
     accelerator = Accelerator(cpu=accelerate_tpu_processes())
     torch.manual_seed(0)
@@ -47,9 +58,7 @@ def main():
             optimizer.zero_grad()
         # the mean of every process's last loss
         mean = accelerator.reduce(loss.detach(), reduction="mean")
-        shown = (f"epoch {epoch} loss={mean.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(*shown)
+        torchtpu_rank0_print(f"epoch {epoch} loss={mean.item():.6f}")
 
     # trained on the chip, never silently on the CPU
     params_on = {p.device.type for p in model.parameters()}

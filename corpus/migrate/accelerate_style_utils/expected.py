@@ -5,6 +5,12 @@ import os
 import torch
 import torch.distributed as dist
 
+
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 _torch_xla_available = importlib.util.find_spec("torch_tpu") is not None
 
 if _torch_xla_available:
@@ -25,7 +31,7 @@ def wait_for_everyone():
 
 def num_processes() -> int:
     if is_tpu_available():
-        return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+        return torchtpu_world_size()
     return int(os.environ.get("WORLD_SIZE", 1))
 
 

@@ -42,9 +42,9 @@ def fn(rank):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     dev = torch.device("tpu:0")
-    t = torch.full((2,), float(dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))), device=dev)
+    t = torch.full((2,), float(dist.get_rank()), device=dev)
     print(rank, t.cpu())
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()}")
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ def _mp_fn(i, n):
     # every worker must see its own ordinal, and all of them the same world size
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
-    print(f"worker rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} (index {i}, asked for {n})", flush=True)
+    print(f"worker rank {dist.get_rank()} of {dist.get_world_size()} (index {i}, asked for {n})", flush=True)
 
 
 def launch_nested(n):
@@ -56,7 +56,7 @@ def launch_nested(n):
     def _worker(index):
         if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
             dist.init_process_group("tpu_dist")
-        rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+        rank, world = dist.get_rank(), dist.get_world_size()
         with open(f"{tag}_rank{rank}_of{world}.txt", "w") as f:
             f.write(f"{tag} worker {index}: rank {rank} of {world}\n")
         print(f"{tag} rank {rank} of {world}", flush=True)

@@ -44,7 +44,7 @@ def _mp_fn(index):
     w = torch.randn(4, 4)
     x = torch.randn(2, 4)
     y = (x @ w).to(device)
-    print(f"index {index} rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} y_sum={y.sum().item():.6f}")
+    print(f"index {index} rank {dist.get_rank()} of {dist.get_world_size()} y_sum={y.sum().item():.6f}")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,17 @@ import torch.nn as nn
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -50,7 +61,7 @@ STEPS = 3
 def train_loop(index, flags):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
-    rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    rank, world = dist.get_rank(), dist.get_world_size()
     device = torch.device("tpu:0")
     torch.manual_seed(0)
     model = nn.Linear(8, 2).to(device)
@@ -62,11 +73,7 @@ def train_loop(index, flags):
         loss = nn.functional.mse_loss(model(x), y)
         opt.zero_grad()
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        opt.step()
+        torchtpu_optimizer_step(opt)
     checksum = sum(p.sum().item() for p in model.parameters())
     print(f"core {index}: rank {rank} of {world} checksum={checksum:.6f}", flush=True)
 

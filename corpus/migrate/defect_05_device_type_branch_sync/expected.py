@@ -4,6 +4,11 @@ import torch, torch.distributed as dist
 import torch.nn as nn
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 def f(d):
     pass
 
@@ -33,7 +38,7 @@ def main():
         f(device)
         print(f"step {step} loss={loss.item():.6f} on {loss.device}")
     maybe_sync(device)
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+    if torchtpu_rank() == 0:
         print(f"weight sum={model.weight.sum().item():.6f}")
 
 

@@ -5,6 +5,11 @@ import argparse
 import torch, torch.distributed as dist
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 def my_gmm(lhs, rhs, group_sizes):
     # lhs: [tokens, k], rhs: [groups, k, n], tokens sorted by group
     out, start = [], 0
@@ -33,7 +38,7 @@ def main():
     w = torch.randn(3, 4, 5, generator=g)
     group_sizes = torch.tensor([1, 2, 3], dtype=torch.int32)
     y = expert_forward(x.to(device), w.to(device), group_sizes, args.pallas)
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))}: out {tuple(y.shape)} sum={y.sum().item():.6f}")
+    print(f"rank {torchtpu_rank()}: out {tuple(y.shape)} sum={y.sum().item():.6f}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,12 @@ import os
 import torch, torch.distributed as dist
 import torch.nn as nn
 
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 DEVICE = torch.device("tpu:0")
 
 STEPS = 4
@@ -21,9 +27,8 @@ def main():
         loss.backward()
         opt.step()
         print(f"step {step} loss={loss.item():.6f}")
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        if dist.get_node_local_rank(fallback_rank=0) == 0:
-            torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "regressor.pt")
+    if torchtpu_rank() == 0:
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "regressor.pt")
         print("saved regressor.pt")
 
 

@@ -47,12 +47,12 @@ def _mp_fn(index, args):
     model = nn.Linear(3, 1).to(device)
     x = torch.arange(6, dtype=torch.float32).reshape(2, 3).to(device)
     out = model(x)
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} out_sum={out.sum().item():.6f}", flush=True)
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} out_sum={out.sum().item():.6f}", flush=True)
 
     if dist.get_node_local_rank(fallback_rank=0) == 0:  # local=True by default: one per host
         with open("marker.txt", "x") as f:  # "x": a second writer (or a stale marker) is an error
-            f.write(f"done world={dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))}\n")
-        print(f"master wrote marker.txt (world {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))})", flush=True)
+            f.write(f"done world={dist.get_world_size()}\n")
+        print(f"master wrote marker.txt (world {dist.get_world_size()})", flush=True)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,11 @@ import torch, torch.distributed as dist
 import torch.nn as nn
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 def train(model, opt, device, steps, start=0):
     for step in range(start, start + steps):
         x = torch.rand(8, 3)  # data augmentation noise drawn on the CPU
@@ -47,7 +52,7 @@ def main():
     torch.set_rng_state(ckpt["cpu_rng"])
     torch.tpu.manual_seed(ckpt["seed"])
     train(model, opt, device, args.steps, start=args.steps)
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+    if torchtpu_rank() == 0:
         print(f"final weight={model.weight.sum().item():.6f} bias={model.bias.item():.6f}")
 
 

@@ -14,6 +14,28 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -52,7 +74,7 @@ FLAGS = {"batch_size": 16, "lr": 0.05, "steps": 4}
 def train(flags):
     torch.manual_seed(0)
     data = TensorDataset(torch.randn(256, 20), torch.randint(0, 4, (256,)))
-    sampler = DistributedSampler(data, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), shuffle=False)
+    sampler = DistributedSampler(data, num_replicas=dist.get_world_size(), rank=dist.get_rank(), shuffle=False)
     loader = DataLoader(data, batch_size=flags["batch_size"], sampler=sampler, drop_last=True)
 
     device = torch.device("tpu:0")
@@ -65,14 +87,8 @@ def train(flags):
         optimizer.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        optimizer.step()  # averages gradients over the replicas
-        shown = (f"step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(*shown)
+        torchtpu_optimizer_step(optimizer)  # averages gradients over the replicas
+        torchtpu_rank0_print(f"step {step} loss={loss.item():.6f}")
     return sum(p.norm().item() for p in model.parameters())
 
 
@@ -80,7 +96,7 @@ def _mp_fn(index, flags):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     checksum = train(flags)
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ def _mp_fn(index, flags):
     reduced = y.clone()  # xm.all_reduce returned a new tensor
     dist.all_reduce(reduced, op=dist.ReduceOp.SUM)
     total = reduced  # every replica's contribution
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} total={total.sum().item():.6f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} total={total.sum().item():.6f}")
 
 
 def parse_args():

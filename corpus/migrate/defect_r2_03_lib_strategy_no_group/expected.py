@@ -6,6 +6,11 @@ import torch_xla.core.xla_model as xm
 import torch.distributed as dist
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 class XLAStrategy:
     def __init__(self, model):
         self.device = torch.device("tpu:0")
@@ -13,7 +18,7 @@ class XLAStrategy:
 
     @property
     def world_size(self):
-        return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+        return torchtpu_world_size()
 
     def barrier(self, name="barrier"):
         xm.rendezvous(name)

@@ -48,7 +48,7 @@ def _mp_fn(index, num_cores):
     model = torch.nn.Linear(8, 3).to(device)
     data = torch.randn(64, 8)
     labels = torch.randint(0, 3, (64,))
-    shard = slice(dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), None, dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")))
+    shard = slice(dist.get_rank(), None, dist.get_world_size())
     with torch.no_grad():
         preds = model(data[shard].to(device)).argmax(dim=1).cpu()
     correct = int((preds == labels[shard]).sum())
@@ -65,7 +65,7 @@ def _mp_fn(index, num_cores):
     if dist.is_initialized():
         dist.all_gather_object(gathered, gathered[0])
     best = max(gathered)
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} accuracy={totals[0] / totals[1]:.6f} first={first} best={best:.6f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} accuracy={totals[0] / totals[1]:.6f} first={first} best={best:.6f}")
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ def _mp_fn(index):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
-    rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    rank, world = dist.get_rank(), dist.get_world_size()
     preds = torch.tensor([float(rank), 10.0 + rank]).to(device)
     counts = torch.tensor([rank + 1.0]).to(device)
     gathered_preds, gathered_counts = [torch.tpu.ops.all_gather_dim(tensor, 0) for tensor in [preds, counts]] if dist.is_initialized() else [preds, counts]

@@ -7,6 +7,17 @@ from torch.utils.data import DataLoader, TensorDataset
 import torch.distributed as dist
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
 def train():
     torch.manual_seed(0)
     data = TensorDataset(torch.randn(64, 10), torch.randint(0, 3, (64,)))
@@ -19,11 +30,7 @@ def train():
         optimizer.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        optimizer.step()
+        torchtpu_optimizer_step(optimizer)
         print(f"step {step} loss={loss.item():.6f}")
     print(f"checksum={sum(p.norm().item() for p in model.parameters()):.6f}")
 

@@ -46,11 +46,11 @@ def main(*args):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
-    x = torch.ones(2).to(device) * ((dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) + 1)
+    x = torch.ones(2).to(device) * (dist.get_rank() + 1)
     reduced = x.clone()  # xm.all_reduce returned a new tensor
     dist.all_reduce(reduced, op=dist.ReduceOp.SUM)
     total = reduced
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} total={total.sum().item():.1f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} total={total.sum().item():.1f}")
     print(f"host has cpus: {mp.cpu_count() > 0}")
 
 

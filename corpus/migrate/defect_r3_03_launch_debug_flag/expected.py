@@ -22,6 +22,28 @@ def torchtpu_launch(fn, args=(), start_method="spawn", debug_single_process=Fals
         torchtpu_spawn(fn, args, 1 if debug_single_process else None, start_method=start_method)
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -61,22 +83,16 @@ def _mp_fn(index, flags):
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    g = torch.Generator().manual_seed(100 + (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))))  # each rank its own data
+    g = torch.Generator().manual_seed(100 + dist.get_rank())  # each rank its own data
     for step in range(flags.steps):
         x = torch.randn(8, 4, generator=g).to(device)
         loss = (model(x) - x.sum(dim=1, keepdim=True)).pow(2).mean()
         opt.zero_grad()
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        opt.step()
-        shown = (f"step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(*shown)
+        torchtpu_optimizer_step(opt)
+        torchtpu_rank0_print(f"step {step} loss={loss.item():.6f}")
     checksum = sum(p.sum() for p in model.parameters()).item()
-    print(f"index {index}: rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}", flush=True)
+    print(f"index {index}: rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}", flush=True)
 
 
 if __name__ == "__main__":

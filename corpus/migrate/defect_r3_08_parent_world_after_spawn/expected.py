@@ -14,6 +14,22 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -46,6 +62,11 @@ def torchtpu_worker(index, fn, args):
     fn(index, *args)
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 def make_data(rows, seed):
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(rows, 6, generator=g)
@@ -55,7 +76,7 @@ def make_data(rows, seed):
 
 def sharded_loader(dataset, batch_size):
     # each process reads its own share, as in training
-    sampler = DistributedSampler(dataset, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), shuffle=False)
+    sampler = DistributedSampler(dataset, num_replicas=torchtpu_world_size(), rank=torchtpu_rank(), shuffle=False)
     return DataLoader(dataset, batch_size=batch_size, sampler=sampler)
 
 
@@ -71,12 +92,8 @@ def _mp_fn(index, flags):
         opt.zero_grad()
         loss = nn.functional.mse_loss(model(x), y)
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        opt.step()
-    print(f"worker rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} loss={loss.item():.6f}", flush=True)
+        torchtpu_optimizer_step(opt)
+    print(f"worker rank {dist.get_rank()} of {dist.get_world_size()} loss={loss.item():.6f}", flush=True)
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "model.pt")
     if dist.is_initialized():
@@ -99,4 +116,4 @@ if __name__ == "__main__":
     with torch.no_grad():
         preds = torch.cat([model(x.to(device)).cpu() for x, _ in sharded_loader(test, 32)])
     assert len(preds) == len(test), f"{len(preds)} predictions for {len(test)} test rows"
-    print(f"parent: world {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))}, {len(preds)} predictions, sum={preds.sum().item():.6f}")
+    print(f"parent: world {torchtpu_world_size()}, {len(preds)} predictions, sum={preds.sum().item():.6f}")

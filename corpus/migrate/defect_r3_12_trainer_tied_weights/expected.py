@@ -28,6 +28,17 @@ def accelerate_tpu_processes():
     return True
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 @functools.cache
 def torchtpu_trainer(cls):
     """`cls` (a transformers Trainer class) that keeps tied weights tied on TorchTPU.
@@ -80,8 +91,7 @@ def main():
     result = trainer.train()
     m = trainer.model
     tied = m.lm_head.weight is m.transformer.wte.weight
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(f"tied={tied} steps={result.global_step} train_loss={result.training_loss:.6f}")
+    torchtpu_rank0_print(f"tied={tied} steps={result.global_step} train_loss={result.training_loss:.6f}")
     checksum = sum(p.detach().double().sum().item() for p in m.parameters())
     print(f"rank {args.process_index} of {args.world_size} checksum={checksum:.8f}")
 

@@ -50,11 +50,11 @@ def _mp_fn(index, steps):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
-    world = dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    world = dist.get_world_size()
     torch.manual_seed(0)
     model = nn.Linear(5, 3).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    g = torch.Generator().manual_seed(7 + (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))))
+    g = torch.Generator().manual_seed(7 + dist.get_rank())
     for step in range(steps):
         x = torch.randn(6, 5, generator=g).to(device)
         target = torch.randint(0, 3, (6,), generator=g).to(device)
@@ -81,7 +81,7 @@ def _mp_fn(index, steps):
     all_pred, all_target = [torch.tpu.ops.all_gather_dim(tensor, 0) for tensor in outputs] if dist.is_initialized() else outputs
     accuracy = (counts[0] / counts[1]).item()
     weight_norm = model.weight.norm().item()
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {world} accuracy={accuracy:.6f} gathered={len(all_pred)} weights={weight_norm:.6f}", flush=True)
+    print(f"rank {dist.get_rank()} of {world} accuracy={accuracy:.6f} gathered={len(all_pred)} weights={weight_norm:.6f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,22 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -46,11 +62,16 @@ def torchtpu_worker(index, fn, args):
     fn(index, *args)
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 def train(index, flags):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
-    rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    rank, world = torchtpu_rank(), torchtpu_world_size()
     torch.manual_seed(1)
     model = nn.Linear(3, 2).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
@@ -60,11 +81,7 @@ def train(index, flags):
         loss = model(x).square().mean()
         opt.zero_grad()
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        opt.step()
+        torchtpu_optimizer_step(opt)
     norm = torch.cat([p.flatten() for p in model.parameters()]).norm().item()
     print(f"worker {index}: rank {rank} of {world} norm={norm:.6f}", flush=True)
 

@@ -13,6 +13,17 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -49,7 +60,7 @@ def _mp_fn(index, epochs):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
-    rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+    rank = dist.get_rank()
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1)).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
@@ -59,11 +70,7 @@ def _mp_fn(index, epochs):
         loss = (model(x) - 1.0).abs().mean()
         opt.zero_grad()
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in opt.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        opt.step()
+        torchtpu_optimizer_step(opt)
         if dist.get_node_local_rank(fallback_rank=0) == 0:
             torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, {"epoch": epoch, "model": model.state_dict()}), "last.pt")
     if rank == 0:
@@ -71,7 +78,7 @@ def _mp_fn(index, epochs):
             torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "final.pt")
         print("saved final.pt", flush=True)
     total = sum(p.abs().sum() for p in model.parameters()).item()
-    print(f"rank {rank} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} total={total:.6f}", flush=True)
+    print(f"rank {rank} of {dist.get_world_size()} total={total:.6f}", flush=True)
 
 
 if __name__ == "__main__":

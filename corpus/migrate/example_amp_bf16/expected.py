@@ -4,6 +4,17 @@ import torch.nn as nn
 import torch.distributed as dist
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
 class Regressor(nn.Module):
     def __init__(self, d_in=32, d_hidden=64):
         super().__init__()
@@ -34,11 +45,7 @@ def main():
             out = model(x)
             loss = nn.functional.mse_loss(out.float(), y)
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        optimizer.step()
+        torchtpu_optimizer_step(optimizer)
         print(f"step {step} loss={loss.item():.4f}")
 
     # weights stay fp32 under autocast

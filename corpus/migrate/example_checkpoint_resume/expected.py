@@ -9,6 +9,28 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -61,21 +83,15 @@ def run_steps(model, optimizer, xs, ys, device, first, last):
         optimizer.zero_grad()
         loss = nn.functional.mse_loss(model(x), y)
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        optimizer.step()
-        shown = (f"step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(*shown)
+        torchtpu_optimizer_step(optimizer)
+        torchtpu_rank0_print(f"step {step} loss={loss.item():.6f}")
 
 
 def _mp_fn(index):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
-    rank, world = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    rank, world = dist.get_rank(), dist.get_world_size()
     xs, ys = get_batches(rank, world)
 
     torch.manual_seed(0)
@@ -100,8 +116,7 @@ def _mp_fn(index):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     optimizer.load_state_dict(state['optimizer'])
     start = state['step']
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(f"resumed at step {start}")
+    torchtpu_rank0_print(f"resumed at step {start}")
     run_steps(model, optimizer, xs, ys, device, start, start + 2)
 
     checksum = sum(p.norm().item() for p in model.parameters())

@@ -72,8 +72,8 @@ class TrainDDP:
   def __init__(self, batch_size=4, num_steps=4):
     if not dist.is_initialized():
       dist.init_process_group("tpu_dist")
-    self.rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
-    self.world_size = dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    self.rank = dist.get_rank()
+    self.world_size = dist.get_world_size()
     self.batch_size = batch_size
     self.num_steps = num_steps
 

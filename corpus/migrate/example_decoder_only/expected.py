@@ -26,6 +26,28 @@ def torchtpu_launch(fn, args=(), start_method="spawn", debug_single_process=Fals
         torchtpu_spawn(fn, args, 1 if debug_single_process else None, start_method=start_method)
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -56,6 +78,11 @@ def torchtpu_worker(index, fn, args):
     os.environ["LOCAL_RANK"] = str(index)
     os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
     fn(index, *args)
+
+
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
 
 
 @dataclass
@@ -170,11 +197,7 @@ class TrainDecoderOnlyBase():
     print(f'epoch: {epoch}, step: {step}, loss: {loss.item():.6f}')
 
   def run_optimizer(self):
-    if dist.is_initialized():
-      for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
-        dist.all_reduce(grad)
-        grad /= dist.get_world_size()
-    self.optimizer.step()
+    torchtpu_optimizer_step(self.optimizer)
 
   def step_fn(self, data, target):
     self.optimizer.zero_grad()
@@ -196,14 +219,12 @@ class TrainDecoderOnlyBase():
 
   def start_training(self):
     for epoch in range(1, self.num_epochs + 1):
-      if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(f'Epoch {epoch} train begin')
+      torchtpu_rank0_print(f'Epoch {epoch} train begin')
       self.train_loop_fn(self.train_device_loader, epoch)
-      if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(f'Epoch {epoch} train end')
+      torchtpu_rank0_print(f'Epoch {epoch} train end')
     torch.accelerator.synchronize()
     checksum = sum(p.detach().float().norm().item() for p in self.model.parameters())
-    print(f'rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))} checksum={checksum:.6f}')
+    print(f'rank {torchtpu_rank()} of {torchtpu_world_size()} checksum={checksum:.6f}')
 
 
 def _mp_fn(index):

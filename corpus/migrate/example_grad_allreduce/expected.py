@@ -14,6 +14,11 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -69,8 +74,8 @@ def _mp_fn(index, flags):
         dist.init_process_group("tpu_dist")
     if dist.is_initialized():
         dist.barrier()
-    rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
-    world = dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    rank = dist.get_rank()
+    world = dist.get_world_size()
     device = torch.device("tpu:0")
 
     # every replica builds the same full dataset on the CPU and keeps its own slice
@@ -92,7 +97,7 @@ def _mp_fn(index, flags):
         # average the gradients over all replicas (in place)
         for tensor in [p.grad for p in model.parameters()]:  # xm.all_reduce reduced a list in place, then scaled it
             dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
-            tensor.mul_(1.0 / (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+            tensor.mul_(1.0 / torchtpu_world_size())
         optimizer.step()
         if dist.get_node_local_rank(fallback_rank=0) == 0:
             print(f"step {step} loss={loss.item():.6f}")

@@ -21,6 +21,11 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 class RateTracker:
     """Samples per second: `rate()` since its last call (smoothed), `global_rate()` overall.
 
@@ -81,6 +86,28 @@ def print_training_update(device, step, loss, rate, global_rate, epoch=None, sum
     if summary_writer is not None:
         summary_writer.add_scalar("examples/sec", rate)
         summary_writer.add_scalar("average_examples/sec", global_rate)
+
+
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
 
 
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
@@ -178,7 +205,7 @@ def train_imagenet(flags):
   # one fixed batch of "images", repeated by the generator (no dataset on disk)
   images = torch.randn(flags.batch_size, 3, img_dim, img_dim)
   labels = torch.randint(0, 10, (flags.batch_size,), dtype=torch.int64)
-  train_loader = [(images, labels)] * (flags.train_dataset_len // flags.batch_size // (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+  train_loader = [(images, labels)] * (flags.train_dataset_len // flags.batch_size // torchtpu_world_size())
   test_loader = [(images[:flags.test_set_batch_size], labels[:flags.test_set_batch_size])] * 2
 
   device = torch.device("tpu:0")
@@ -203,11 +230,7 @@ def train_imagenet(flags):
       output = model(data)
       loss = loss_fn(output, target)
       loss.backward()
-      if dist.is_initialized():
-        for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-          dist.all_reduce(grad)
-          grad /= dist.get_world_size()
-      optimizer.step()
+      torchtpu_optimizer_step(optimizer)
       tracker.add(flags.batch_size)
       if step % flags.log_steps == 0:
         _train_update(device, step, loss, tracker, epoch)
@@ -234,27 +257,19 @@ def train_imagenet(flags):
   test_device_loader = test_loader
   accuracy, max_accuracy = 0.0, 0.0
   for epoch in range(1, flags.num_epochs + 1):
-    shown = ('Epoch {} train begin, lr={:.6f}'.format(
-        epoch, lr_scheduler.get_last_lr()[0]),)  # evaluated on every rank, as master_print's arguments were
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-      print(*shown)
+    torchtpu_rank0_print('Epoch {} train begin, lr={:.6f}'.format(
+        epoch, lr_scheduler.get_last_lr()[0]))
     train_loop_fn(train_device_loader, epoch)
-    shown = ('Epoch {} train end'.format(epoch),)  # evaluated on every rank, as master_print's arguments were
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-      print(*shown)
+    torchtpu_rank0_print('Epoch {} train end'.format(epoch))
     accuracy = test_loop_fn(test_device_loader, epoch)
-    shown = ('Epoch {} test end, Accuracy={:.2f}'.format(epoch, accuracy),)  # evaluated on every rank, as master_print's arguments were
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-      print(*shown)
+    torchtpu_rank0_print('Epoch {} test end, Accuracy={:.2f}'.format(epoch, accuracy))
     max_accuracy = max(accuracy, max_accuracy)
     lr_scheduler.step()
 
-  shown = ('Max Accuracy: {:.2f}%'.format(max_accuracy),)  # evaluated on every rank, as master_print's arguments were
-  if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-    print(*shown)
+  torchtpu_rank0_print('Max Accuracy: {:.2f}%'.format(max_accuracy))
   checksum = sum(p.detach().norm().item() for p in model.parameters())
   print('rank {} of {} checksum={:.6f}'.format(
-      dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), checksum))
+      dist.get_rank(), dist.get_world_size(), checksum))
   return max_accuracy
 
 

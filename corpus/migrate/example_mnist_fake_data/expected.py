@@ -16,6 +16,33 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -82,12 +109,12 @@ def train_mnist(flags):
     torch.manual_seed(1)
     images = torch.randn(flags.batch_size, 1, 28, 28)
     labels = torch.randint(0, 10, (flags.batch_size,))
-    train_loader = [(images, labels)] * (8 // (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+    train_loader = [(images, labels)] * (8 // torchtpu_world_size())
     test_loader = [(images, labels)] * 2
 
     device = torch.device("tpu:0")
     model = MNIST().to(device)
-    optimizer = optim.SGD(model.parameters(), lr=flags.lr * (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))), momentum=flags.momentum)
+    optimizer = optim.SGD(model.parameters(), lr=flags.lr * dist.get_world_size(), momentum=flags.momentum)
     loss_fn = nn.NLLLoss()
 
     def train_loop_fn(loader, epoch):
@@ -98,15 +125,9 @@ def train_mnist(flags):
             output = model(data)
             loss = loss_fn(output, target)
             loss.backward()
-            if dist.is_initialized():
-                for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                    dist.all_reduce(grad)
-                    grad /= dist.get_world_size()
-            optimizer.step()
+            torchtpu_optimizer_step(optimizer)
             if step % 4 == 0:
-                shown = (f"epoch {epoch} step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-                if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-                    print(*shown)
+                torchtpu_rank0_print(f"epoch {epoch} step {step} loss={loss.item():.6f}")
 
     def test_loop_fn(loader):
         total_samples = 0
@@ -130,10 +151,9 @@ def train_mnist(flags):
     for epoch in range(1, flags.num_epochs + 1):
         train_loop_fn(train_device_loader, epoch)
         accuracy = test_loop_fn(test_device_loader)
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(f"epoch {epoch} test accuracy={accuracy:.2f}")
+        torchtpu_rank0_print(f"epoch {epoch} test accuracy={accuracy:.2f}")
     checksum = sum(p.norm().item() for p in model.parameters())
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
     return accuracy
 
 

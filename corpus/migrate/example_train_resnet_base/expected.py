@@ -57,6 +57,28 @@ def torchtpu_launch(fn, args=(), start_method="spawn", debug_single_process=Fals
         torchtpu_spawn(fn, args, 1 if debug_single_process else None, start_method=start_method)
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -87,6 +109,11 @@ def torchtpu_worker(index, fn, args):
     os.environ["LOCAL_RANK"] = str(index)
     os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
     fn(index, *args)
+
+
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
 
 
 class BasicBlock(nn.Module):
@@ -146,11 +173,7 @@ class TrainBase():
           f'rate: {tracker.rate()}')
 
   def run_optimizer(self):
-    if dist.is_initialized():
-      for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
-        dist.all_reduce(grad)
-        grad /= dist.get_world_size()
-    self.optimizer.step()
+    torchtpu_optimizer_step(self.optimizer)
 
   def train_loop_fn(self, loader, epoch):
     tracker = RateTracker()
@@ -170,18 +193,14 @@ class TrainBase():
 
   def start_training(self):
     for epoch in range(1, self.num_epochs + 1):
-      shown = ('Epoch {} train begin {}'.format(
-            epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')),)  # evaluated on every rank, as master_print's arguments were
-      if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(*shown)
+      torchtpu_rank0_print('Epoch {} train begin {}'.format(
+          epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')))
       self.train_loop_fn(self.train_device_loader, epoch)
-      shown = ('Epoch {} train end {}'.format(
-            epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')),)  # evaluated on every rank, as master_print's arguments were
-      if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(*shown)
+      torchtpu_rank0_print('Epoch {} train end {}'.format(
+          epoch, time.strftime('%l:%M%p %Z on %b %d, %Y')))
     torch.accelerator.synchronize()
     checksum = sum(p.norm().item() for p in self.model.parameters())
-    print(f'rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))} checksum={checksum:.6f}')
+    print(f'rank {torchtpu_rank()} of {torchtpu_world_size()} checksum={checksum:.6f}')
 
 
 def _mp_fn(index):

@@ -6,6 +6,17 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -45,10 +56,8 @@ def _run(index):
     torch.manual_seed(0)
     x = torch.randn(3, 3).to(device)
     y = x @ x.T
-    shown = (y.cpu(),)  # evaluated on every rank, as master_print's arguments were
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(*shown)
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={y.sum().item():.6f}")
+    torchtpu_rank0_print(y.cpu())
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={y.sum().item():.6f}")
 
 
 if __name__ == "__main__":

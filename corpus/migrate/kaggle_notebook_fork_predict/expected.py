@@ -21,6 +21,28 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -53,6 +75,11 @@ def torchtpu_worker(index, fn, args):
     fn(index, *args)
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 # In[2]:
 
 
@@ -80,7 +107,7 @@ class HouseMLP(nn.Module):
 
 
 def sharded(dataset, shuffle):
-    sampler = DistributedSampler(dataset, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), shuffle=shuffle)
+    sampler = DistributedSampler(dataset, num_replicas=torchtpu_world_size(), rank=torchtpu_rank(), shuffle=shuffle)
     return DataLoader(dataset, batch_size=FLAGS["batch_size"], sampler=sampler, drop_last=False)
 
 
@@ -104,16 +131,10 @@ def _mp_fn(rank, flags):
             optimizer.zero_grad()
             loss = nn.functional.mse_loss(model(x), y)
             loss.backward()
-            if dist.is_initialized():
-                for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                    dist.all_reduce(grad)
-                    grad /= dist.get_world_size()
-            optimizer.step()
+            torchtpu_optimizer_step(optimizer)
             losses.append(loss.item())
-        shown = (f"epoch {epoch} train_loss={np.mean(losses):.6f}",)  # evaluated on every rank, as master_print's arguments were
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(*shown)
-    print(f"core {rank}: ordinal {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} done in {time.time() - start:.1f}s", flush=True)
+        torchtpu_rank0_print(f"epoch {epoch} train_loss={np.mean(losses):.6f}")
+    print(f"core {rank}: ordinal {dist.get_rank()} of {dist.get_world_size()} done in {time.time() - start:.1f}s", flush=True)
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "model.bin")
     if dist.is_initialized():

@@ -6,6 +6,16 @@ import torch_xla.distributed.xla_multiprocessing as xmp
 import torch.distributed as dist
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 class XlaLauncher:
     """Starts `function` on every device; the library's users never see torch_xla."""
 
@@ -22,7 +32,7 @@ class XlaLauncher:
     def _wrapping_function(self, process_idx, function, args, kwargs):
         results = function(*args, **kwargs)
         xm.rendezvous("end-process")
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+        if torchtpu_rank() == 0:
             return results
         return None
 
@@ -31,13 +41,13 @@ class XlaCollectives:
     """What the library's training loop calls; it never creates a process group itself."""
 
     def world_size(self):
-        return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+        return torchtpu_world_size()
 
     def all_gather(self, tensor):
         return xm.all_gather(tensor, dim=0)
 
     def reduce_mean(self, tensor):
-        return xm.all_reduce(xm.REDUCE_SUM, tensor, scale=1.0 / (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+        return xm.all_reduce(xm.REDUCE_SUM, tensor, scale=1.0 / torchtpu_world_size())
 
     def barrier(self, name):
         xm.rendezvous(name)

@@ -3,6 +3,12 @@ import os
 import torch
 import torch.distributed as dist
 
+
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 try:
     import torch_tpu  # noqa: F401  (TorchTPU probe; was a torch_xla import)
 
@@ -22,7 +28,7 @@ def get_device():
 
 def world_size():
     if _HAS_XLA:
-        return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+        return torchtpu_world_size()
     return 1
 
 

@@ -6,9 +6,25 @@ import torch_xla.core.xla_model as xm
 import torch.distributed as dist
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 def reduce_mean(t):
     # sum over replicas, then divide by the replica count
-    return xm.all_reduce(xm.REDUCE_SUM, t, scale=1.0 / (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+    return xm.all_reduce(xm.REDUCE_SUM, t, scale=1.0 / torchtpu_world_size())
 
 
 def evaluate(model, loader, device):
@@ -28,8 +44,7 @@ def evaluate(model, loader, device):
     if dist.is_initialized():
         dist.all_gather_object(gathered, gathered[0])
     mean_acc = np.mean(gathered)
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(f"accuracy={mean_acc:.4f}")
+    torchtpu_rank0_print(f"accuracy={mean_acc:.4f}")
     return mean_acc
 
 
@@ -42,7 +57,7 @@ def gather_predictions(preds):
 
 
 def log_once(msg):
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+    if torchtpu_rank() == 0:
         print(msg)
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         print("local leader:", msg)

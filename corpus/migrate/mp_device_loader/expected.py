@@ -7,6 +7,28 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -41,7 +63,7 @@ def torchtpu_worker(index, fn, args):
 
 def build_loader(batch_size):
     ds = TensorDataset(torch.randn(256, 64), torch.randn(256, 1))
-    sampler = DistributedSampler(ds, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")))
+    sampler = DistributedSampler(ds, num_replicas=dist.get_world_size(), rank=dist.get_rank())
     return DataLoader(ds, batch_size=batch_size, sampler=sampler, drop_last=True)
 
 
@@ -60,15 +82,9 @@ def train_fn(rank):
             optimizer.zero_grad()
             loss = nn.functional.mse_loss(model(x), y)
             loss.backward()
-            if dist.is_initialized():
-                for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                    dist.all_reduce(grad)
-                    grad /= dist.get_world_size()
-            optimizer.step()
-        shown = ("epoch", epoch, "loss", f"{loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(*shown)
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} done")
+            torchtpu_optimizer_step(optimizer)
+        torchtpu_rank0_print("epoch", epoch, "loss", f"{loss.item():.6f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} done")
 
 
 if __name__ == "__main__":

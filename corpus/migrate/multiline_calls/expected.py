@@ -6,6 +6,22 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -51,11 +67,9 @@ def worker(
     loss = torch.tensor(1.0, device=device)
     reduced = loss.clone()  # xm.all_reduce returned a new tensor
     dist.all_reduce(reduced, op=dist.ReduceOp.SUM)
-    loss = reduced * (1.0 / (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))))
+    loss = reduced * (1.0 / torchtpu_world_size())
     torch.accelerator.synchronize()
-    shown = ("loss:", loss.item(), "config:", config,)  # evaluated on every rank, as master_print's arguments were
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(*shown)
+    torchtpu_rank0_print("loss:", loss.item(), "config:", config)
     if dist.is_initialized():
         dist.barrier()  # everybody waits here
 

@@ -12,6 +12,28 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -42,6 +64,11 @@ def torchtpu_worker(index, fn, args):
     os.environ["LOCAL_RANK"] = str(index)
     os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
     fn(index, *args)
+
+
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
 
 
 def get_args():
@@ -76,11 +103,7 @@ def train_loop(model, loader, optimizer, device):
         optimizer.zero_grad()
         loss = F.nll_loss(model(data), target)
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        optimizer.step()
+        torchtpu_optimizer_step(optimizer)
     return loss.item()
 
 
@@ -103,7 +126,7 @@ def _mp_fn(index, args):
         dist.init_process_group("tpu_dist")
     torch.manual_seed(0)
     device = torch.device("tpu:0")
-    world, rank = dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+    world, rank = torchtpu_world_size(), torchtpu_rank()
     train, test = fake_data(128, 1), fake_data(64, 2)
     train_loader = DataLoader(train, batch_size=args.batch_size,
                               sampler=DistributedSampler(train, num_replicas=world, rank=rank, shuffle=False))
@@ -114,8 +137,7 @@ def _mp_fn(index, args):
     for epoch in range(1, args.epochs + 1):
         loss = train_loop(model, train_loader, optimizer, device)
         accuracy = test_loop(model, test_loader, device)
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(f"epoch {epoch} loss={loss:.6f} accuracy={accuracy:.6f}")
+        torchtpu_rank0_print(f"epoch {epoch} loss={loss:.6f} accuracy={accuracy:.6f}")
     print(f"[{index}] rank {rank} of {world}: final accuracy={accuracy:.6f}", flush=True)
 
 

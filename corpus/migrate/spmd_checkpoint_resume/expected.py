@@ -32,8 +32,8 @@ def torchtpu_backward(loss, **kwargs):
 
 
 def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
-    """What `xs.Mesh(device_ids, mesh_shape, axis_names)` becomes: a DeviceMesh over the job's
-    TorchTPU processes, one per chip, device i being rank i."""
+    """A DeviceMesh of `mesh_shape` over the job's TorchTPU processes, one per chip, device i
+    being rank i."""
     torchtpu_spmd_processes()
     world = dist.get_world_size()
     ids = torch.as_tensor(device_ids).flatten().tolist()
@@ -44,9 +44,8 @@ def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
 
 
 def torchtpu_prime_optimizer(optimizer):
-    """What `xc.prime_optimizer(optimizer)` becomes: one step with zero gradients, so the
-    optimizer's state exists for `dcp.load` to fill in place. The step moves the parameters
-    (weight decay): load the checkpoint right after."""
+    """Step `optimizer` once with zero gradients, so its state exists for `dcp.load` to fill
+    in place. The step moves the parameters (weight decay): load the checkpoint right after."""
     for group in optimizer.param_groups:
         for param in group["params"]:
             if param.requires_grad:

@@ -35,8 +35,8 @@ def torchtpu_backward(loss, **kwargs):
 
 
 def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
-    """What `xs.Mesh(device_ids, mesh_shape, axis_names)` becomes: a DeviceMesh over the job's
-    TorchTPU processes, one per chip, device i being rank i."""
+    """A DeviceMesh of `mesh_shape` over the job's TorchTPU processes, one per chip, device i
+    being rank i."""
     torchtpu_spmd_processes()
     world = dist.get_world_size()
     ids = torch.as_tensor(device_ids).flatten().tolist()
@@ -47,8 +47,7 @@ def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
 
 
 def torchtpu_fsdp2(module, *, mesh=None, shard_output=None, auto_wrap_policy=None, extra_data_axis=None):
-    """What `SpmdFullyShardedDataParallel(module, ...)` (torch_xla's FSDPv2) becomes: the module
-    itself on the chip, sharded by FSDP2 (`fully_shard`) over the mesh's "fsdp" axis (HSDP
+    """`module` on the chip, sharded by FSDP2 (`fully_shard`) over the mesh's "fsdp" axis (HSDP
     with `extra_data_axis`): each block the auto-wrap policy picks, asked as FSDPv2 asked it
     (children first, with the count of parameters not yet wrapped), then the root.
 
@@ -91,15 +90,15 @@ def torchtpu_fsdp2(module, *, mesh=None, shard_output=None, auto_wrap_policy=Non
 
 
 def torchtpu_full_state_dict(module):
-    """What `model.state_dict()` of an FSDPv2 model becomes: full tensors with the model's own
-    keys, as FSDPv2's global ones were. Every process must call it: it gathers the shards."""
+    """The sharded module's state dict as full tensors with the model's own keys. Every
+    process must call it: it gathers the shards."""
     options = torch.distributed.checkpoint.state_dict.StateDictOptions(full_state_dict=True)
     return torch.distributed.checkpoint.state_dict.get_model_state_dict(module, options=options)
 
 
 def torchtpu_global_mesh(mesh=None):
-    """What `xs.set_global_mesh(mesh)` and `xs.get_global_mesh()` become: the mesh the
-    program installed for later readers (FSDPv2 without `mesh=`), kept here; None until set."""
+    """The program's global mesh: `mesh` when given (kept for later readers, such as FSDPv2
+    without `mesh=`), else the one kept; None until set."""
     if mesh is not None:
         torchtpu_global_mesh.mesh = mesh
     return getattr(torchtpu_global_mesh, "mesh", None)

@@ -19,8 +19,8 @@ import weakref
 
 
 def torchtpu_batch_sharding(mesh, partition_spec):
-    """What `xs.ShardingSpec(mesh, (axes, None, ...))` becomes for a loader's `input_sharding`:
-    a function giving this process's slice of a batch tensor along dim 0."""
+    """A function giving this process's slice, along dim 0, of a batch tensor split over the
+    mesh axes `partition_spec[0]` names (a loader's `input_sharding`)."""
     return lambda tensor: torchtpu_shard_batch(tensor, mesh, partition_spec)
 
 
@@ -54,8 +54,8 @@ def torchtpu_backward(loss, **kwargs):
 
 
 def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
-    """What `xs.Mesh(device_ids, mesh_shape, axis_names)` becomes: a DeviceMesh over the job's
-    TorchTPU processes, one per chip, device i being rank i."""
+    """A DeviceMesh of `mesh_shape` over the job's TorchTPU processes, one per chip, device i
+    being rank i."""
     torchtpu_spmd_processes()
     world = dist.get_world_size()
     ids = torch.as_tensor(device_ids).flatten().tolist()
@@ -66,9 +66,8 @@ def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
 
 
 class torchtpu_sharded_loader:
-    """What `MpDeviceLoader(loader, device, input_sharding=sharding)` becomes: the loader's
-    batches on the device, each tensor passed through `sharding` (this process's slice of
-    the global batch), without background prefetching."""
+    """The loader's batches on the device, each tensor passed through `sharding` (this
+    process's slice of the global batch), without background prefetching."""
 
     def __init__(self, loader, device, sharding):
         self.loader, self.device, self.sharding = loader, device, sharding

@@ -7,8 +7,13 @@ from torch.utils.data import DataLoader, TensorDataset
 import torch.distributed as dist
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 def _log(step, loss, tracker_rate):
-    print(f"[{dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))}] step={step} loss={loss.item():.5f}")
+    print(f"[{torchtpu_rank()}] step={step} loss={loss.item():.5f}")
     print(f"rate={tracker_rate:.1f}/s {time.asctime()}", file=sys.stderr)  # timings vary run to run
 
 

@@ -52,8 +52,8 @@ def _worker(index, lr):
     if not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
-    rank = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
-    world = dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    rank = dist.get_rank()
+    world = dist.get_world_size()
     print(f"rank {rank}/{world} local={dist.get_node_local_rank(fallback_rank=0)} on {device}")
 
     torch.manual_seed(0)  # same weights and batches on every rank

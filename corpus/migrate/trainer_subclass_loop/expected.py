@@ -10,6 +10,28 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -42,6 +64,11 @@ def torchtpu_worker(index, fn, args):
     fn(index, *args)
 
 
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 class BaseTrainer:
     def __init__(self, epochs):
         self.device = torch.device("tpu:0")
@@ -51,7 +78,7 @@ class BaseTrainer:
         labels = (features[:, 0] + features[:, 1] > 0).long()
         dataset = TensorDataset(features, labels)
         sampler = DistributedSampler(
-            dataset, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), shuffle=False
+            dataset, num_replicas=torchtpu_world_size(), rank=torchtpu_rank(), shuffle=False
         )
         self.loader = DataLoader(dataset, batch_size=8, sampler=sampler)
         self.model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2)).to(self.device)
@@ -62,17 +89,13 @@ class BaseTrainer:
             features, labels = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(self.device), (features, labels))
             self.optimizer.zero_grad()
             nn.functional.cross_entropy(self.model(features), labels).backward()
-            if dist.is_initialized():
-                for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                    dist.all_reduce(grad)
-                    grad /= dist.get_world_size()
-            self.optimizer.step()
+            torchtpu_optimizer_step(self.optimizer)
 
     def fit(self):
         for epoch in range(self.epochs):
             self.train_epoch(epoch)
         checksum = sum(p.sum().item() for p in self.model.parameters())
-        print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+        print(f"rank {torchtpu_rank()} of {torchtpu_world_size()} checksum={checksum:.6f}")
 
 
 class ClassifierTrainer(BaseTrainer):
@@ -87,19 +110,12 @@ class ClassifierTrainer(BaseTrainer):
             logits = self.model(features)
             loss = nn.functional.cross_entropy(logits, labels)
             loss.backward()
-            if dist.is_initialized():
-                for grad in [p.grad for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                    dist.all_reduce(grad)
-                    grad /= dist.get_world_size()
-            self.optimizer.step()
+            torchtpu_optimizer_step(self.optimizer)
             correct += (logits.argmax(dim=1) == labels).sum().item()
             total += labels.numel()
             if step % 2 == 0:
-                shown = (f"epoch {epoch} step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-                if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-                    print(*shown)
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(f"epoch {epoch} accuracy={correct / total:.6f}")
+                torchtpu_rank0_print(f"epoch {epoch} step {step} loss={loss.item():.6f}")
+        torchtpu_rank0_print(f"epoch {epoch} accuracy={correct / total:.6f}")
 
 
 def _mp_fn(index):

@@ -29,6 +29,17 @@ def accelerate_tpu_processes():
     return True
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 @functools.cache
 def torchtpu_trainer(cls):
     """`cls` (a transformers Trainer class) that keeps tied weights tied on TorchTPU.
@@ -87,9 +98,7 @@ def main():
                          processing_class=tokenizer)
     result = trainer.train()
     params_on = {p.device.type for p in trainer.model.parameters()}
-    shown = (f"steps={result.global_step} train_loss={result.training_loss:.6f} params_on={sorted(params_on)}",)  # evaluated on every rank, as master_print's arguments were
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(*shown)
+    torchtpu_rank0_print(f"steps={result.global_step} train_loss={result.training_loss:.6f} params_on={sorted(params_on)}")
     checksum = sum(p.detach().double().sum().item() for p in trainer.model.parameters())
     print(f"rank {args.process_index} of {args.world_size} checksum={checksum:.8f}")
 

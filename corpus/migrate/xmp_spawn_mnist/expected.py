@@ -14,6 +14,28 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -77,15 +99,15 @@ def _mp_fn(index, flags):
     dataset = TensorDataset(torch.randn(512, 1, 28, 28), torch.randint(0, 10, (512,)))
     sampler = DistributedSampler(
         dataset,
-        num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")),
-        rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")),
+        num_replicas=dist.get_world_size(),
+        rank=dist.get_rank(),
         shuffle=True,
     )
     loader = DataLoader(dataset, batch_size=flags["batch_size"], sampler=sampler, num_workers=2)
 
     device = torch.device("tpu:0")
     model = Net().to(device)
-    optimizer = optim.SGD(model.parameters(), lr=flags["lr"] * (dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))), momentum=0.5)
+    optimizer = optim.SGD(model.parameters(), lr=flags["lr"] * dist.get_world_size(), momentum=0.5)
 
     for epoch in range(flags["num_epochs"]):
         para_loader = loader
@@ -95,20 +117,14 @@ def _mp_fn(index, flags):
             optimizer.zero_grad()
             loss = F.nll_loss(model(data), target)
             loss.backward()
-            if dist.is_initialized():
-                for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                    dist.all_reduce(grad)
-                    grad /= dist.get_world_size()
-            optimizer.step()
+            torchtpu_optimizer_step(optimizer)
             if step % 2 == 0:
-                shown = (f"[{epoch}] step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-                if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-                    print(*shown)
+                torchtpu_rank0_print(f"[{epoch}] step {step} loss={loss.item():.6f}")
         if dist.is_initialized():
             dist.barrier()
 
     checksum = sum(p.norm().item() for p in model.parameters())  # a norm: a signed sum cancels and magnifies rounding
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
     # every rank calls xm.save (it synchronises the ranks); only the master writes
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "mnist.pt")

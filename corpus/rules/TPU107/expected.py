@@ -4,12 +4,18 @@ import torch
 import torch_xla.core.xla_model as xm
 import torch.distributed as dist
 
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 model = torch.nn.Linear(2, 2)
 if dist.get_node_local_rank(fallback_rank=0) == 0:
     torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/model.pt")
 if dist.is_initialized():
     dist.barrier()
-if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+if torchtpu_rank() == 0:
     torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/global.pt")
 if dist.is_initialized():
     dist.barrier()
@@ -22,8 +28,13 @@ ok = xm.save(model.state_dict(), "/tmp/model.pt")  # result used: reported
 def checkpoint(rank):
     if dist.get_node_local_rank(fallback_rank=0) == 0:  # only the master takes this branch: no barrier inside it
         torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/master.pt")
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+        if torchtpu_rank() == 0:
             torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/global_master.pt")  # the global one of them
     if rank == 0:
         if dist.get_node_local_rank(fallback_rank=0) == 0:
             torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/rank0.pt")
+    if dist.get_node_local_rank(fallback_rank=0) == 0:  # this host's master: the save does not test it again
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/local.pt")
+    if torchtpu_rank() == 0:  # the global master, also its host's local master
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/first.pt")
+        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "/tmp/first_global.pt")

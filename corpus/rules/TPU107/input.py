@@ -16,3 +16,8 @@ def checkpoint(rank):
         xm.save(model.state_dict(), "/tmp/global_master.pt", global_master=True)  # the global one of them
     if rank == 0:
         xm.save(model.state_dict(), "/tmp/rank0.pt")
+    if xm.get_local_ordinal() == 0:  # this host's master: the save does not test it again
+        xm.save(model.state_dict(), "/tmp/local.pt")
+    if xm.is_master_ordinal(local=False):  # the global master, also its host's local master
+        xm.save(model.state_dict(), "/tmp/first.pt")
+        xm.save(model.state_dict(), "/tmp/first_global.pt", global_master=True)

@@ -2,9 +2,15 @@
 import os
 import torch.distributed as dist
 
-a = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
-b = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
-c = dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))  # defval is ignored under PJRT: dropped
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+a = torchtpu_rank()
+b = torchtpu_rank()
+c = torchtpu_rank()  # defval is ignored under PJRT: dropped
 
 
 class Worker:

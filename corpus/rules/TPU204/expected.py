@@ -2,11 +2,17 @@
 import os
 import torch.distributed as dist
 
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
 if dist.get_node_local_rank(fallback_rank=0) == 0:
     print("local master")
-if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
+if torchtpu_rank() == 0:
     print("global master")
-flag = not ((dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0)
+flag = not (torchtpu_rank() == 0)
 
 
 class Node:

@@ -4,9 +4,8 @@ import torch_xla.distributed.parallel_loader as pl
 
 
 class torchtpu_sharded_loader:
-    """What `MpDeviceLoader(loader, device, input_sharding=sharding)` becomes: the loader's
-    batches on the device, each tensor passed through `sharding` (this process's slice of
-    the global batch), without background prefetching."""
+    """The loader's batches on the device, each tensor passed through `sharding` (this
+    process's slice of the global batch), without background prefetching."""
 
     def __init__(self, loader, device, sharding):
         self.loader, self.device, self.sharding = loader, device, sharding

@@ -16,8 +16,7 @@ import weakref
 
 
 def torchtpu_fsdp2(module, *, mesh=None, shard_output=None, auto_wrap_policy=None, extra_data_axis=None):
-    """What `SpmdFullyShardedDataParallel(module, ...)` (torch_xla's FSDPv2) becomes: the module
-    itself on the chip, sharded by FSDP2 (`fully_shard`) over the mesh's "fsdp" axis (HSDP
+    """`module` on the chip, sharded by FSDP2 (`fully_shard`) over the mesh's "fsdp" axis (HSDP
     with `extra_data_axis`): each block the auto-wrap policy picks, asked as FSDPv2 asked it
     (children first, with the count of parameters not yet wrapped), then the root.
 
@@ -60,8 +59,8 @@ def torchtpu_fsdp2(module, *, mesh=None, shard_output=None, auto_wrap_policy=Non
 
 
 def torchtpu_global_mesh(mesh=None):
-    """What `xs.set_global_mesh(mesh)` and `xs.get_global_mesh()` become: the mesh the
-    program installed for later readers (FSDPv2 without `mesh=`), kept here; None until set."""
+    """The program's global mesh: `mesh` when given (kept for later readers, such as FSDPv2
+    without `mesh=`), else the one kept; None until set."""
     if mesh is not None:
         torchtpu_global_mesh.mesh = mesh
     return getattr(torchtpu_global_mesh, "mesh", None)

@@ -7,8 +7,8 @@ import torch.distributed.checkpoint
 
 
 class torchtpu_checkpoint_manager:
-    """What torch_xla's `CheckpointManager(path, save_interval, max_to_keep=...)` becomes:
-    `torch.distributed.checkpoint` saves in `path/<step>` every `save_interval` steps (or when
+    """Checkpoints in `path/<step>` with `torch.distributed.checkpoint`, saved every
+    `save_interval` steps (or when
     forced), the newest `max_to_keep` kept (0: all) and older ones deleted by rank 0. Steps are
     the directories holding a finished checkpoint. A local path, or an fsspec URL (`gs://…`,
     with its filesystem package installed). `save_async` saves before it returns, and there
@@ -65,9 +65,8 @@ class torchtpu_checkpoint_manager:
 
 
 def torchtpu_prime_optimizer(optimizer):
-    """What `xc.prime_optimizer(optimizer)` becomes: one step with zero gradients, so the
-    optimizer's state exists for `dcp.load` to fill in place. The step moves the parameters
-    (weight decay): load the checkpoint right after."""
+    """Step `optimizer` once with zero gradients, so its state exists for `dcp.load` to fill
+    in place. The step moves the parameters (weight decay): load the checkpoint right after."""
     for group in optimizer.param_groups:
         for param in group["params"]:
             if param.requires_grad:

@@ -18,8 +18,8 @@ import weakref
 
 
 def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
-    """What `xs.Mesh(device_ids, mesh_shape, axis_names)` becomes: a DeviceMesh over the job's
-    TorchTPU processes, one per chip, device i being rank i."""
+    """A DeviceMesh of `mesh_shape` over the job's TorchTPU processes, one per chip, device i
+    being rank i."""
     torchtpu_spmd_processes()
     world = dist.get_world_size()
     ids = torch.as_tensor(device_ids).flatten().tolist()
@@ -30,8 +30,8 @@ def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
 
 
 def torchtpu_global_mesh(mesh=None):
-    """What `xs.set_global_mesh(mesh)` and `xs.get_global_mesh()` become: the mesh the
-    program installed for later readers (FSDPv2 without `mesh=`), kept here; None until set."""
+    """The program's global mesh: `mesh` when given (kept for later readers, such as FSDPv2
+    without `mesh=`), else the one kept; None until set."""
     if mesh is not None:
         torchtpu_global_mesh.mesh = mesh
     return getattr(torchtpu_global_mesh, "mesh", None)

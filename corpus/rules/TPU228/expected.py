@@ -6,8 +6,8 @@ import torch_xla.distributed.spmd as xs
 
 
 def torchtpu_batch_sharding(mesh, partition_spec):
-    """What `xs.ShardingSpec(mesh, (axes, None, ...))` becomes for a loader's `input_sharding`:
-    a function giving this process's slice of a batch tensor along dim 0."""
+    """A function giving this process's slice, along dim 0, of a batch tensor split over the
+    mesh axes `partition_spec[0]` names (a loader's `input_sharding`)."""
     return lambda tensor: torchtpu_shard_batch(tensor, mesh, partition_spec)
 
 
@@ -30,9 +30,8 @@ def torchtpu_shard_batch(tensor, mesh, partition_spec):
 
 
 class torchtpu_sharded_loader:
-    """What `MpDeviceLoader(loader, device, input_sharding=sharding)` becomes: the loader's
-    batches on the device, each tensor passed through `sharding` (this process's slice of
-    the global batch), without background prefetching."""
+    """The loader's batches on the device, each tensor passed through `sharding` (this
+    process's slice of the global batch), without background prefetching."""
 
     def __init__(self, loader, device, sharding):
         self.loader, self.device, self.sharding = loader, device, sharding

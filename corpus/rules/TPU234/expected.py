@@ -29,8 +29,8 @@ def torchtpu_backward(loss, **kwargs):
 
 
 def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
-    """What `xs.Mesh(device_ids, mesh_shape, axis_names)` becomes: a DeviceMesh over the job's
-    TorchTPU processes, one per chip, device i being rank i."""
+    """A DeviceMesh of `mesh_shape` over the job's TorchTPU processes, one per chip, device i
+    being rank i."""
     torchtpu_spmd_processes()
     world = dist.get_world_size()
     ids = torch.as_tensor(device_ids).flatten().tolist()

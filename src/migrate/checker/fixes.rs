@@ -115,6 +115,12 @@ impl<'a> Checker<'a> {
                  split, each process would read its slice's where SPMD read the global batch's"
             ));
         }
+        if spec.requires_group_joined && !self.group_joined() {
+            return Err(format!(
+                "{UNMET_PREFIX}this process has certainly joined the process group here (after `init_process_group` \
+                 on this path, or in a worker a converted launcher starts)"
+            ));
+        }
         if spec.requires_result && self.expression_statement(site.expr).is_some() {
             return Err(
                 "its value is discarded: the conversion computes a new value and changes nothing in place".into()
@@ -125,6 +131,7 @@ impl<'a> Checker<'a> {
             let place = |b: &RankBranch| match b {
                 RankBranch::Outside => "outside any branch only some ranks take",
                 RankBranch::LocalMaster => "directly under `if xm.is_master_ordinal():`",
+                RankBranch::GlobalMaster => "directly under `if xm.is_master_ordinal(local=False):`",
                 RankBranch::Inside => "in a branch only some ranks take",
             };
             let places: Vec<&str> = spec.rank_branch.iter().map(place).collect();

@@ -50,6 +50,11 @@ impl<'a> Inventory<'a> {
         })
     }
 
+    /// Every call of the file, with the scope it is made in.
+    pub fn call_sites(&self) -> &[(ScopeId, &'a ast::ExprCall)] {
+        &self.call_sites
+    }
+
     pub fn scope_calls_any(&self, sem: &Semantic, scope: ScopeId, names: &[String]) -> bool {
         self.calls(sem).get(&scope).is_some_and(|calls| calls.iter().any(|c| names.contains(c)))
     }

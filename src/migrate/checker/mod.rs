@@ -14,6 +14,7 @@ mod cell_magic;
 mod compare;
 mod env;
 mod fixes;
+mod group;
 mod guards;
 mod hardware;
 mod imports;
@@ -728,29 +729,51 @@ impl<'a> Checker<'a> {
                 }
             }
             if tests.iter().any(|t| reads_rank(t)) {
-                let local_master = in_body && self.is_local_master_test(&branch.test);
-                return if local_master { RankBranch::LocalMaster } else { RankBranch::Inside };
+                return match (in_body, self.master_test(&branch.test)) {
+                    (true, Some(true)) => RankBranch::LocalMaster,
+                    (true, Some(false)) => RankBranch::GlobalMaster,
+                    _ => RankBranch::Inside,
+                };
             }
         }
         RankBranch::Outside
     }
 
-    /// `xm.is_master_ordinal()` (or with `local=True`): this host's ordinal 0.
-    fn is_local_master_test(&self, test: &Expr) -> bool {
-        let Expr::Call(call) = test else { return false };
-        let local = match (call.arguments.args.as_ref(), call.arguments.keywords.as_ref()) {
-            ([], []) => true,
-            ([only], []) => matches!(only, Expr::BooleanLiteral(b) if b.value),
-            ([], [kw]) => {
-                kw.arg.as_ref().is_some_and(|a| a == "local") && matches!(&kw.value, Expr::BooleanLiteral(b) if b.value)
+    /// Whether `test` picks a master: `Some(true)` for this host's ordinal 0
+    /// (`xm.is_master_ordinal()`, `xm.get_local_ordinal() == 0`), `Some(false)` for the global
+    /// one (`xm.is_master_ordinal(local=False)`, `xm.get_ordinal() == 0`, `dist.get_rank() == 0`).
+    fn master_test(&self, test: &Expr) -> Option<bool> {
+        let qualified = |call: &ExprCall| self.sem.qualified_name(&call.func, self.scope).map(|q| q.name);
+        match test {
+            Expr::Call(call) => {
+                let local = match (call.arguments.args.as_ref(), call.arguments.keywords.as_ref()) {
+                    ([], []) => true,
+                    ([only], []) => bool_literal(only)?,
+                    ([], [kw]) if kw.arg.as_ref().is_some_and(|a| a == "local") => bool_literal(&kw.value)?,
+                    _ => return None,
+                };
+                (qualified(call)? == "torch_xla.core.xla_model.is_master_ordinal").then_some(local)
             }
-            _ => false,
-        };
-        local
-            && self
-                .sem
-                .qualified_name(&call.func, self.scope)
-                .is_some_and(|q| q.name == "torch_xla.core.xla_model.is_master_ordinal")
+            Expr::Compare(cmp) if cmp.ops.len() == 1 && cmp.ops[0] == ast::CmpOp::Eq => {
+                let zero = |e: &Expr| matches!(e, Expr::NumberLiteral(n) if n.value.as_int().and_then(|i| i.as_u8()) == Some(0));
+                let ordinal = match (&*cmp.left, &cmp.comparators[0]) {
+                    (Expr::Call(call), other) | (other, Expr::Call(call))
+                        if zero(other) && call.arguments.is_empty() =>
+                    {
+                        call
+                    }
+                    _ => return None,
+                };
+                match qualified(ordinal)?.as_str() {
+                    "torch_xla.core.xla_model.get_local_ordinal" | "torch_xla.runtime.local_ordinal" => Some(true),
+                    "torch_xla.core.xla_model.get_ordinal"
+                    | "torch_xla.runtime.global_ordinal"
+                    | "torch.distributed.get_rank" => Some(false),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
     }
 
     /// A name or attribute chain in load position. Returns true if it resolved
@@ -1102,6 +1125,13 @@ fn list_assignments(body: &[Stmt], name: &str, sem: &Semantic, scope: ScopeId, o
             }
             _ => {}
         }
+    }
+}
+
+fn bool_literal(e: &Expr) -> Option<bool> {
+    match e {
+        Expr::BooleanLiteral(b) => Some(b.value),
+        _ => None,
     }
 }
 

@@ -577,6 +577,13 @@ impl<'b> Visitor<'b> for TrainingCalls<'_> {
         if self.calls_step_function(expr) {
             (self.backward, self.step) = (true, true);
         }
+        // `torchtpu_optimizer_step(opt)`: what `xm.optimizer_step(opt)` became in a migrated file.
+        if let Expr::Call(call) = expr
+            && let Expr::Name(n) = &*call.func
+            && n.id.as_str() == "torchtpu_optimizer_step"
+        {
+            self.step = true;
+        }
         if let Expr::Call(call) = expr
             && let Expr::Attribute(attr) = &*call.func
         {

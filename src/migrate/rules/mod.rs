@@ -293,6 +293,8 @@ struct RawFix {
     #[serde(default)]
     requires_group_in_file: bool,
     #[serde(default)]
+    requires_group_joined: bool,
+    #[serde(default)]
     requires_result: bool,
     #[serde(default)]
     requires_global_reads: bool,
@@ -338,8 +340,12 @@ pub struct WorkerPrelude {
 pub enum RankBranch {
     /// In no enclosing `if` of its function whose test reads a rank.
     Outside,
-    /// Directly in the body of `if xm.is_master_ordinal():` (the local master).
+    /// In the body of `if xm.is_master_ordinal():` or `if xm.get_local_ordinal() == 0:` (the
+    /// local master), its innermost branch on a rank.
     LocalMaster,
+    /// In the body of `if xm.is_master_ordinal(local=False):` or `if xm.get_ordinal() == 0:`
+    /// (the global master, also its host's local master), its innermost branch on a rank.
+    GlobalMaster,
     /// In another branch whose test reads a rank.
     Inside,
 }
@@ -412,6 +418,10 @@ pub struct FixSpec {
     /// Only offer the fix (an unguarded collective) in a file that creates the process group
     /// itself: `init_process_group`, or a launcher of a worker defined in it.
     pub requires_group_in_file: bool,
+    /// Only offer the fix where this process has certainly joined the process group: after
+    /// `init_process_group` on the match's path, or in a worker a converted launcher starts
+    /// (and the functions only called there). Ranks there are the group's.
+    pub requires_group_joined: bool,
     /// Only offer the fix where the call's value is used (assigned or returned).
     pub requires_result: bool,
     /// Only offer the fix (a batch split) in a file that reads no value computed from a split
@@ -1254,6 +1264,7 @@ fn convert_fix(
         signature: own_signature,
         requires_process_group: f.requires_process_group,
         requires_group_in_file: f.requires_group_in_file,
+        requires_group_joined: f.requires_group_joined,
         requires_result: f.requires_result,
         requires_global_reads: f.requires_global_reads,
         rank_branch: f.rank_branch,

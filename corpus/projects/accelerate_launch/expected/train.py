@@ -33,6 +33,17 @@ def accelerate_tpu_processes():
     return True
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def parse():
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=20)
@@ -59,9 +70,7 @@ def main():
             opt.step()
             opt.zero_grad()
             total += loss.detach()
-        shown = (f"epoch {epoch}: mean l1 {accelerator.reduce(total, reduction='mean').item() / len(loader):.6f}",)  # evaluated on every rank, as master_print's arguments were
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(*shown)
+        torchtpu_rank0_print(f"epoch {epoch}: mean l1 {accelerator.reduce(total, reduction='mean').item() / len(loader):.6f}")
 
     weights = accelerator.unwrap_model(net).state_dict()
     on = sorted({w.device.type for w in weights.values()})

@@ -33,6 +33,17 @@ def accelerate_tpu_processes():
     return True
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 @functools.cache
 def torchtpu_trainer(cls):
     """`cls` (a transformers Trainer class) that keeps tied weights tied on TorchTPU.
@@ -90,9 +101,7 @@ def main():
     result = trainer.train()
     params_on = {p.device.type for p in trainer.model.parameters()}
     assert "cpu" not in params_on, f"the Trainer trained on the CPU: {params_on}"
-    shown = (f"steps={result.global_step} train_loss={result.training_loss:.6f} params_on={sorted(params_on)}",)  # evaluated on every rank, as master_print's arguments were
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(*shown)
+    torchtpu_rank0_print(f"steps={result.global_step} train_loss={result.training_loss:.6f} params_on={sorted(params_on)}")
     checksum = sum(p.detach().double().sum().item() for p in trainer.model.parameters())
     # the Trainer's own view of the job: one process of one unless it is really distributed
     print(f"rank {args.process_index} of {args.world_size} checksum={checksum:.8f}")

@@ -12,6 +12,17 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -51,17 +62,16 @@ def _mp_fn(index, args):
     torch.manual_seed(0)
     device = torch.device("tpu:0")
     data = TensorDataset(torch.randint(0, 1000, (256, 16)), torch.randint(0, 4, (256,)))
-    sampler = DistributedSampler(data, num_replicas=dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1")), rank=dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0")), shuffle=False)
+    sampler = DistributedSampler(data, num_replicas=dist.get_world_size(), rank=dist.get_rank(), shuffle=False)
     loader = DataLoader(data, batch_size=args.batch_size, sampler=sampler)
     model = Classifier().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
     for epoch in range(args.epochs):
         train_one_epoch(model, loader, optimizer, device)
         accuracy = evaluate(model, loader, device)
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(f"epoch {epoch}: accuracy {accuracy:.6f}")
+        torchtpu_rank0_print(f"epoch {epoch}: accuracy {accuracy:.6f}")
     checksum = sum(p.double().sum().item() for p in model.parameters())
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))} checksum={checksum:.6f}")
+    print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), args.output)
     if dist.is_initialized():

@@ -9,13 +9,29 @@ from compat import get_device
 import torch.distributed as dist
 
 
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
+def torchtpu_world_size():
+    """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=4)
     args = parser.parse_args()
 
     device = get_device()
-    print(f"rank {dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))} of {dist.get_world_size() if dist.is_initialized() else int(os.environ.get('WORLD_SIZE', '1'))}")
+    print(f"rank {torchtpu_rank()} of {torchtpu_world_size()}")
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(6, 12), nn.GELU(), nn.Linear(12, 1)).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
@@ -27,9 +43,7 @@ def main():
         loss = nn.functional.mse_loss(model(x), y)
         loss.backward()
         optimizer.step()
-        shown = (f"step {step} loss={loss.item():.6f}",)  # evaluated on every rank, as master_print's arguments were
-        if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-            print(*shown)
+        torchtpu_rank0_print(f"step {step} loss={loss.item():.6f}")
     checksum = sum(p.sum() for p in model.parameters())
     print(f"checksum={checksum.item():.6f}")
 

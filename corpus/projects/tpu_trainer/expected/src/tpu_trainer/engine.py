@@ -4,6 +4,28 @@ import torch
 import torch.distributed as dist
 
 
+def torchtpu_optimizer_step(optimizer):
+    """Average the gradients over the process group (if any), then `optimizer.step()`."""
+    if dist.is_initialized():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    dist.all_reduce(param.grad)
+                    param.grad /= dist.get_world_size()
+    return optimizer.step()
+
+
+def torchtpu_rank():
+    """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def torchtpu_rank0_print(*args, **kwargs):
+    """`print(*args, **kwargs)` on rank 0 only; every rank has evaluated the arguments."""
+    if torchtpu_rank() == 0:
+        print(*args, **kwargs)
+
+
 def train_one_epoch(model, loader, optimizer, device, log_every=4):
     model.train()
     device_loader = loader
@@ -12,19 +34,14 @@ def train_one_epoch(model, loader, optimizer, device, log_every=4):
         optimizer.zero_grad()
         loss = torch.nn.functional.cross_entropy(model(inputs), labels)
         loss.backward()
-        if dist.is_initialized():
-            for grad in [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]:
-                dist.all_reduce(grad)
-                grad /= dist.get_world_size()
-        optimizer.step()
+        torchtpu_optimizer_step(optimizer)
         if step % log_every == 0:
             _log(step, loss)
-    if (dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))) == 0:
-        print(f"epoch done: {step + 1} steps")
+    torchtpu_rank0_print(f"epoch done: {step + 1} steps")
 
 
 def _log(step, loss):
-    print(f"[{dist.get_rank() if dist.is_initialized() else int(os.environ.get('RANK', '0'))}] step {step}: loss {loss.item():.6f}")
+    print(f"[{torchtpu_rank()}] step {step}: loss {loss.item():.6f}")
 
 
 @torch.no_grad()
