@@ -16,20 +16,32 @@ from torch.utils.data.distributed import DistributedSampler
 import torch.multiprocessing as mp
 
 
-def torchtpu_spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"):
+def torchtpu_spawn(
+    fn,
+    args=(),
+    nprocs=None,
+    join=True,
+    daemon=False,
+    start_method="spawn",
+):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
     environment is left as it was: here the world is still one process."""
     parent_env = os.environ.copy()
     try:
         torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
-        local = len(os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")) // int(os.environ.get("NNODES", "1"))
+        chips = os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")
+        nodes = int(os.environ.get("NNODES", "1"))
+        local = len(chips) // nodes
         os.environ.setdefault("MASTER_ADDR", "localhost")
         os.environ.setdefault("MASTER_PORT", "29500")
         os.environ["LOCAL_WORLD_SIZE"] = str(local)
-        os.environ["WORLD_SIZE"] = str(int(os.environ.get("NNODES", "1")) * local)
+        os.environ["WORLD_SIZE"] = str(nodes * local)
         if nprocs != 1:
-            return mp.start_processes(torchtpu_worker, (fn, args), local, join, daemon, start_method)
+            worker_args = (fn, args)
+            return mp.start_processes(
+                torchtpu_worker, worker_args, local, join, daemon, start_method
+            )
         try:
             torchtpu_worker(0, fn, args)
         finally:
@@ -44,7 +56,8 @@ def torchtpu_worker(index, fn, args):
     """A process `torchtpu_spawn` started: `fn(index, *args)` with the `LOCAL_RANK` and `RANK`
     that torchrun would give it."""
     os.environ["LOCAL_RANK"] = str(index)
-    os.environ["RANK"] = str(int(os.environ.get("NODE_RANK", "0")) * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    node = int(os.environ.get("NODE_RANK", "0"))
+    os.environ["RANK"] = str(node * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
     fn(index, *args)
 
 

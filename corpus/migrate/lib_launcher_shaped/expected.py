@@ -8,12 +8,16 @@ import torch.distributed as dist
 
 def torchtpu_rank():
     """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
-    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+    if dist.is_initialized():
+        return dist.get_rank()
+    return int(os.environ.get("RANK", "0"))
 
 
 def torchtpu_world_size():
     """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
-    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    if dist.is_initialized():
+        return dist.get_world_size()
+    return int(os.environ.get("WORLD_SIZE", "1"))
 
 
 class XlaLauncher:

@@ -6,7 +6,9 @@ import torch.distributed as dist
 
 def torchtpu_world_size():
     """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
-    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+    if dist.is_initialized():
+        return dist.get_world_size()
+    return int(os.environ.get("WORLD_SIZE", "1"))
 
 
 try:

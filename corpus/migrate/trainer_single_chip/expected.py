@@ -30,7 +30,9 @@ def accelerate_tpu_processes():
 
 def torchtpu_rank():
     """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
-    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+    if dist.is_initialized():
+        return dist.get_rank()
+    return int(os.environ.get("RANK", "0"))
 
 
 def torchtpu_rank0_print(*args, **kwargs):
