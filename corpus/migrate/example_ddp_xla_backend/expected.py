@@ -17,12 +17,7 @@ import torch.multiprocessing as mp
 
 
 def torchtpu_spawn(
-    fn,
-    args=(),
-    nprocs=None,
-    join=True,
-    daemon=False,
-    start_method="spawn",
+    fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
 ):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's

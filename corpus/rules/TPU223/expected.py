@@ -8,9 +8,8 @@ import torch.distributed.checkpoint
 
 class torchtpu_checkpoint_manager:
     """Checkpoints in `path/<step>` with `torch.distributed.checkpoint`, saved every
-    `save_interval` steps (or when
-    forced), the newest `max_to_keep` kept (0: all) and older ones deleted by rank 0. Steps are
-    the directories holding a finished checkpoint. A local path, or an fsspec URL (`gs://…`,
+    `save_interval` steps (or when forced), the newest `max_to_keep` kept (0: all) and older
+    ones deleted by rank 0. Steps are the directories holding a finished checkpoint. A local path, or an fsspec URL (`gs://…`,
     with its filesystem package installed). `save_async` saves before it returns, and there
     is no preemption notice on TorchTPU: `reached_preemption` is False."""
 
