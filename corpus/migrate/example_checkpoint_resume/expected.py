@@ -115,8 +115,7 @@ def _mp_fn(index):
                  'step': 3}), CKPT)
     if dist.is_initialized():
         dist.barrier()
-    if dist.is_initialized():
-        dist.barrier()
+    dist.barrier()
 
     # --- resume, as a restarted job would ---
     state = torch.load(CKPT)

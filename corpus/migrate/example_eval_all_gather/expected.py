@@ -93,8 +93,7 @@ def evaluate(index):
     accuracy = hits.sum().item() / n
     print(f"rank {rank} of {world} gathered={n} accuracy={accuracy:.6f}")
 
-    if dist.is_initialized():
-        dist.barrier()
+    dist.barrier()
     if dist.get_node_local_rank(fallback_rank=0) == 0:
         with open("results.txt", "w") as f:
             f.write(f"samples {n}\n")

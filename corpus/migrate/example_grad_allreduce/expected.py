@@ -82,8 +82,7 @@ class Net(nn.Module):
 def _mp_fn(index, flags):
     if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
         dist.init_process_group("tpu_dist")
-    if dist.is_initialized():
-        dist.barrier()
+    dist.barrier()
     rank = dist.get_rank()
     world = dist.get_world_size()
     device = torch.device("tpu:0")

@@ -82,8 +82,7 @@ def worker(
     loss = reduced * (1.0 / torchtpu_world_size())
     torch.accelerator.synchronize()
     torchtpu_rank0_print("loss:", loss.item(), "config:", config)
-    if dist.is_initialized():
-        dist.barrier()  # everybody waits here
+    dist.barrier()  # everybody waits here
 
 
 if __name__ == "__main__":

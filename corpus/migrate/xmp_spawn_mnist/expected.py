@@ -130,8 +130,7 @@ def _mp_fn(index, flags):
             torchtpu_optimizer_step(optimizer)
             if step % 2 == 0:
                 torchtpu_rank0_print(f"[{epoch}] step {step} loss={loss.item():.6f}")
-        if dist.is_initialized():
-            dist.barrier()
+        dist.barrier()
 
     checksum = sum(p.norm().item() for p in model.parameters())  # a norm: a signed sum cancels and magnifies rounding
     print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
