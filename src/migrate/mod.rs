@@ -617,6 +617,21 @@ mod tests {
     }
 
     #[test]
+    fn inserted_code_follows_the_files_indentation_step() {
+        // Two spaces throughout: helpers and statements alike, and a second run changes nothing.
+        let two = "import torch_xla.core.xla_model as xm\n\n\ndef f(flag):\n  if flag:\n    xm.master_print(xm.get_ordinal())\n";
+        let all = Selection { unsafe_fixes: true, ..Selection::default() };
+        let m = migrated(two, &all);
+        assert!(m.output.contains("def torchtpu_rank():\n  \"\"\""), "{}", m.output);
+        assert!(m.output.contains("\n  if dist.is_initialized():\n    return dist.get_rank()\n"), "{}", m.output);
+        assert_eq!(migrated(&m.output, &all).output, m.output, "idempotent");
+        // Four spaces with one odd block indented by three: the common step decides.
+        let odd = "import torch_xla.core.xla_model as xm\n\ndef g():\n   return 1\n\ndef f(flag):\n    if flag:\n        xm.master_print(1)\n    for i in range(2):\n        if i:\n            print(i)\n";
+        let m = migrated(odd, &all);
+        assert!(m.output.contains("\n    if torchtpu_rank() == 0:\n        print(*args, **kwargs)\n"), "{}", m.output);
+    }
+
+    #[test]
     fn an_import_still_used_after_the_pass_stays() {
         let src = "import torch_xla.core.xla_model as xm\n\nxm.mark_step()\nxm.not_an_api_we_know()\n";
         let m = migrated(src, &Selection::default());
@@ -641,7 +656,7 @@ mod tests {
         let src = "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport torch_xla.core.xla_model as xm\n\nprint(xm.get_ordinal())\n";
         assert_eq!(
             run(src),
-            "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport os\nimport torch.distributed as dist\n\n\ndef torchtpu_rank():\n    \"\"\"This process's rank: the process group's, else torchrun's `RANK` (0 in a single process).\"\"\"\n    return dist.get_rank() if dist.is_initialized() else int(os.environ.get(\"RANK\", \"0\"))\n\n\nprint(torchtpu_rank())\n"
+            "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport os\nimport torch.distributed as dist\n\n\ndef torchtpu_rank():\n    \"\"\"This process's rank: the process group's, else torchrun's `RANK` (0 in a single process).\"\"\"\n    if dist.is_initialized():\n        return dist.get_rank()\n    return int(os.environ.get(\"RANK\", \"0\"))\n\n\nprint(torchtpu_rank())\n"
         );
     }
 
@@ -658,7 +673,7 @@ mod tests {
             "import os as o, torch.distributed as d\nimport torch_xla.core.xla_model as xm\nn = xm.xrt_world_size()\n";
         assert_eq!(
             run(src),
-            "import os as o, torch.distributed as d\n\n\ndef torchtpu_world_size():\n    \"\"\"The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process).\"\"\"\n    return d.get_world_size() if d.is_initialized() else int(o.environ.get(\"WORLD_SIZE\", \"1\"))\n\n\nn = torchtpu_world_size()\n"
+            "import os as o, torch.distributed as d\n\n\ndef torchtpu_world_size():\n    \"\"\"The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process).\"\"\"\n    if d.is_initialized():\n        return d.get_world_size()\n    return int(o.environ.get(\"WORLD_SIZE\", \"1\"))\n\n\nn = torchtpu_world_size()\n"
         );
     }
 
@@ -667,7 +682,7 @@ mod tests {
         let src = "import torch_xla.core.xla_model as xm\nx = 2 * xm.is_master_ordinal(local=False)\n";
         assert_eq!(
             run(src),
-            "import os\nimport torch.distributed as dist\n\n\ndef torchtpu_rank():\n    \"\"\"This process's rank: the process group's, else torchrun's `RANK` (0 in a single process).\"\"\"\n    return dist.get_rank() if dist.is_initialized() else int(os.environ.get(\"RANK\", \"0\"))\n\n\nx = 2 * (torchtpu_rank() == 0)\n"
+            "import os\nimport torch.distributed as dist\n\n\ndef torchtpu_rank():\n    \"\"\"This process's rank: the process group's, else torchrun's `RANK` (0 in a single process).\"\"\"\n    if dist.is_initialized():\n        return dist.get_rank()\n    return int(os.environ.get(\"RANK\", \"0\"))\n\n\nx = 2 * (torchtpu_rank() == 0)\n"
         );
     }
 

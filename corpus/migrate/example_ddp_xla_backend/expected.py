@@ -17,43 +17,43 @@ import torch.multiprocessing as mp
 
 
 def torchtpu_spawn(
-    fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
+  fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
 ):
-    """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
-    `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
-    environment is left as it was: here the world is still one process."""
-    parent_env = os.environ.copy()
+  """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
+  `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
+  environment is left as it was: here the world is still one process."""
+  parent_env = os.environ.copy()
+  try:
+    torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
+    chips = os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")
+    nodes = int(os.environ.get("NNODES", "1"))
+    local = len(chips) // nodes
+    os.environ.setdefault("MASTER_ADDR", "localhost")
+    os.environ.setdefault("MASTER_PORT", "29500")
+    os.environ["LOCAL_WORLD_SIZE"] = str(local)
+    os.environ["WORLD_SIZE"] = str(nodes * local)
+    if nprocs != 1:
+      worker_args = (fn, args)
+      return mp.start_processes(
+        torchtpu_worker, worker_args, local, join, daemon, start_method
+      )
     try:
-        torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
-        chips = os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")
-        nodes = int(os.environ.get("NNODES", "1"))
-        local = len(chips) // nodes
-        os.environ.setdefault("MASTER_ADDR", "localhost")
-        os.environ.setdefault("MASTER_PORT", "29500")
-        os.environ["LOCAL_WORLD_SIZE"] = str(local)
-        os.environ["WORLD_SIZE"] = str(nodes * local)
-        if nprocs != 1:
-            worker_args = (fn, args)
-            return mp.start_processes(
-                torchtpu_worker, worker_args, local, join, daemon, start_method
-            )
-        try:
-            torchtpu_worker(0, fn, args)
-        finally:
-            if dist.is_initialized():
-                dist.destroy_process_group()
+      torchtpu_worker(0, fn, args)
     finally:
-        os.environ.clear()
-        os.environ.update(parent_env)
+      if dist.is_initialized():
+        dist.destroy_process_group()
+  finally:
+    os.environ.clear()
+    os.environ.update(parent_env)
 
 
 def torchtpu_worker(index, fn, args):
-    """A process `torchtpu_spawn` started: `fn(index, *args)` with the `LOCAL_RANK` and `RANK`
-    that torchrun would give it."""
-    os.environ["LOCAL_RANK"] = str(index)
-    node = int(os.environ.get("NODE_RANK", "0"))
-    os.environ["RANK"] = str(node * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
-    fn(index, *args)
+  """A process `torchtpu_spawn` started: `fn(index, *args)` with the `LOCAL_RANK` and `RANK`
+  that torchrun would give it."""
+  os.environ["LOCAL_RANK"] = str(index)
+  node = int(os.environ.get("NODE_RANK", "0"))
+  os.environ["RANK"] = str(node * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+  fn(index, *args)
 
 
 class SmallCNN(nn.Module):

@@ -207,7 +207,7 @@ impl<'a> Checker<'a> {
                 if helpers.iter().any(|h| &h.name == name) || !(calls(&text, name) || text == *name) {
                     continue;
                 }
-                let body = template.expand(&mut cx)?;
+                let body = self.helper_layout(&template.expand(&mut cx)?);
                 if self.all_names().contains(name.as_str()) || self.sem.is_bound_anywhere(name) {
                     // Defined by an earlier pass of this run (another fix's edits overlapped).
                     if self.defines_verbatim(&body) {
@@ -362,14 +362,54 @@ impl<'a> Checker<'a> {
             .join(newline_of(self.text))
     }
 
-    /// The file's indentation step: its first indented block's (four spaces if it has none).
-    fn indent_unit(&self) -> &'a str {
-        let tokens: &[ruff_python_ast::token::Token] = self.parsed_tokens.tokens();
-        let first = tokens.iter().find(|t| t.kind() == TokenKind::Indent).map(|t| self.src(t.range()));
-        match first {
-            Some(unit) if !unit.is_empty() && unit.bytes().all(|b| b == b' ') => unit,
-            _ => "    ",
+    /// The file's indentation step: the most common step between a block and the one it is
+    /// nested in (one odd block, a first one indented by 3, does not decide), a tab in a file
+    /// indented with tabs, four spaces in a file with no indented block.
+    fn indent_unit(&self) -> &'static str {
+        const SPACES: &str = "                ";
+        let mut depths: Vec<usize> = vec![0];
+        let mut steps = [0usize; 17];
+        for token in self.parsed_tokens.tokens() {
+            match token.kind() {
+                TokenKind::Indent => {
+                    let text = self.src(token.range());
+                    if text.starts_with('\t') {
+                        return "\t";
+                    }
+                    let width = text.len();
+                    let step = width.saturating_sub(*depths.last().unwrap_or(&0));
+                    if (1..steps.len()).contains(&step) {
+                        steps[step] += 1;
+                    }
+                    depths.push(width);
+                }
+                TokenKind::Dedent => {
+                    depths.pop();
+                }
+                _ => {}
+            }
         }
+        // The most common step; on a tie the wider one (four spaces over two).
+        match (1..steps.len()).filter(|&s| steps[s] > 0).max_by_key(|&s| (steps[s], s)) {
+            Some(step) => &SPACES[..step],
+            None => "    ",
+        }
+    }
+
+    /// A helper's template, laid out at the top level with the file's indentation step
+    /// (templates indent with four spaces); lines end in `\n`, as helpers are stored.
+    fn helper_layout(&self, text: &str) -> String {
+        let unit = self.indent_unit();
+        if unit == "    " {
+            return text.to_string();
+        }
+        text.split('\n')
+            .map(|line| {
+                let depth = (line.len() - line.trim_start_matches(' ').len()) / 4;
+                format!("{}{}", unit.repeat(depth), &line[depth * 4..])
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     pub(super) fn try_action(
