@@ -625,6 +625,12 @@ mod tests {
         assert!(m.output.contains("def torchtpu_rank():\n  \"\"\""), "{}", m.output);
         assert!(m.output.contains("\n  if dist.is_initialized():\n    return dist.get_rank()\n"), "{}", m.output);
         assert_eq!(migrated(&m.output, &all).output, m.output, "idempotent");
+        // A file that writes its strings with single quotes gets helpers written that way.
+        let single = format!("{two}print('a', 'b')\n");
+        let m = migrated(&single, &all);
+        assert!(m.output.contains("return int(os.environ.get('RANK', '0'))"), "{}", m.output);
+        assert!(migrated(two, &all).output.contains("os.environ.get(\"RANK\", \"0\")"), "double by default");
+        assert_eq!(migrated(&m.output, &all).output, m.output, "idempotent");
         // Four spaces with one odd block indented by three: the common step decides.
         let odd = "import torch_xla.core.xla_model as xm\n\ndef g():\n   return 1\n\ndef f(flag):\n    if flag:\n        xm.master_print(1)\n    for i in range(2):\n        if i:\n            print(i)\n";
         let m = migrated(odd, &all);

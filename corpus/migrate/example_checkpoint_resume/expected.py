@@ -13,7 +13,7 @@ def torchtpu_optimizer_step(optimizer):
     """Average the gradients over the process group (if any), then `optimizer.step()`."""
     if dist.is_initialized():
         for group in optimizer.param_groups:
-            for param in group["params"]:
+            for param in group['params']:
                 if param.grad is not None:
                     dist.all_reduce(param.grad)
                     param.grad /= dist.get_world_size()
@@ -24,7 +24,7 @@ def torchtpu_rank():
     """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
     if dist.is_initialized():
         return dist.get_rank()
-    return int(os.environ.get("RANK", "0"))
+    return int(os.environ.get('RANK', '0'))
 
 
 def torchtpu_rank0_print(*args, **kwargs):
@@ -34,7 +34,7 @@ def torchtpu_rank0_print(*args, **kwargs):
 
 
 def torchtpu_spawn(
-    fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
+    fn, args=(), nprocs=None, join=True, daemon=False, start_method='spawn'
 ):
     """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
     `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -42,13 +42,13 @@ def torchtpu_spawn(
     parent_env = os.environ.copy()
     try:
         torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
-        chips = os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")
-        nodes = int(os.environ.get("NNODES", "1"))
+        chips = os.environ['TORCH_TPU_SLICEBUILDER_ADDRESSES'].split(',')
+        nodes = int(os.environ.get('NNODES', '1'))
         local = len(chips) // nodes
-        os.environ.setdefault("MASTER_ADDR", "localhost")
-        os.environ.setdefault("MASTER_PORT", "29500")
-        os.environ["LOCAL_WORLD_SIZE"] = str(local)
-        os.environ["WORLD_SIZE"] = str(nodes * local)
+        os.environ.setdefault('MASTER_ADDR', 'localhost')
+        os.environ.setdefault('MASTER_PORT', '29500')
+        os.environ['LOCAL_WORLD_SIZE'] = str(local)
+        os.environ['WORLD_SIZE'] = str(nodes * local)
         if nprocs != 1:
             worker_args = (fn, args)
             return mp.start_processes(
@@ -67,9 +67,9 @@ def torchtpu_spawn(
 def torchtpu_worker(index, fn, args):
     """A process `torchtpu_spawn` started: `fn(index, *args)` with the `LOCAL_RANK` and `RANK`
     that torchrun would give it."""
-    os.environ["LOCAL_RANK"] = str(index)
-    node = int(os.environ.get("NODE_RANK", "0"))
-    os.environ["RANK"] = str(node * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+    os.environ['LOCAL_RANK'] = str(index)
+    node = int(os.environ.get('NODE_RANK', '0'))
+    os.environ['RANK'] = str(node * int(os.environ['LOCAL_WORLD_SIZE']) + index)
     fn(index, *args)
 
 

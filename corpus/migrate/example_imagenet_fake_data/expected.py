@@ -25,7 +25,7 @@ def torchtpu_world_size():
   """The job's process count: the process group's, else torchrun's `WORLD_SIZE` (1 in a single process)."""
   if dist.is_initialized():
     return dist.get_world_size()
-  return int(os.environ.get("WORLD_SIZE", "1"))
+  return int(os.environ.get('WORLD_SIZE', '1'))
 
 
 class RateTracker:
@@ -36,7 +36,7 @@ class RateTracker:
 
   def __init__(self, smooth_factor=None):
     if smooth_factor is None:
-      smooth_factor = float(os.environ.get("RATE_TRACKER_SMOOTHING", 0.4))
+      smooth_factor = float(os.environ.get('RATE_TRACKER_SMOOTHING', 0.4))
     self._smooth_factor = smooth_factor
     self._start_time = self._partial_time = time.time()
     self._partial_count = self._count = 0.0
@@ -65,7 +65,7 @@ class RateTracker:
 def print_test_update(device, accuracy, epoch=None, step=None):
   """One test log line, as torch_xla's `test_utils.print_test_update` printed it."""
   rank = dist.get_rank() if dist.is_initialized() else 0
-  fields = ["Test", f"Device={device}/{rank}"]
+  fields = ['Test', f"Device={device}/{rank}"]
   if step is not None:
     fields.append(f"Step={step}")
   if epoch is not None:
@@ -73,28 +73,28 @@ def print_test_update(device, accuracy, epoch=None, step=None):
   if accuracy is not None:
     fields.append(f"Accuracy={accuracy:.2f}")
   fields.append(f"Time={datetime.datetime.now():%H:%M:%S}")
-  print("|", " ".join(fields), flush=True)
+  print('|', ' '.join(fields), flush=True)
 
 
 def print_training_update(device, step, loss, rate, global_rate, epoch=None, summary_writer=None):
   """One training log line, as torch_xla's `test_utils.print_training_update` printed it."""
   rank = dist.get_rank() if dist.is_initialized() else 0
-  fields = ["Training", f"Device={device}/{rank}"]
+  fields = ['Training', f"Device={device}/{rank}"]
   if epoch is not None:
     fields.append(f"Epoch={epoch}")
   fields += [f"Step={step}", f"Loss={loss:.5f}", f"Rate={rate:.2f}", f"GlobalRate={global_rate:.2f}"]
   fields.append(f"Time={datetime.datetime.now():%H:%M:%S}")
-  print("|", " ".join(fields), flush=True)
+  print('|', ' '.join(fields), flush=True)
   if summary_writer is not None:
-    summary_writer.add_scalar("examples/sec", rate)
-    summary_writer.add_scalar("average_examples/sec", global_rate)
+    summary_writer.add_scalar('examples/sec', rate)
+    summary_writer.add_scalar('average_examples/sec', global_rate)
 
 
 def torchtpu_optimizer_step(optimizer):
   """Average the gradients over the process group (if any), then `optimizer.step()`."""
   if dist.is_initialized():
     for group in optimizer.param_groups:
-      for param in group["params"]:
+      for param in group['params']:
         if param.grad is not None:
           dist.all_reduce(param.grad)
           param.grad /= dist.get_world_size()
@@ -105,7 +105,7 @@ def torchtpu_rank():
   """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
   if dist.is_initialized():
     return dist.get_rank()
-  return int(os.environ.get("RANK", "0"))
+  return int(os.environ.get('RANK', '0'))
 
 
 def torchtpu_rank0_print(*args, **kwargs):
@@ -115,7 +115,7 @@ def torchtpu_rank0_print(*args, **kwargs):
 
 
 def torchtpu_spawn(
-  fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
+  fn, args=(), nprocs=None, join=True, daemon=False, start_method='spawn'
 ):
   """Run `fn(index, *args)` in one TorchTPU process per chip (every attached chip unless
   `nprocs` says; `nprocs=1` runs it here), each with torchrun's variables. This process's
@@ -123,13 +123,13 @@ def torchtpu_spawn(
   parent_env = os.environ.copy()
   try:
     torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=nprocs)
-    chips = os.environ["TORCH_TPU_SLICEBUILDER_ADDRESSES"].split(",")
-    nodes = int(os.environ.get("NNODES", "1"))
+    chips = os.environ['TORCH_TPU_SLICEBUILDER_ADDRESSES'].split(',')
+    nodes = int(os.environ.get('NNODES', '1'))
     local = len(chips) // nodes
-    os.environ.setdefault("MASTER_ADDR", "localhost")
-    os.environ.setdefault("MASTER_PORT", "29500")
-    os.environ["LOCAL_WORLD_SIZE"] = str(local)
-    os.environ["WORLD_SIZE"] = str(nodes * local)
+    os.environ.setdefault('MASTER_ADDR', 'localhost')
+    os.environ.setdefault('MASTER_PORT', '29500')
+    os.environ['LOCAL_WORLD_SIZE'] = str(local)
+    os.environ['WORLD_SIZE'] = str(nodes * local)
     if nprocs != 1:
       worker_args = (fn, args)
       return mp.start_processes(
@@ -148,9 +148,9 @@ def torchtpu_spawn(
 def torchtpu_worker(index, fn, args):
   """A process `torchtpu_spawn` started: `fn(index, *args)` with the `LOCAL_RANK` and `RANK`
   that torchrun would give it."""
-  os.environ["LOCAL_RANK"] = str(index)
-  node = int(os.environ.get("NODE_RANK", "0"))
-  os.environ["RANK"] = str(node * int(os.environ["LOCAL_WORLD_SIZE"]) + index)
+  os.environ['LOCAL_RANK'] = str(index)
+  node = int(os.environ.get('NODE_RANK', '0'))
+  os.environ['RANK'] = str(node * int(os.environ['LOCAL_WORLD_SIZE']) + index)
   fn(index, *args)
 
 

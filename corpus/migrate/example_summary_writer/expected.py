@@ -27,7 +27,7 @@ def get_summary_writer(logdir):
     from torch.utils.tensorboard import SummaryWriter
 
     writer = SummaryWriter(log_dir=logdir)
-    writer.add_scalar("TensorboardStartTimestamp", time.time(), 0)
+    writer.add_scalar('TensorboardStartTimestamp', time.time(), 0)
     return writer
 
 

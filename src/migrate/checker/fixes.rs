@@ -207,7 +207,7 @@ impl<'a> Checker<'a> {
                 if helpers.iter().any(|h| &h.name == name) || !(calls(&text, name) || text == *name) {
                     continue;
                 }
-                let body = self.helper_layout(&template.expand(&mut cx)?);
+                let body = self.in_file_quotes(self.helper_layout(&template.expand(&mut cx)?));
                 if self.all_names().contains(name.as_str()) || self.sem.is_bound_anywhere(name) {
                     // Defined by an earlier pass of this run (another fix's edits overlapped).
                     if self.defines_verbatim(&body) {
@@ -394,6 +394,36 @@ impl<'a> Checker<'a> {
             Some(step) => &SPACES[..step],
             None => "    ",
         }
+    }
+
+    /// Whether the file writes its plain strings with single quotes: more of them than with
+    /// double quotes (docstrings and triple-quoted strings do not count).
+    fn prefers_single_quotes(&self) -> bool {
+        let (mut single, mut double) = (0usize, 0usize);
+        for token in self.parsed_tokens.tokens() {
+            if token.kind() == TokenKind::String {
+                let text = self.src(token.range()).trim_start_matches(|c: char| c.is_ascii_alphabetic());
+                if text.starts_with("\"\"\"") || text.starts_with("'''") {
+                    continue;
+                }
+                match text.as_bytes().first() {
+                    Some(b'\'') => single += 1,
+                    Some(b'"') => double += 1,
+                    _ => {}
+                }
+            }
+        }
+        single > double
+    }
+
+    /// A helper in the file's quotes: templates write `"..."`, and a file that writes `'...'`
+    /// gets the helper's plain strings (no quote or backslash inside, no prefix) that way.
+    /// Statements keep the user's own literals as written, so only helpers, all ours, change.
+    fn in_file_quotes(&self, text: String) -> String {
+        if !self.prefers_single_quotes() {
+            return text;
+        }
+        requote_plain_strings(&text)
     }
 
     /// A helper's template, laid out at the top level with the file's indentation step
@@ -1021,6 +1051,23 @@ fn requote_for_fstring(text: &str, quote: char) -> Result<String, String> {
         return Err("its replacement needs both quote characters inside an f-string".into());
     }
     Ok(text.replace(quote, &other.to_string()))
+}
+
+/// `text` with each plain double-quoted string (`"tpu:0"`: no prefix, no quote or backslash
+/// inside, not triple-quoted) in single quotes; text that does not parse comes back unchanged.
+fn requote_plain_strings(text: &str) -> String {
+    let Ok(parsed) = ruff_python_parser::parse_module(text) else { return text.to_string() };
+    let mut out = text.to_string();
+    let strings: Vec<TextRange> =
+        parsed.tokens().iter().filter(|t| t.kind() == TokenKind::String).map(|t| t.range()).collect();
+    for range in strings.into_iter().rev() {
+        let s = &text[range];
+        let plain = s.len() >= 2 && s.starts_with('"') && s.ends_with('"') && !s.starts_with("\"\"\"");
+        if plain && !s[1..s.len() - 1].contains(['\'', '"', '\\']) {
+            out.replace_range(std::ops::Range::<usize>::from(range), &format!("'{}'", &s[1..s.len() - 1]));
+        }
+    }
+    out
 }
 
 /// Keep the file's quote style when a string argument is replaced by another.
