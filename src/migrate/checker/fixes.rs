@@ -55,10 +55,14 @@ impl<'a> Checker<'a> {
                     // That no group exists says more than another variant's unmet condition.
                     // So does what stopped a variant whose argument conditions held (the worker
                     // is a method) over a variant the arguments do not fit.
+                    // Between two unmet argument conditions, the variant nearest to applying
+                    // (fewest conditions unmet) says best what is missing.
                     let unfit = |r: &str| r.starts_with(UNMET_PREFIX);
+                    let unmet = |r: &str| r.matches(" and ").count();
                     let stronger = reason == NO_PROCESS_GROUP
                         || reason == NO_GROUP_IN_FILE
-                        || first_reason.as_deref().is_some_and(unfit) && !unfit(&reason);
+                        || first_reason.as_deref().is_some_and(unfit) && !unfit(&reason)
+                        || first_reason.as_deref().is_some_and(|f| unfit(f) && unfit(&reason) && unmet(&reason) < unmet(f));
                     if stronger {
                         first_reason = Some(reason);
                     } else {
@@ -535,7 +539,7 @@ impl<'a> Checker<'a> {
                 let edits = self.device_loader_edits(call, loader, device, &torch)?;
                 Ok(fix(edits, vec![], cx.imports))
             }
-            FixAction::Args { callee, set, remove, splat } => {
+            FixAction::Args { callee, set, remove, rename, splat } => {
                 let call = site.call.ok_or("not a call")?;
                 let removed: Vec<TextRange> = remove
                     .iter()
@@ -555,6 +559,13 @@ impl<'a> Checker<'a> {
                 }
                 if let Some(template) = splat {
                     added.push(format!("**{}", template.expand(&mut cx)?));
+                }
+                for (old, new) in rename {
+                    // The keyword's name only: its value and comments stay as written.
+                    if let Some(range) = bound.keyword_ranges.get(old).filter(|r| self.src(**r).starts_with(old.as_str())) {
+                        let name = TextRange::at(range.start(), TextSize::try_from(old.len()).map_err(|e| e.to_string())?);
+                        edits.push(Edit::replace(name, new.clone()));
+                    }
                 }
                 if !added.is_empty() {
                     edits.push(self.append_arguments(call, &added.join(", "), &removed));

@@ -368,6 +368,9 @@ struct RawArgsFix {
     set: BTreeMap<String, String>,
     #[serde(default)]
     remove: Vec<String>,
+    /// Keywords given a new name where they are written (`evaluation_strategy=` → `eval_strategy=`).
+    #[serde(default)]
+    rename: BTreeMap<String, String>,
     /// An expression whose mapping is appended as keywords: `**TEXT`.
     #[serde(default)]
     splat: Option<String>,
@@ -384,9 +387,16 @@ pub enum FixAction {
     Delete,
     /// Replace a `with` statement by its body.
     Unwrap,
-    /// Edit arguments in place: set values (adding keywords), remove arguments, and append
-    /// `**splat` (keywords computed at run time); `callee` calls another function with them.
-    Args { callee: Option<Template>, set: Vec<(String, Template)>, remove: Vec<String>, splat: Option<Template> },
+    /// Edit arguments in place: set values (adding keywords), remove arguments, rename keywords
+    /// where they are written, and append `**splat` (keywords computed at run time); `callee`
+    /// calls another function with them.
+    Args {
+        callee: Option<Template>,
+        set: Vec<(String, Template)>,
+        remove: Vec<String>,
+        rename: Vec<(String, String)>,
+        splat: Option<Template>,
+    },
     /// A device loader becomes its plain loader, and every loop over it moves
     /// each batch to the device (code-driven: see `checker/loaders.rs`).
     IterateLoader { loader: String, device: String },
@@ -1171,7 +1181,8 @@ fn convert_fix(
             args.set.into_iter().map(|(k, v)| Ok((k, Template::parse(&v)?))).collect::<anyhow::Result<Vec<_>>>()?;
         let splat = args.splat.as_deref().map(Template::parse).transpose()?;
         let callee = args.callee.as_deref().map(Template::parse).transpose()?;
-        actions.push(FixAction::Args { callee, set, remove: args.remove, splat });
+        let rename = args.rename.into_iter().collect();
+        actions.push(FixAction::Args { callee, set, remove: args.remove, rename, splat });
     }
     if actions.len() != 1 {
         bail!("a fix needs exactly one of replace, statement, delete, unwrap, args, iterate_loader");
@@ -1184,9 +1195,10 @@ fn convert_fix(
     let signature = own_signature.as_ref().or(signature);
     // Every parameter a fix names must exist in the signature.
     let mut named: Vec<&str> = f.when.keys().map(String::as_str).chain(f.drop.iter().map(String::as_str)).collect();
-    if let FixAction::Args { set, remove, splat, .. } = &action {
+    if let FixAction::Args { set, remove, rename, splat, .. } = &action {
         named.extend(set.iter().map(|(k, _)| k.as_str()));
         named.extend(remove.iter().map(String::as_str));
+        named.extend(rename.iter().map(|(k, _)| k.as_str()));
         named.extend(splat.iter().flat_map(Template::params));
     }
     if let FixAction::Replace(t) | FixAction::Statement(t) = &action {
