@@ -28,10 +28,8 @@ const NOT_FORMATTED_YET: &[&str] = &[
 /// Migrations with an `F`/`E9`/`E1` finding their original did not have: an import the fixes
 /// left unused (the deleted `os.environ["PJRT_DEVICE"]` was its only use), and the import a helper
 /// needs inserted above a later cell's own (F811).
-const NOT_CLEAN_YET: &[&str] = &[
-    "corpus/migrate/defect_r2_07_dist_imported_later/expected.py",
-    "corpus/migrate/notebook_cells/expected.py",
-];
+const NOT_CLEAN_YET: &[&str] =
+    &["corpus/migrate/defect_r2_07_dist_imported_later/expected.py", "corpus/migrate/notebook_cells/expected.py"];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

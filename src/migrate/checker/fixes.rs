@@ -62,7 +62,9 @@ impl<'a> Checker<'a> {
                     let stronger = reason == NO_PROCESS_GROUP
                         || reason == NO_GROUP_IN_FILE
                         || first_reason.as_deref().is_some_and(unfit) && !unfit(&reason)
-                        || first_reason.as_deref().is_some_and(|f| unfit(f) && unfit(&reason) && unmet(&reason) < unmet(f));
+                        || first_reason
+                            .as_deref()
+                            .is_some_and(|f| unfit(f) && unfit(&reason) && unmet(&reason) < unmet(f));
                     if stronger {
                         first_reason = Some(reason);
                     } else {
@@ -562,8 +564,11 @@ impl<'a> Checker<'a> {
                 }
                 for (old, new) in rename {
                     // The keyword's name only: its value and comments stay as written.
-                    if let Some(range) = bound.keyword_ranges.get(old).filter(|r| self.src(**r).starts_with(old.as_str())) {
-                        let name = TextRange::at(range.start(), TextSize::try_from(old.len()).map_err(|e| e.to_string())?);
+                    if let Some(range) =
+                        bound.keyword_ranges.get(old).filter(|r| self.src(**r).starts_with(old.as_str()))
+                    {
+                        let name =
+                            TextRange::at(range.start(), TextSize::try_from(old.len()).map_err(|e| e.to_string())?);
                         edits.push(Edit::replace(name, new.clone()));
                     }
                 }
