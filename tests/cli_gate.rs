@@ -182,12 +182,12 @@ fn configured_rule_directories_and_unsafe_fixes() {
     // The rules directory is relative to the configuration, not to the working directory.
     let mut check = p.xla2tpu(&["check", "--output-format", "concise", "a.py"]);
     check.current_dir(p.path("src")).assert().code(1).stdout(predicate::str::contains("a.py:3:1: ORG001"));
-    // unsafe-fixes = true: the rank query is converted; --no-unsafe-fixes turns it off again.
+    // unsafe-fixes = true: the rank query is converted (a helper: no process group here); --no-unsafe-fixes turns it off again.
     p.xla2tpu(&["migrate", "--no-unsafe-fixes", "src/a.py"])
         .assert()
         .success()
         .stdout(predicate::str::contains("-ourlib.sync()").and(predicate::str::contains("get_rank").not()));
-    p.xla2tpu(&["migrate", "src/a.py"]).assert().success().stdout(predicate::str::contains("+print(dist.get_rank()"));
+    p.xla2tpu(&["migrate", "src/a.py"]).assert().success().stdout(predicate::str::contains("+print(torchtpu_rank())"));
 }
 
 #[test]
