@@ -25,11 +25,9 @@ const NOT_FORMATTED_YET: &[&str] = &[
     "corpus/migrate/torch_xla_launch/expected.py",
 ];
 
-/// Migrations with an `F`/`E9`/`E1` finding their original did not have: an import the fixes
-/// left unused (the deleted `os.environ["PJRT_DEVICE"]` was its only use), and the import a helper
-/// needs inserted above a later cell's own (F811).
-const NOT_CLEAN_YET: &[&str] =
-    &["corpus/migrate/defect_r2_07_dist_imported_later/expected.py", "corpus/migrate/notebook_cells/expected.py"];
+/// Migrations with an `F`/`E9`/`E1` finding their original did not have: the import a helper
+/// needs, inserted above a later cell's own (F811).
+const NOT_CLEAN_YET: &[&str] = &["corpus/migrate/defect_r2_07_dist_imported_later/expected.py"];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

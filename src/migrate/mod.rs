@@ -250,6 +250,9 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
             .iter()
             .filter(|c| {
                 let kept = diagnostics.iter().any(|d| Some(d.rule) == import_rule && d.range == c.range);
+                if c.unreported {
+                    return selection.applies(&c.fix);
+                }
                 kept && selection.applies(&c.fix)
                     && import_rule.is_some_and(|r| !m.was_reverted(&rules.rules[r].code, c.range.start()))
             })
@@ -296,8 +299,13 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
             m.reverted.push(Reverted { rule: rules.rules[d.rule].code.clone(), offset, reason });
         }
         for i in applied {
-            // Past the fixable findings' fixes come the contingent import removals.
-            let rule = fixable.get(i).map(|d| d.rule).or(import_rule).expect("a contingent fix is the import rule's");
+            // Past the fixable findings' fixes come the contingent import removals: a torch_xla
+            // import's counts as its finding's; a user import the fixes left unused has none.
+            let rule = match fixable.get(i) {
+                Some(d) => d.rule,
+                None if contingent[i - fixable.len()].unreported => continue,
+                None => import_rule.expect("a contingent fix is the import rule's"),
+            };
             *m.applied.entry(rules.rules[rule].code.clone()).or_default() += 1;
         }
         if next == m.output {
@@ -635,6 +643,16 @@ mod tests {
         let odd = "import torch_xla.core.xla_model as xm\n\ndef g():\n   return 1\n\ndef f(flag):\n    if flag:\n        xm.master_print(1)\n    for i in range(2):\n        if i:\n            print(i)\n";
         let m = migrated(odd, &all);
         assert!(m.output.contains("\n    if torchtpu_rank() == 0:\n        print(*args, **kwargs)\n"), "{}", m.output);
+    }
+
+    #[test]
+    fn an_import_the_fixes_leave_unused_goes_with_its_last_use() {
+        let src = "import os\nimport sys\nimport torch_xla.core.xla_model as xm\n\nos.environ[\"PJRT_DEVICE\"] = \"TPU\"\nxm.mark_step()\nprint(1)\n";
+        let m = migrated(src, &Selection::default());
+        assert_eq!(m.output, "import sys\n\nprint(1)\n", "os goes with its only use; sys, unused before, stays");
+        assert_eq!(m.applied.get("TPU001"), Some(&1), "the user's import is not counted as a torch_xla one");
+        let kept = "import os\nimport torch_xla.core.xla_model as xm\n\nos.environ[\"PJRT_DEVICE\"] = \"TPU\"\nprint(os.getcwd())\nxm.mark_step()\n";
+        assert!(migrated(kept, &Selection::default()).output.starts_with("import os\n"), "still used");
     }
 
     #[test]

@@ -3,7 +3,6 @@
 # Run each cell in order.
 
 # %%
-import os
 
 # %%
 import torch

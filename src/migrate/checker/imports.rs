@@ -8,7 +8,7 @@ use ruff_text_size::{Ranged, TextRange};
 
 use super::{Checker, Diagnostic, in_modules};
 use crate::migrate::fix::{Edit, Fix, StmtRef};
-use crate::migrate::rules::{Builtin, RuleId};
+use crate::migrate::rules::{Builtin, RuleId, Safety};
 use crate::migrate::semantic::aliased;
 use crate::source::{indentation_at, newline_of};
 
@@ -31,6 +31,9 @@ pub struct Contingent {
     pub fix: Fix,
     /// The names the statement binds.
     pub names: Vec<String>,
+    /// Not a torch_xla import: one of the user's (`import os`) that this pass's fixes may leave
+    /// unused. It has no finding; it goes only with the last uses the fixes remove.
+    pub unreported: bool,
 }
 
 /// `import q as name`, or `from parent import last [as name]`: the import binding `name` to
@@ -110,6 +113,7 @@ impl<'a> Checker<'a> {
             };
             let xla: Vec<&(&ast::Alias, String)> = aliases.iter().filter(|(_, m)| in_modules(m, &modules)).collect();
             if xla.is_empty() {
+                self.contingent.extend(self.user_import_removal(sref, stmt));
                 continue;
             }
             let binding_of = |alias: &ast::Alias| self.sem.binding_at(alias.range.start());
@@ -202,13 +206,32 @@ impl<'a> Checker<'a> {
                 let all: Vec<&ast::Alias> = xla.iter().map(|(a, _)| *a).collect();
                 let names = all.iter().map(|a| bound_name(a).to_string()).collect();
                 if let Some(fix) = removal(&all) {
-                    self.contingent.push(Contingent { range: stmt.range(), fix, names });
+                    self.contingent.push(Contingent { range: stmt.range(), fix, names, unreported: false });
                 }
             }
             self.diagnostics.push(Diagnostic { rule, range: stmt.range(), message, note, fix });
         }
         self.move_out_of_probes(&kept_in_probes, &probes);
         self.report_aliases(rule);
+    }
+
+    /// `import os` whose every name is used now, to remove in the same pass as the fixes that
+    /// delete its last uses (`os.environ["PJRT_DEVICE"] = "TPU"`), so that no import the
+    /// migration made unused is left behind (ruff's F401). Plain `import` statements only: a name
+    /// from `from m import x` may be imported from this module by another file. An import the
+    /// user had left unused is theirs and stays.
+    fn user_import_removal(&self, sref: StmtRef, stmt: &'a Stmt) -> Option<Contingent> {
+        let Stmt::Import(import) = stmt else { return None };
+        if self.guarded_try_bodies.contains(&sref.block) {
+            return None;
+        }
+        let used = |a: &ast::Alias| self.sem.binding_at(a.range.start()).is_some_and(|b| self.used.contains(&b));
+        if !import.names.iter().all(used) {
+            return None;
+        }
+        let names = import.names.iter().map(|a| bound_name(a).to_string()).collect();
+        let fix = Fix { safety: Safety::Safe, edits: vec![], deletes: vec![sref], imports: vec![], helpers: vec![] };
+        Some(Contingent { range: stmt.range(), fix, names, unreported: true })
     }
 
     /// Assignments that alias a torch_xla name (`xs = _xs`, `sync = torch_xla.sync`): like the
@@ -227,7 +250,12 @@ impl<'a> Checker<'a> {
             let edits = if b.scope == 0 { self.unexport([name.as_str()].into_iter()) } else { vec![] };
             let removal = Fix { safety, edits, deletes: vec![sref], imports: vec![], helpers: vec![] };
             let (fix, note) = if self.used.contains(&binding) {
-                self.contingent.push(Contingent { range: stmt.range(), fix: removal, names: vec![name] });
+                self.contingent.push(Contingent {
+                    range: stmt.range(),
+                    fix: removal,
+                    names: vec![name],
+                    unreported: false,
+                });
                 (None, Some("still used: migrate its uses first".to_string()))
             } else {
                 (Some(removal), None)
