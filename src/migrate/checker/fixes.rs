@@ -357,76 +357,20 @@ impl<'a> Checker<'a> {
     /// Lay a template's lines out at `indent`: templates indent nested lines
     /// with four spaces; follow the file's own unit (tabs, two spaces).
     fn indent_block(&self, text: &str, indent: &str) -> String {
-        let unit = if indent.starts_with('\t') { "\t" } else { self.indent_unit() };
-        text.trim_end_matches('\n')
-            .split('\n')
-            .map(|line| {
-                let depth = (line.len() - line.trim_start_matches(' ').len()) / 4;
-                format!("{indent}{}{}", unit.repeat(depth), &line[depth * 4..])
-            })
-            .collect::<Vec<_>>()
-            .join(newline_of(self.text))
+        let unit = if indent.starts_with('\t') { "\t" } else { self.style().unit };
+        reindent(text.trim_end_matches('\n'), indent, unit, newline_of(self.text))
     }
 
-    /// The file's indentation step: the most common step between a block and the one it is
-    /// nested in (one odd block, a first one indented by 3, does not decide), a tab in a file
-    /// indented with tabs, four spaces in a file with no indented block.
-    fn indent_unit(&self) -> &'static str {
-        const SPACES: &str = "                ";
-        let mut depths: Vec<usize> = vec![0];
-        let mut steps = [0usize; 17];
-        for token in self.parsed_tokens.tokens() {
-            match token.kind() {
-                TokenKind::Indent => {
-                    let text = self.src(token.range());
-                    if text.starts_with('\t') {
-                        return "\t";
-                    }
-                    let width = text.len();
-                    let step = width.saturating_sub(*depths.last().unwrap_or(&0));
-                    if (1..steps.len()).contains(&step) {
-                        steps[step] += 1;
-                    }
-                    depths.push(width);
-                }
-                TokenKind::Dedent => {
-                    depths.pop();
-                }
-                _ => {}
-            }
-        }
-        // The most common step; on a tie the wider one (four spaces over two).
-        match (1..steps.len()).filter(|&s| steps[s] > 0).max_by_key(|&s| (steps[s], s)) {
-            Some(step) => &SPACES[..step],
-            None => "    ",
-        }
-    }
-
-    /// Whether the file writes its plain strings with single quotes: more of them than with
-    /// double quotes (docstrings and triple-quoted strings do not count).
-    fn prefers_single_quotes(&self) -> bool {
-        let (mut single, mut double) = (0usize, 0usize);
-        for token in self.parsed_tokens.tokens() {
-            if token.kind() == TokenKind::String {
-                let text = self.src(token.range()).trim_start_matches(|c: char| c.is_ascii_alphabetic());
-                if text.starts_with("\"\"\"") || text.starts_with("'''") {
-                    continue;
-                }
-                match text.as_bytes().first() {
-                    Some(b'\'') => single += 1,
-                    Some(b'"') => double += 1,
-                    _ => {}
-                }
-            }
-        }
-        single > double
+    /// The file's indentation step and quote preference (see [`FileStyle`]).
+    fn style(&self) -> &FileStyle {
+        self.style.get_or_init(|| FileStyle::read(self.parsed_tokens.tokens(), self.text))
     }
 
     /// A helper in the file's quotes: templates write `"..."`, and a file that writes `'...'`
     /// gets the helper's plain strings (no quote or backslash inside, no prefix) that way.
     /// Statements keep the user's own literals as written, so only helpers, all ours, change.
     fn in_file_quotes(&self, text: String) -> String {
-        if !self.prefers_single_quotes() {
+        if !self.style().single_quotes {
             return text;
         }
         requote_plain_strings(&text)
@@ -435,17 +379,10 @@ impl<'a> Checker<'a> {
     /// A helper's template, laid out at the top level with the file's indentation step
     /// (templates indent with four spaces); lines end in `\n`, as helpers are stored.
     fn helper_layout(&self, text: &str) -> String {
-        let unit = self.indent_unit();
-        if unit == "    " {
-            return text.to_string();
+        match self.style().unit {
+            "    " => text.to_string(),
+            unit => reindent(text, "", unit, "\n"),
         }
-        text.split('\n')
-            .map(|line| {
-                let depth = (line.len() - line.trim_start_matches(' ').len()) / 4;
-                format!("{}{}", unit.repeat(depth), &line[depth * 4..])
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
     }
 
     pub(super) fn try_action(
@@ -1067,6 +1004,71 @@ fn requote_for_fstring(text: &str, quote: char) -> Result<String, String> {
         return Err("its replacement needs both quote characters inside an f-string".into());
     }
     Ok(text.replace(quote, &other.to_string()))
+}
+
+/// Templates indent nested lines with four spaces: each line at `indent` plus its depth in the
+/// file's `unit`, joined with `newline`.
+fn reindent(text: &str, indent: &str, unit: &str, newline: &str) -> String {
+    text.split('\n')
+        .map(|line| {
+            let depth = (line.len() - line.trim_start_matches(' ').len()) / 4;
+            format!("{indent}{}{}", unit.repeat(depth), &line[depth * 4..])
+        })
+        .collect::<Vec<_>>()
+        .join(newline)
+}
+
+/// How a file writes what we insert into it.
+pub(super) struct FileStyle {
+    /// The indentation step: the most common step between a block and the one it is nested in
+    /// (one odd block, a first one indented by 3, does not decide), a tab in a file indented with
+    /// tabs, four spaces in a file with no indented block.
+    unit: &'static str,
+    /// More plain strings written `'...'` than `"..."` (docstrings and triple-quoted strings
+    /// do not count).
+    single_quotes: bool,
+}
+
+impl FileStyle {
+    fn read(tokens: &[ruff_python_ast::token::Token], text: &str) -> FileStyle {
+        const SPACES: &str = "                ";
+        let mut depths: Vec<usize> = vec![0];
+        let mut steps = [0usize; 17];
+        let mut tabs = false;
+        let (mut single, mut double) = (0usize, 0usize);
+        for token in tokens {
+            let src = &text[token.range()];
+            match token.kind() {
+                TokenKind::Indent => {
+                    tabs |= src.starts_with('\t');
+                    let step = src.len().saturating_sub(*depths.last().unwrap_or(&0));
+                    if (1..steps.len()).contains(&step) {
+                        steps[step] += 1;
+                    }
+                    depths.push(src.len());
+                }
+                TokenKind::Dedent => {
+                    depths.pop();
+                }
+                TokenKind::String => {
+                    let quoted = src.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+                    if !quoted.starts_with("\"\"\"") && !quoted.starts_with("'''") {
+                        single += usize::from(quoted.starts_with('\''));
+                        double += usize::from(quoted.starts_with('"'));
+                    }
+                }
+                _ => {}
+            }
+        }
+        // The most common step; on a tie the wider one (four spaces over two).
+        let common = (1..steps.len()).filter(|&s| steps[s] > 0).max_by_key(|&s| (steps[s], s));
+        let unit = match common {
+            _ if tabs => "\t",
+            Some(step) => &SPACES[..step],
+            None => "    ",
+        };
+        FileStyle { unit, single_quotes: single > double }
+    }
 }
 
 /// `text` with each plain double-quoted string (`"tpu:0"`: no prefix, no quote or backslash

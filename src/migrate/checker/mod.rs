@@ -107,6 +107,7 @@ pub fn check(
         scope_body: vec![&module.body],
         module,
         all_names: std::cell::OnceCell::new(),
+        style: std::cell::OnceCell::new(),
         contingent: Vec::new(),
         slice_reads: spmd::slice_reads(module, &sem, text),
     };
@@ -194,6 +195,8 @@ struct Checker<'a> {
     /// Every identifier used or bound anywhere, so a new import alias never clashes. Only fixes
     /// that add an import ask, so it is collected then, not for every file.
     all_names: std::cell::OnceCell<FxHashSet<&'a str>>,
+    /// The file's indentation step and quote preference, read from its tokens once.
+    style: std::cell::OnceCell<fixes::FileStyle>,
     contingent: Vec<Contingent>,
     /// Reads of values computed from a split batch (TPU234), found before the walk: they keep
     /// the split from being converted.
