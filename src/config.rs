@@ -16,9 +16,9 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::migrate::Selection;
 use crate::migrate::render::OutputFormat;
 use crate::migrate::rules::RuleSet;
+use crate::migrate::selection::Selection;
 
 /// The files a directory's configuration can be in, in order of precedence.
 pub const CONFIG_FILES: [&str; 2] = ["xla2tpu.toml", "pyproject.toml"];
@@ -272,7 +272,7 @@ impl Settings {
         let target_version = o.target_version.clone().or_else(|| options.target_version.clone());
         let target_origin =
             if o.target_version.is_some() { "--target-version".to_string() } else { origin("target-version") };
-        let target = target_version.as_deref().unwrap_or(crate::migrate::project::DEFAULT_TARGET);
+        let target = target_version.as_deref().unwrap_or(crate::migrate::target::DEFAULT_TARGET);
         let rules = rulesets
             .get(&rule_dirs, target, backend.as_deref())
             .with_context(|| if target_version.is_some() { target_origin } else { backend_origin })?;
@@ -449,7 +449,7 @@ impl Settings {
         let target = self
             .target_version
             .clone()
-            .unwrap_or_else(|| format!("{} (default)", crate::migrate::project::DEFAULT_TARGET));
+            .unwrap_or_else(|| format!("{} (default)", crate::migrate::target::DEFAULT_TARGET));
         let _ = writeln!(out, "  target-version    {target}");
         out
     }

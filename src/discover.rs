@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::migrate::project::Kind;
+use crate::migrate::target::Kind;
 
 /// One input: a file path, or `-` for standard input (read as the file `--stdin-filename`
 /// names, when it names one).

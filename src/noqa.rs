@@ -18,7 +18,7 @@ use rustc_hash::FxHashMap;
 use ruff_python_ast::token::{TokenKind, Tokens};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
-use crate::migrate::project::Kind;
+use crate::migrate::target::Kind;
 use crate::source::line_start;
 
 /// One `# noqa` directive.
@@ -193,7 +193,7 @@ impl Noqa {
     pub fn retain_uncovered(
         &self,
         text: &str,
-        diagnostics: &mut Vec<crate::migrate::checker::Diagnostic>,
+        diagnostics: &mut Vec<crate::migrate::diagnostic::Diagnostic>,
         rules: &crate::migrate::rules::RuleSet,
     ) {
         if self.file.is_none() && self.directives.is_empty() {

@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use xla2tpu::migrate::Selection;
-use xla2tpu::migrate::project::{self, Kind};
+use xla2tpu::migrate::project;
 use xla2tpu::migrate::rules::RuleSet;
+use xla2tpu::migrate::target::Kind;
 use xla2tpu::source::SourceFile;
 
 /// (fixture directory, input file) for every non-Python file under `corpus/rules/*/input/`.
@@ -35,7 +36,7 @@ fn every_project_file_fixture_migrates_to_its_expected_output() {
     for (dir, input) in inputs() {
         // The fixture's input tree is the run: a launch line may depend on its other files.
         let tree = dir.join("input");
-        let run = xla2tpu::migrate::facts::RunFacts::new(move || {
+        let run = xla2tpu::migrate::facts::RunFacts::new(xla2tpu::migrate::reader::Reader, move || {
             std::fs::read_dir(&tree).into_iter().flatten().flatten().map(|e| e.path()).collect()
         });
         let all = Selection { unsafe_fixes: true, run: Some(std::sync::Arc::new(run)), ..Selection::default() };

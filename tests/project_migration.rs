@@ -14,7 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use xla2tpu::migrate::project::{self, Kind};
+use xla2tpu::migrate::project;
+use xla2tpu::migrate::target::Kind;
 
 fn projects() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/projects");

@@ -13,6 +13,8 @@ use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 
+use crate::migrate::target::Kind;
+
 /// The call that makes a torch_xla program SPMD: one process drives every chip.
 pub const USE_SPMD: &str = "torch_xla.runtime.use_spmd";
 
@@ -32,9 +34,36 @@ pub const INIT_PROCESS_GROUP: &str = "torch.distributed.init_process_group";
 /// Hands each of the run's files to the visitor it is given.
 type Walk = Box<dyn Fn(&mut dyn FnMut(PathBuf)) + Send + Sync>;
 
+/// What the facts need read from one file's text. The layers that know how answer it (the
+/// Python checker's queries, the notebook, launch and hardware handlers: `migrate::reader`)
+/// and are handed in, so the facts sit below them and every checker can ask them.
+pub trait FileReader: Send + Sync {
+    /// Whether Python `text` calls `qualified`, resolved through its imports.
+    fn calls(&self, text: &str, qualified: &str) -> bool;
+    /// Whether Python `text` calls one of [`GROUP_CREATORS`] where that creates the group.
+    fn creates_process_group(&self, text: &str) -> bool;
+    /// Whether an accelerate config (YAML or JSON) launches torch_xla.
+    fn launches_torch_xla(&self, config: &str) -> bool;
+    /// The environment variables a file of `kind` reads as values, with the 1-based line where
+    /// it has lines of its own (a notebook's reads have none).
+    fn env_reads(&self, kind: Kind, text: &str) -> Vec<(String, Option<usize>)>;
+    /// What a file of `kind` says about hardware.
+    fn hardware(&self, kind: Kind, text: &str) -> Option<FileHardware>;
+    /// Where Python `text` subclasses a class named `class` defined elsewhere and uses its
+    /// attribute `attr` (a byte offset).
+    fn subclass_loading(&self, text: &str, class: &str, attr: &str) -> Option<usize>;
+    /// The top-level names of a Python module that are torch_xla names or objects.
+    fn exports(&self, text: &str) -> rustc_hash::FxHashMap<String, Export>;
+}
+
+/// What one file says about hardware: whether it selects a TPU, and the first other hardware it
+/// selects (its line where the file has lines of its own, the device).
+pub type FileHardware = (bool, Option<(Option<usize>, String)>);
+
 pub struct RunFacts {
     /// The run's files, walked when first needed.
     files: Walk,
+    reader: Box<dyn FileReader>,
     creates_group: OnceLock<bool>,
     accelerate_xla_configs: OnceLock<Vec<PathBuf>>,
     spmd_programs: OnceLock<Vec<PathBuf>>,
@@ -71,14 +100,18 @@ impl std::fmt::Debug for RunFacts {
 
 impl RunFacts {
     /// Facts about the files `list` returns.
-    pub fn new(list: impl Fn() -> Vec<PathBuf> + Send + Sync + 'static) -> RunFacts {
-        RunFacts::walking(move |visit| list().into_iter().for_each(visit))
+    pub fn new(reader: impl FileReader + 'static, list: impl Fn() -> Vec<PathBuf> + Send + Sync + 'static) -> RunFacts {
+        RunFacts::walking(reader, move |visit| list().into_iter().for_each(visit))
     }
 
     /// Facts about the files `walk` hands to its visitor, as it finds them.
-    pub fn walking(walk: impl Fn(&mut dyn FnMut(PathBuf)) + Send + Sync + 'static) -> RunFacts {
+    pub fn walking(
+        reader: impl FileReader + 'static,
+        walk: impl Fn(&mut dyn FnMut(PathBuf)) + Send + Sync + 'static,
+    ) -> RunFacts {
         RunFacts {
             files: Box::new(walk),
+            reader: Box::new(reader),
             creates_group: OnceLock::new(),
             accelerate_xla_configs: OnceLock::new(),
             spmd_programs: OnceLock::new(),
@@ -133,10 +166,8 @@ impl RunFacts {
     pub fn accelerate_xla_configs(&self) -> &[PathBuf] {
         self.accelerate_xla_configs.get_or_init(|| {
             let config = |p: &Path| p.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json");
-            let launches = |p: &Path| {
-                crate::source::read_text(p)
-                    .is_ok_and(|text| crate::migrate::project::launch::yaml::launches_torch_xla(&text))
-            };
+            let launches =
+                |p: &Path| crate::source::read_text(p).is_ok_and(|text| self.reader.launches_torch_xla(&text));
             self.scan(|p| (config(p) && launches(p)).then(|| p.to_path_buf()), false)
         })
     }
@@ -152,7 +183,7 @@ impl RunFacts {
     /// before any file is written.
     pub fn spmd_programs(&self) -> &[PathBuf] {
         self.spmd_programs.get_or_init(|| {
-            let spmd = |text: &str| text.contains(SPMD_HELPER) || text_calls(text, USE_SPMD);
+            let spmd = |text: &str| text.contains(SPMD_HELPER) || self.text_calls(text, USE_SPMD);
             self.scan(
                 |p| {
                     (is_python(p) && crate::source::read_text(p).is_ok_and(|text| spmd(&text))).then(|| p.to_path_buf())
@@ -172,7 +203,6 @@ impl RunFacts {
     /// launch, and the programs' `use_spmd()` needs no launch item (TPU926).
     pub fn launches_spmd_program(&self) -> bool {
         *self.spmd_launched.get_or_init(|| {
-            use crate::migrate::project::Kind;
             let programs = self.spmd_programs();
             let launcher = |word: &str| {
                 let word = word.rsplit('/').next().unwrap_or(word);
@@ -200,8 +230,7 @@ impl RunFacts {
     /// run's requirements files: migrated with the rest, so what it installs is not unseen.
     pub fn is_requirements_file(&self, spelled: &str) -> bool {
         let files = self.requirements_files.get_or_init(|| {
-            let requirements =
-                |p: &Path| crate::migrate::project::Kind::of(p) == Some(crate::migrate::project::Kind::Requirements);
+            let requirements = |p: &Path| Kind::of(p) == Some(Kind::Requirements);
             self.scan(|p| requirements(p).then(|| p.to_path_buf()), false)
         });
         named_in(spelled, files)
@@ -214,7 +243,7 @@ impl RunFacts {
     pub fn env_read(&self, var: &str) -> Option<String> {
         let reads = self.env_reads.get_or_init(|| {
             let mut first: BTreeMap<String, (PathBuf, Option<usize>)> = BTreeMap::new();
-            for found in self.scan(|p| Some(env_reads_of(p)).filter(|r| !r.is_empty()), false) {
+            for found in self.scan(|p| Some(self.env_reads_of(p)).filter(|r| !r.is_empty()), false) {
                 for (var, line, path) in found {
                     let place = (path, line);
                     first.entry(var).and_modify(|at| *at = (*at).clone().min(place.clone())).or_insert(place);
@@ -240,9 +269,8 @@ impl RunFacts {
         let hit = |p: &Path| -> Option<(PathBuf, usize)> {
             let text =
                 std::fs::read_to_string(p).ok().filter(|t| is_python(p) && t.contains(class) && t.contains(attr))?;
-            let parsed = ruff_python_parser::parse_module(&text).ok()?;
-            let at = crate::migrate::checker::subclass_loading(parsed.syntax(), class, attr)?;
-            Some((p.to_path_buf(), text[..usize::from(at)].matches('\n').count() + 1))
+            let at = self.reader.subclass_loading(&text, class, attr)?;
+            Some((p.to_path_buf(), text[..at].matches('\n').count() + 1))
         };
         let found = self.scan(hit, false).into_iter().min().map(|(path, line)| {
             let shown = path.display().to_string();
@@ -260,7 +288,7 @@ impl RunFacts {
         self.other_hardware
             .get_or_init(|| {
                 // A TPU anywhere settles it: the rest of the tree need not be read.
-                let found = self.scan_until(|p| hardware_of(p).filter(|h| h.0 || h.1.is_some()), |h| h.0);
+                let found = self.scan_until(|p| self.hardware_of(p).filter(|h| h.0 || h.1.is_some()), |h| h.0);
                 if found.iter().any(|(tpu, _)| *tpu) {
                     return None;
                 }
@@ -296,7 +324,7 @@ impl RunFacts {
             return Some(found.clone());
         }
         let found: Exports =
-            std::sync::Arc::new(std::fs::read_to_string(path).map(|t| module_exports(&t)).unwrap_or_default());
+            std::sync::Arc::new(std::fs::read_to_string(path).map(|t| self.module_exports(&t)).unwrap_or_default());
         self.exports.lock().expect("not poisoned").insert(path.clone(), found.clone());
         Some(found)
     }
@@ -310,7 +338,7 @@ impl RunFacts {
         paths.dedup();
         for path in paths {
             let found: Exports =
-                std::sync::Arc::new(std::fs::read_to_string(path).map(|t| module_exports(&t)).unwrap_or_default());
+                std::sync::Arc::new(std::fs::read_to_string(path).map(|t| self.module_exports(&t)).unwrap_or_default());
             self.exports.lock().expect("not poisoned").entry(path.clone()).or_insert(found);
         }
     }
@@ -329,95 +357,57 @@ impl RunFacts {
     /// Whether a Python file of the run creates a process group.
     pub fn creates_process_group(&self) -> bool {
         *self.creates_group.get_or_init(|| {
-            let creates = |p: &Path| is_python(p) && crate::source::read_text(p).is_ok_and(|t| text_creates_group(&t));
+            let creates =
+                |p: &Path| is_python(p) && crate::source::read_text(p).is_ok_and(|t| self.text_creates_group(&t));
             !self.scan(|p| creates(p).then_some(()), true).is_empty()
         })
     }
 }
 
-/// The environment variables `path` reads as values: (variable, line, path); a notebook's
-/// reads have no line of the file.
-fn env_reads_of(path: &Path) -> Vec<(String, Option<usize>, PathBuf)> {
-    use crate::migrate::project::Kind;
-    let Some(kind) = Kind::of(path) else { return Vec::new() };
-    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
-    let line_of = |text: &str, at: usize| Some(text[..at].matches('\n').count() + 1);
-    let python = |text: &str| -> Vec<(String, Option<usize>)> {
-        if !text.contains("environ") && !text.contains("getenv") {
-            return Vec::new();
+impl RunFacts {
+    /// The environment variables `path` reads as values: (variable, line, path).
+    fn env_reads_of(&self, path: &Path) -> Vec<(String, Option<usize>, PathBuf)> {
+        let Some(kind) = Kind::of(path) else { return Vec::new() };
+        let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+        let found = self.reader.env_reads(kind, &text);
+        found.into_iter().map(|(var, line)| (var, line, path.to_path_buf())).collect()
+    }
+
+    /// What `path` says about hardware: whether it selects a TPU, and where it first selects
+    /// other hardware (path, line: none for a notebook, device).
+    fn hardware_of(&self, path: &Path) -> Option<Hardware> {
+        let kind = Kind::of(path)?;
+        let text = std::fs::read_to_string(path).ok()?;
+        let (tpu, other) = self.reader.hardware(kind, &text)?;
+        Some((tpu, other.map(|(line, device)| (path.to_path_buf(), line, device))))
+    }
+
+    /// The top-level torch_xla names of a module's text (a module that names neither torch_xla
+    /// nor optimum is not parsed).
+    fn module_exports(&self, text: &str) -> rustc_hash::FxHashMap<String, Export> {
+        if !text.contains("torch_xla") && !text.contains("optimum") {
+            return rustc_hash::FxHashMap::default();
         }
-        let Ok(parsed) = ruff_python_parser::parse_module(text) else { return Vec::new() };
-        crate::migrate::checker::env_reads(parsed.syntax())
-            .into_iter()
-            .map(|(var, at)| (var, line_of(text, usize::from(at))))
-            .collect()
-    };
-    let found = match kind {
-        Kind::Python | Kind::SetupPy => python(&text),
-        Kind::Shell | Kind::Dockerfile | Kind::Yaml => {
-            shell_references(&text).map(|(var, at)| (var.to_string(), line_of(&text, at))).collect()
-        }
-        Kind::Notebook => {
-            let Some((code, magics)) = crate::migrate::project::notebook::python_and_magics(&text) else {
-                return Vec::new();
-            };
-            let shell = magics.iter().flat_map(|l| shell_references(l).map(|(var, _)| var.to_string()));
-            python(&code).into_iter().map(|(var, _)| var).chain(shell).map(|var| (var, None)).collect()
-        }
-        _ => Vec::new(),
-    };
-    found.into_iter().map(|(var, line)| (var, line, path.to_path_buf())).collect()
+        self.reader.exports(text)
+    }
+
+    /// Whether this Python text calls `qualified` (resolved through its imports).
+    fn text_calls(&self, text: &str, qualified: &str) -> bool {
+        let last = qualified.rsplit('.').next().unwrap_or(qualified);
+        text.contains(last) && self.reader.calls(text, qualified)
+    }
+
+    /// Whether this Python text calls one of [`GROUP_CREATORS`] (resolved through its imports).
+    fn text_creates_group(&self, text: &str) -> bool {
+        // Each creator's last name must appear in the bytes before the file is worth parsing.
+        GROUP_CREATORS.iter().filter_map(|c| c.rsplit('.').next()).any(|w| text.contains(w))
+            && self.reader.creates_process_group(text)
+    }
 }
 
-/// What `path` says about hardware: whether it selects a TPU, and where it first selects other
+/// What a file says about hardware: whether it selects a TPU, and where it first selects other
 /// hardware (path, line: none for a notebook, device).
 type Hardware = (bool, Option<(PathBuf, Option<usize>, String)>);
-
-fn hardware_of(path: &Path) -> Option<Hardware> {
-    use crate::migrate::project::{Kind, hardware};
-    let kind = Kind::of(path)?;
-    let text = std::fs::read_to_string(path).ok()?;
-    let line_of = |text: &str, at: usize| Some(text[..at].matches('\n').count() + 1);
-    let python = |code: &str| -> Option<(usize, String)> {
-        if !crate::migrate::checker::may_select_hardware(code) {
-            return None;
-        }
-        let parsed = ruff_python_parser::parse_module(code).ok()?;
-        crate::migrate::checker::hardware_selected(parsed.syntax())
-            .into_iter()
-            .find(|(device, _)| !crate::migrate::checker::TPU_OR_HOST.contains(&device.as_str()))
-            .map(|(device, at)| (usize::from(at), device))
-    };
-    let (tpu, other) = match kind {
-        Kind::Python | Kind::SetupPy => {
-            (hardware::selects_tpu(&text), python(&text).map(|(at, device)| (line_of(&text, at), device)))
-        }
-        Kind::Notebook => {
-            let (code, magics) = crate::migrate::project::notebook::python_and_magics(&text)?;
-            let magics = magics.concat();
-            let other = python(&code)
-                .map(|(_, device)| device)
-                .or_else(|| hardware::other_hardware(&magics).map(|(_, device)| device.to_string()));
-            (hardware::selects_tpu(&code) || hardware::selects_tpu(&magics), other.map(|device| (None, device)))
-        }
-        _ => (
-            hardware::selects_tpu(&text),
-            hardware::other_hardware(&text).map(|(at, device)| (line_of(&text, at), device.to_string())),
-        ),
-    };
-    Some((tpu, other.map(|(line, device)| (path.to_path_buf(), line, device))))
-}
-
-/// The variables a shell script, Dockerfile or job spec reads: `$VAR`, `${VAR}`, Kubernetes'
-/// `$(VAR)`, with where.
-fn shell_references(text: &str) -> impl Iterator<Item = (&str, usize)> {
-    text.match_indices('$').filter_map(move |(at, _)| {
-        let rest = text[at + 1..].trim_start_matches(['{', '(']);
-        let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-        let name = &rest[..len];
-        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_').then_some((name, at))
-    })
-}
 
 fn is_python(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "py")
@@ -446,33 +436,6 @@ fn module_names(path: &Path) -> Vec<String> {
     names
 }
 
-/// The top-level names of a module that are torch_xla names (imports and aliases of them)
-/// or torch_xla objects xla2tpu cannot follow.
-fn module_exports(text: &str) -> rustc_hash::FxHashMap<String, Export> {
-    use crate::migrate::semantic::{Resolution, Semantic};
-    let mut out = rustc_hash::FxHashMap::default();
-    if !text.contains("torch_xla") && !text.contains("optimum") {
-        return out;
-    }
-    let Ok(parsed) = ruff_python_parser::parse_module(text) else { return out };
-    let sem = Semantic::build(parsed.syntax());
-    let end = ruff_text_size::TextSize::try_from(text.len()).unwrap_or_default();
-    for name in sem.module_names() {
-        let export = match sem.resolve(name, 0, end) {
-            Resolution::Import { binding, .. } => sem.bindings[binding]
-                .qualified()
-                .filter(|q| crate::migrate::semantic::aliased(q))
-                .map(|q| Export::Qualified(q.to_string())),
-            Resolution::Opaque(_) => Some(Export::Opaque),
-            _ => None,
-        };
-        if let Some(export) = export {
-            out.insert(name.to_string(), export);
-        }
-    }
-    out
-}
-
 /// Whether `spelled`, a path as a command names it (relative to a directory it does not say),
 /// is one of `files`.
 fn named_in(spelled: &str, files: &[PathBuf]) -> bool {
@@ -484,27 +447,14 @@ fn named_in(spelled: &str, files: &[PathBuf]) -> bool {
     files.iter().any(|p| p.ends_with(named))
 }
 
-/// Whether this Python text calls `qualified` (resolved through its imports).
-fn text_calls(text: &str, qualified: &str) -> bool {
-    let last = qualified.rsplit('.').next().unwrap_or(qualified);
-    text.contains(last)
-        && ruff_python_parser::parse_module(text)
-            .is_ok_and(|parsed| crate::migrate::checker::calls(parsed.syntax(), qualified))
-}
-
-/// Whether this Python text calls one of [`GROUP_CREATORS`] (resolved through its imports).
-pub fn text_creates_group(text: &str) -> bool {
-    // Each creator's last name must appear in the bytes before the file is worth parsing.
-    if !GROUP_CREATORS.iter().filter_map(|c| c.rsplit('.').next()).any(|w| text.contains(w)) {
-        return false;
-    }
-    ruff_python_parser::parse_module(text)
-        .is_ok_and(|parsed| crate::migrate::checker::creates_process_group(parsed.syntax()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::migrate::reader::Reader;
+
+    fn text_creates_group(text: &str) -> bool {
+        RunFacts::new(Reader, Vec::new).text_creates_group(text)
+    }
 
     #[test]
     fn group_creators_are_resolved_through_imports() {
@@ -527,12 +477,12 @@ mod tests {
         let main = dir.path().join("train.py");
         std::fs::write(&lib, "import torch_xla.core.xla_model as xm\n").unwrap();
         std::fs::write(&main, "import torch_xla\ndef worker():\n    pass\ntorch_xla.launch(worker)\n").unwrap();
-        let only_lib = RunFacts::new({
+        let only_lib = RunFacts::new(Reader, {
             let lib = lib.clone();
             move || vec![lib.clone()]
         });
         assert!(!only_lib.creates_process_group());
-        let both = RunFacts::new(move || vec![lib.clone(), main.clone()]);
+        let both = RunFacts::new(Reader, move || vec![lib.clone(), main.clone()]);
         assert!(both.creates_process_group());
     }
 
@@ -558,7 +508,7 @@ mod tests {
             write("run.sh", "export XLA_FLAGS=1\necho ${GPU_NUM_DEVICES}\n"),
             write("nb.ipynb", nb),
         ];
-        let run = RunFacts::new(move || files.clone());
+        let run = RunFacts::new(Reader, move || files.clone());
         let at = |var: &str| run.env_read(var).map(|at| at.rsplit(['/', '\\']).next().unwrap_or_default().to_string());
         assert_eq!(at("PJRT_DEVICE").as_deref(), Some("app.py:4"));
         assert_eq!(at("XRT_DEVICE_MAP").as_deref(), Some("app.py:3"));
@@ -584,7 +534,7 @@ mod tests {
         let other = dir.path().join("other").join("compat.py");
         std::fs::create_dir(other.parent().unwrap()).unwrap();
         std::fs::write(&other, "import torch_xla.core.xla_model as xs\n").unwrap();
-        let run = RunFacts::new(move || vec![shim.clone(), other.clone()]);
+        let run = RunFacts::new(Reader, move || vec![shim.clone(), other.clone()]);
         let spmd = Some(Export::Qualified("torch_xla.distributed.spmd".into()));
         assert_eq!(run.export("pkg.compat", "xs"), spmd);
         assert_eq!(run.export("pkg.compat", "rank"), Some(Export::Opaque));
@@ -607,7 +557,7 @@ mod tests {
             write("eval.py", "import torch_xla.runtime as xr\nprint(xr.world_size())\n"),
             write("notes.py", "# we used to call use_spmd() here\n"),
         ];
-        let run = RunFacts::new(move || files.clone());
+        let run = RunFacts::new(Reader, move || files.clone());
         assert!(run.is_spmd_program("train.py") && run.is_spmd_program("./train.py"));
         assert!(run.is_spmd_program("\"migrated.py\""));
         assert!(!run.is_spmd_program("eval.py") && !run.is_spmd_program("notes.py"));
@@ -626,12 +576,12 @@ mod tests {
         let other = write("other.py", "print(1)\n");
         let notes = write("notes.sh", "# train.py is the SPMD program\necho train.py\npython other.py\n");
         let launch = write("run.sh", "set -e\nPJRT_DEVICE=TPU python3.11 ./train.py --steps 3 && echo done\n");
-        let without = RunFacts::new({
+        let without = RunFacts::new(Reader, {
             let files = vec![train.clone(), other.clone(), notes.clone()];
             move || files.clone()
         });
         assert!(!without.launches_spmd_program());
-        let with = RunFacts::new(move || vec![train.clone(), other.clone(), notes.clone(), launch.clone()]);
+        let with = RunFacts::new(Reader, move || vec![train.clone(), other.clone(), notes.clone(), launch.clone()]);
         assert!(with.launches_spmd_program());
     }
 }

@@ -9,8 +9,16 @@ use std::collections::BTreeSet;
 
 use ruff_text_size::{TextRange, TextSize};
 
-use crate::migrate::rules::Safety;
 use crate::source::{line_end_inclusive, line_start};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Safety {
+    /// Same behaviour on TorchTPU.
+    Safe,
+    /// Behaviour may change; applied only with `--unsafe-fixes`.
+    Unsafe,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edit {

@@ -8,13 +8,19 @@
 
 pub mod checker;
 pub mod commands;
+pub mod diagnostic;
 pub mod facts;
 pub mod fix;
+pub mod notes;
 pub mod project;
+pub mod reader;
 pub mod render;
 pub mod report;
 pub mod rules;
+pub mod selection;
 pub mod semantic;
+pub mod style;
+pub mod target;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,57 +28,17 @@ use ruff_python_ast::{self as ast, Stmt};
 use ruff_python_parser::{ParseError, Parsed, parse_module};
 use ruff_text_size::{Ranged, TextSize};
 
+use crate::migrate::target::restart_barrier;
 use crate::source::{has_word, line_end_inclusive, newline_of};
 use crate::timings::{Phase, time};
-use checker::{CheckResult, Contingent, Diagnostic, check};
+use checker::{CheckResult, Contingent, check};
+use diagnostic::Diagnostic;
 use fix::{Edit, Fix, ImportRequest};
-use rules::{RuleSet, Safety};
-
-/// The comment line that ends a notebook cell which restarts the kernel (`os._exit(0)` after a
-/// `!pip install`, `%reset`); the same length as the notebook's ordinary cell marker. Names bound
-/// before it are gone when the code after it runs: an import or helper a fix adds for code after
-/// it goes after it, and an import before it is not reused there.
-pub const KERNEL_RESTART: &str = "#%% xla2tpu: end restart\n";
-
-/// Where the code after the last kernel restart of `text` starts ([`KERNEL_RESTART`]).
-pub fn restart_barrier(text: &str) -> Option<TextSize> {
-    let at = text.rmatch_indices(KERNEL_RESTART).map(|(at, _)| at).find(|&at| at == 0 || text[..at].ends_with('\n'))?;
-    TextSize::try_from(at + KERNEL_RESTART.len()).ok()
-}
+use rules::RuleSet;
+pub use selection::Selection;
 
 /// Passes before we give up on converging (ruff's test harness uses 10).
 pub const MAX_PASSES: usize = 10;
-
-/// Which findings to report and which fixes to apply.
-#[derive(Debug, Clone, Default)]
-pub struct Selection {
-    /// Codes or prefixes to keep (empty = all).
-    pub select: Vec<String>,
-    /// Codes or prefixes to drop.
-    pub ignore: Vec<String>,
-    /// The opt-in rules (TPU75x) to analyse: they run only when named here, so an empty
-    /// `select` (every rule) still leaves them off.
-    pub opt_in: Vec<String>,
-    pub unsafe_fixes: bool,
-    /// Parse every file, even one no rule can match, so that its syntax errors are reported
-    /// (TPU002 named in `select` or `extend-select`). Otherwise such a file, which cannot hold
-    /// a torch_xla reference, is not parsed at all.
-    pub parse_every_file: bool,
-    /// What the other files of this run establish (a process group), asked for on demand;
-    /// `None` for a file checked on its own.
-    pub run: Option<std::sync::Arc<facts::RunFacts>>,
-}
-
-impl Selection {
-    pub fn enabled(&self, code: &str) -> bool {
-        let hit = |list: &[String]| list.iter().any(|p| code.starts_with(p.as_str()) || p == "ALL");
-        (self.select.is_empty() || hit(&self.select)) && !hit(&self.ignore)
-    }
-
-    pub(crate) fn applies(&self, fix: &Fix) -> bool {
-        fix.safety == Safety::Safe || self.unsafe_fixes
-    }
-}
 
 /// The outcome of migrating one file's text.
 #[derive(Debug)]
@@ -610,7 +576,9 @@ mod tests {
         let paths = vec![dir.path().join("lib.py"), dir.path().join("train.py")];
         std::fs::write(&paths[0], lib).unwrap();
         std::fs::write(&paths[1], train).unwrap();
-        let run = |paths: Vec<std::path::PathBuf>| std::sync::Arc::new(facts::RunFacts::new(move || paths.clone()));
+        let run = |paths: Vec<std::path::PathBuf>| {
+            std::sync::Arc::new(facts::RunFacts::new(crate::migrate::reader::Reader, move || paths.clone()))
+        };
         let alone = Selection { unsafe_fixes: true, run: Some(run(paths[..1].to_vec())), ..Selection::default() };
         assert!(
             migrated(lib, &alone).output.contains("self.loader = loader\n"),

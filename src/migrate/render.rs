@@ -9,7 +9,7 @@ use ruff_text_size::{TextRange, TextSize};
 use serde_json::{Value, json};
 
 use crate::baseline::{Anchor, fingerprints};
-use crate::migrate::checker::Diagnostic;
+use crate::migrate::diagnostic::Diagnostic;
 use crate::migrate::rules::{Builtin, Rule, Safety};
 use crate::source::LineIndex;
 

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::migrate::project::Kind;
 use crate::migrate::rules::RuleSet;
+use crate::migrate::target::Kind;
 use crate::output::count;
 
 /// One place the migration left for someone: a manual item, or a fix waiting for `--unsafe-fixes`.

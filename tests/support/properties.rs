@@ -281,7 +281,8 @@ pub fn check_notebook_cell(bytes: &[u8]) {
 /// parser once panicked on `torch.)`, and `check` hung on the lost worker, issue 42 item 1), and
 /// a migrated file still loads as its kind.
 pub fn check_requirement(bytes: &[u8]) {
-    use xla2tpu::migrate::project::{self, Kind};
+    use xla2tpu::migrate::project;
+    use xla2tpu::migrate::target::Kind;
     let Ok(requirement) = std::str::from_utf8(bytes) else { return };
     // As a Python string literal and a TOML one: escaped, so the files themselves stay valid.
     let quoted = serde_json::to_string(requirement).expect("a string serialises");

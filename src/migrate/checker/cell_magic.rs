@@ -41,7 +41,7 @@ impl<'a> Checker<'a> {
             return;
         };
         let Ok(parsed) = ruff_python_parser::parse_module(&text) else { return };
-        let inner = super::check(&parsed, &text, self.rules, &crate::migrate::Selection::default());
+        let inner = super::check(&parsed, &text, self.rules, &crate::migrate::selection::Selection::default());
         let shown = match written {
             Some(file) => format!("the program this cell writes to `{file}`"),
             None => format!("the code of `run_cell_magic('{magic}', …)`"),

@@ -9,6 +9,7 @@ use ruff_python_ast::{self as ast, CmpOp, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
 use super::Checker;
+use super::syntax::is_display;
 use crate::migrate::fix::Edit;
 use crate::migrate::semantic::{ScopeId, Semantic};
 
@@ -168,17 +169,6 @@ impl<'a> NameUses<'a> {
             Some(parent) => Parent::Other(parent.range()),
             None => Parent::Other(name.range()),
         }
-    }
-}
-
-/// `print(...)` and `logger.info(...)`-style calls only show a value.
-pub(super) fn is_display(func: &Expr) -> bool {
-    match func {
-        Expr::Name(n) => n.id.as_str() == "print",
-        Expr::Attribute(a) => {
-            matches!(a.attr.id.as_str(), "debug" | "info" | "warning" | "warn" | "error" | "critical" | "master_print")
-        }
-        _ => false,
     }
 }
 

@@ -9,6 +9,7 @@ use ruff_python_ast::{self as ast, Expr, ExprContext, Stmt};
 use ruff_text_size::{Ranged, TextSize};
 
 use super::{Checker, Diagnostic, Site};
+use crate::migrate::notes::{kept_note, python_read_advice, read_note};
 use crate::migrate::rules::FixAction;
 use crate::migrate::semantic::{ScopeId, Semantic};
 
@@ -16,10 +17,6 @@ use crate::migrate::semantic::{ScopeId, Semantic};
 /// used, is a read (`x = os.environ.setdefault("X", "1")`).
 const READERS: &[&str] = &["os.environ.get", "os.getenv"];
 const READ_WRITERS: &[&str] = &["os.environ.setdefault", "os.environ.pop"];
-
-/// What TorchTPU's own device test is, for notes that tell a person what to write instead.
-const DEVICE_TEST: &str =
-    "torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == \"tpu\"";
 
 /// The variables (named by string literals) a module reads as values, with where: `os.environ["X"]`
 /// loaded, `os.environ.get("X")`, `os.getenv("X")`, `"X" in os.environ`, and a used result of
@@ -87,29 +84,6 @@ impl<'a> Visitor<'a> for Reads<'_> {
         }
         visitor::walk_expr(self, expr);
     }
-}
-
-/// Why a read of a variable torch_xla used (and fixes would delete) is left for a person; `then`
-/// says what to do.
-pub(crate) fn read_note(var: &str, then: &str) -> String {
-    format!(
-        "read as a value: TorchTPU neither reads nor sets `{var}`, so it is now only the project's own switch \
-         (its assignments in this run are kept for this read); {then}"
-    )
-}
-
-/// What a Python read of such a variable should test instead.
-pub(crate) fn python_read_advice() -> String {
-    format!("to select TorchTPU, test `{DEVICE_TEST}` instead")
-}
-
-/// Why an assignment of such a variable is kept: `at` reads it.
-pub(crate) fn kept_note(at: &str, var: &str) -> String {
-    format!(
-        "kept: {at} reads `{var}` as a value, the project's own switch, which deleting this would turn off \
-         (TorchTPU itself ignores the variable); once that test is TorchTPU's device test (`{DEVICE_TEST}`), \
-         delete this"
-    )
 }
 
 /// What an env access does with its variable.

@@ -12,6 +12,7 @@ use super::{Checker, Diagnostic, Site};
 use crate::migrate::fix::{Edit, Fix, ImportRequest, StmtRef};
 use crate::migrate::rules::template::{Bound, ExpandContext, Signature, Template};
 use crate::migrate::rules::{FixAction, Rule, RuleId};
+use crate::migrate::style::{FileStyle, reindent, requote_plain_strings};
 use crate::source::{indentation_at, newline_of};
 
 /// Why a collective is not converted in code where no process group can exist.
@@ -113,7 +114,7 @@ impl<'a> Checker<'a> {
             return Err(NO_GROUP_IN_FILE.into());
         }
         if spec.requires_global_reads
-            && let Some(read) = self.slice_reads.first()
+            && let Some(read) = self.slice_reads().first()
         {
             let line = self.text[..usize::from(read.start())].matches('\n').count() + 1;
             return Err(format!(
@@ -872,7 +873,7 @@ impl ExpandContext for ExpandCx<'_, '_> {
 
     fn module(&mut self, module: &str) -> Result<String, String> {
         let sem = self.checker.sem;
-        let since = crate::migrate::restart_barrier(self.checker.text).filter(|&b| self.offset >= b);
+        let since = crate::migrate::target::restart_barrier(self.checker.text).filter(|&b| self.offset >= b);
         if let Some(name) = sem.name_for_module(module, self.scope, self.offset, since) {
             return Ok(name);
         }
@@ -1004,88 +1005,6 @@ fn requote_for_fstring(text: &str, quote: char) -> Result<String, String> {
         return Err("its replacement needs both quote characters inside an f-string".into());
     }
     Ok(text.replace(quote, &other.to_string()))
-}
-
-/// Templates indent nested lines with four spaces: each line at `indent` plus its depth in the
-/// file's `unit`, joined with `newline`.
-fn reindent(text: &str, indent: &str, unit: &str, newline: &str) -> String {
-    text.split('\n')
-        .map(|line| {
-            let depth = (line.len() - line.trim_start_matches(' ').len()) / 4;
-            format!("{indent}{}{}", unit.repeat(depth), &line[depth * 4..])
-        })
-        .collect::<Vec<_>>()
-        .join(newline)
-}
-
-/// How a file writes what we insert into it.
-pub(super) struct FileStyle {
-    /// The indentation step: the most common step between a block and the one it is nested in
-    /// (one odd block, a first one indented by 3, does not decide), a tab in a file indented with
-    /// tabs, four spaces in a file with no indented block.
-    unit: &'static str,
-    /// More plain strings written `'...'` than `"..."` (docstrings and triple-quoted strings
-    /// do not count).
-    single_quotes: bool,
-}
-
-impl FileStyle {
-    fn read(tokens: &[ruff_python_ast::token::Token], text: &str) -> FileStyle {
-        const SPACES: &str = "                ";
-        let mut depths: Vec<usize> = vec![0];
-        let mut steps = [0usize; 17];
-        let mut tabs = false;
-        let (mut single, mut double) = (0usize, 0usize);
-        for token in tokens {
-            let src = &text[token.range()];
-            match token.kind() {
-                TokenKind::Indent => {
-                    tabs |= src.starts_with('\t');
-                    let step = src.len().saturating_sub(*depths.last().unwrap_or(&0));
-                    if (1..steps.len()).contains(&step) {
-                        steps[step] += 1;
-                    }
-                    depths.push(src.len());
-                }
-                TokenKind::Dedent => {
-                    depths.pop();
-                }
-                TokenKind::String => {
-                    let quoted = src.trim_start_matches(|c: char| c.is_ascii_alphabetic());
-                    if !quoted.starts_with("\"\"\"") && !quoted.starts_with("'''") {
-                        single += usize::from(quoted.starts_with('\''));
-                        double += usize::from(quoted.starts_with('"'));
-                    }
-                }
-                _ => {}
-            }
-        }
-        // The most common step; on a tie the wider one (four spaces over two).
-        let common = (1..steps.len()).filter(|&s| steps[s] > 0).max_by_key(|&s| (steps[s], s));
-        let unit = match common {
-            _ if tabs => "\t",
-            Some(step) => &SPACES[..step],
-            None => "    ",
-        };
-        FileStyle { unit, single_quotes: single > double }
-    }
-}
-
-/// `text` with each plain double-quoted string (`"tpu:0"`: no prefix, no quote or backslash
-/// inside, not triple-quoted) in single quotes; text that does not parse comes back unchanged.
-fn requote_plain_strings(text: &str) -> String {
-    let Ok(parsed) = ruff_python_parser::parse_module(text) else { return text.to_string() };
-    let mut out = text.to_string();
-    let strings: Vec<TextRange> =
-        parsed.tokens().iter().filter(|t| t.kind() == TokenKind::String).map(|t| t.range()).collect();
-    for range in strings.into_iter().rev() {
-        let s = &text[range];
-        let plain = s.len() >= 2 && s.starts_with('"') && s.ends_with('"') && !s.starts_with("\"\"\"");
-        if plain && !s[1..s.len() - 1].contains(['\'', '"', '\\']) {
-            out.replace_range(std::ops::Range::<usize>::from(range), &format!("'{}'", &s[1..s.len() - 1]));
-        }
-    }
-    out
 }
 
 /// Keep the file's quote style when a string argument is replaced by another.

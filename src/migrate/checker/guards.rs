@@ -11,22 +11,12 @@
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
-use super::{Checker, Diagnostic, Site};
+use super::{Checker, Diagnostic, Site, XlaBranch};
 use crate::migrate::fix::Fix;
 use crate::migrate::rules::{Builtin, FixAction, RuleId};
 
 /// Rules (by name) whose fixes select the device: the findings a device-selection branch may hold.
 const DEVICE_SELECTION: &[&str] = &["xla-device", "xla-device-string"];
-
-/// A branch that only runs with torch_xla.
-pub(super) struct XlaBranch {
-    /// The guard's test, and the branch's statements.
-    test: TextRange,
-    body: TextRange,
-    /// When the branch may be only device selection (imports and assignments under a bare
-    /// probe call): the guard's fix, and the assignments, each of which must select the device.
-    device: Option<(Fix, Vec<TextRange>)>,
-}
 
 /// Whether `test` is true exactly when torch_xla is present (`Some(true)`),
 /// exactly when it is absent (`Some(false)`, `not is_torch_xla_available()`),

@@ -13,9 +13,6 @@ use super::{Checker, Diagnostic};
 use crate::migrate::rules::Builtin;
 use crate::migrate::semantic::{ScopeId, Semantic};
 
-/// PJRT device names torch_xla knew that TorchTPU stands in for.
-pub(crate) const TPU_OR_HOST: &[&str] = &["TPU", "CPU"];
-
 /// Modules of a vendor's torch_xla stack: importing one selects its hardware.
 const VENDOR_MODULES: &[(&str, &str)] = &[
     ("torch_neuronx", "NEURON"),
@@ -53,7 +50,7 @@ impl<'a> Checker<'a> {
             .then(|| {
                 let mut finder = Finder { sem: self.sem, scope: 0, found: Vec::new() };
                 finder.visit_body(&self.module.body);
-                finder.found.into_iter().find(|s| !TPU_OR_HOST.contains(&s.device.as_str()))
+                finder.found.into_iter().find(|s| !crate::migrate::target::TPU_OR_HOST.contains(&s.device.as_str()))
             })
             .flatten();
         let kept = diagnostics.len();

@@ -202,3 +202,16 @@ impl<'a> Visitor<'a> for Walker<'_, 'a> {
         }
     }
 }
+
+/// Whether the module calls one of [`crate::migrate::facts::GROUP_CREATORS`] where that creates
+/// the group.
+pub fn creates_process_group(module: &ast::ModModule) -> bool {
+    let sem = Semantic::build(module);
+    Inventory::build(module, &sem).creates_group(&sem)
+}
+
+/// Whether the module calls `qualified` (resolved through its imports).
+pub fn calls(module: &ast::ModModule, qualified: &str) -> bool {
+    let sem = Semantic::build(module);
+    Inventory::build(module, &sem).file_calls(&sem, qualified)
+}

@@ -12,45 +12,62 @@ mod api_calls;
 mod autocast;
 mod cell_magic;
 mod compare;
-mod env;
+pub mod env;
 mod fixes;
 mod group;
 mod guards;
-mod hardware;
+pub mod hardware;
 mod imports;
-mod inventory;
-mod loaders;
+pub mod inventory;
+pub mod loaders;
 mod noqa;
 mod performance;
 mod spmd;
 mod strings;
+mod syntax;
 mod timing;
 mod views;
 
-pub use env::env_reads;
-pub(crate) use env::{kept_note, read_note};
-pub use hardware::hardware_selected;
-pub(crate) use hardware::{TPU_OR_HOST, may_select_hardware};
-pub use imports::Contingent;
-use imports::{catches_import_error, try_only_guards_imports};
-pub use loaders::subclass_loading;
 use noqa::Suppressions;
-pub use performance::may_match as performance_may_match;
+use syntax::{catches_import_error, try_only_guards_imports};
 
+use crate::migrate::diagnostic::Diagnostic;
 use crate::migrate::fix::{Block, Fix, StmtRef};
 use crate::migrate::rules::template::{Bound, arg_matches};
 use crate::migrate::rules::{Builtin, MatchKind, Rule, RuleId, RuleSet};
 use crate::migrate::semantic::{BindingId, Qualified, ScopeId, Semantic};
 
-/// One finding in one file.
-#[derive(Debug, Clone)]
-pub struct Diagnostic {
-    pub rule: RuleId,
+/// The removal of an import whose names are all still used, for `migrate` to apply in the
+/// same pass as the fixes that remove those uses: only when, after them, none of `names` is
+/// left anywhere in the text as a word (see `migrate::Pass::with_contingent`). Without it an
+/// import goes one pass after its last use, and a file costs a parse and a check more.
+#[derive(Debug)]
+pub struct Contingent {
+    /// The import statement: its finding (TPU001) must be among those kept.
     pub range: TextRange,
-    pub message: String,
-    /// Why no fix is offered (or what to check after an unsafe one).
-    pub note: Option<String>,
-    pub fix: Option<Fix>,
+    pub fix: Fix,
+    /// The names the statement binds.
+    pub names: Vec<String>,
+    /// Not a torch_xla import: one of the user's (`import os`) that this pass's fixes may leave
+    /// unused. It has no finding; it goes only with the last uses the fixes remove.
+    pub unreported: bool,
+}
+
+/// Words without which no performance rule can match (the opt-in rules' prefilter).
+const PERFORMANCE_WORDS: &[&str] = &["backward", "forward", "DataLoader"];
+
+pub fn performance_may_match(text: &str) -> bool {
+    PERFORMANCE_WORDS.iter().any(|w| text.contains(w))
+}
+
+/// A branch that only runs with torch_xla.
+pub(super) struct XlaBranch {
+    /// The guard's test, and the branch's statements.
+    pub(super) test: TextRange,
+    pub(super) body: TextRange,
+    /// When the branch may be only device selection (imports and assignments under a bare
+    /// probe call): the guard's fix, and the assignments, each of which must select the device.
+    pub(super) device: Option<(Fix, Vec<TextRange>)>,
 }
 
 pub struct CheckResult {
@@ -70,7 +87,7 @@ pub fn check(
     parsed: &Parsed<ast::ModModule>,
     text: &str,
     rules: &RuleSet,
-    selection: &crate::migrate::Selection,
+    selection: &crate::migrate::selection::Selection,
 ) -> CheckResult {
     let run = selection.run.as_deref();
     let module = parsed.syntax();
@@ -109,7 +126,7 @@ pub fn check(
         all_names: std::cell::OnceCell::new(),
         style: std::cell::OnceCell::new(),
         contingent: Vec::new(),
-        slice_reads: spmd::slice_reads(module, &sem, text),
+        slice_reads: std::cell::OnceCell::new(),
     };
     checker.visit_block(&module.body, None);
     checker.report_imports();
@@ -123,18 +140,6 @@ pub fn check(
     diagnostics.retain(|d| !suppressed.covers(text, d.range, &rules.rules[d.rule].code));
     diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
     CheckResult { diagnostics, contingent: checker.contingent, blocks: checker.blocks, noqa: suppressed.into_inner() }
-}
-
-/// Whether the module calls one of [`crate::migrate::facts::GROUP_CREATORS`].
-pub fn creates_process_group(module: &ast::ModModule) -> bool {
-    let sem = Semantic::build(module);
-    inventory::Inventory::build(module, &sem).creates_group(&sem)
-}
-
-/// Whether the module calls `qualified` (resolved through its imports).
-pub fn calls(module: &ast::ModModule, qualified: &str) -> bool {
-    let sem = Semantic::build(module);
-    inventory::Inventory::build(module, &sem).file_calls(&sem, qualified)
 }
 
 struct Checker<'a> {
@@ -182,7 +187,7 @@ struct Checker<'a> {
     /// Depth of annotations being walked (a class named there creates no instance).
     annotation: u32,
     /// Branches that only run with torch_xla.
-    xla_only: Vec<guards::XlaBranch>,
+    xla_only: Vec<XlaBranch>,
     /// Flags set by a `try: import torch_xla…` that becomes a TorchTPU probe:
     /// branches they guard are TorchTPU branches after the migration, not dead code.
     probe_flags: FxHashSet<&'a str>,
@@ -196,11 +201,11 @@ struct Checker<'a> {
     /// that add an import ask, so it is collected then, not for every file.
     all_names: std::cell::OnceCell<FxHashSet<&'a str>>,
     /// The file's indentation step and quote preference, read from its tokens once.
-    style: std::cell::OnceCell<fixes::FileStyle>,
+    style: std::cell::OnceCell<crate::migrate::style::FileStyle>,
     contingent: Vec<Contingent>,
     /// Reads of values computed from a split batch (TPU234), found before the walk: they keep
     /// the split from being converted.
-    slice_reads: Vec<TextRange>,
+    slice_reads: std::cell::OnceCell<Vec<TextRange>>,
 }
 
 /// Where a match sits, for building its fix.
@@ -326,7 +331,7 @@ impl<'a> Checker<'a> {
                 if !droppable && catches_import_error(try_stmt) {
                     self.guarded_try_bodies.insert(self.blocks.len());
                     // Its flag (`_HAS_XLA = True`) will then mean "TorchTPU is here".
-                    self.probe_flags.extend(imports::assigned_names(try_stmt));
+                    self.probe_flags.extend(syntax::assigned_names(try_stmt));
                 }
                 self.visit_block(&try_stmt.body, Some((sref, droppable)));
                 for handler in &try_stmt.handlers {
@@ -443,7 +448,7 @@ impl<'a> Checker<'a> {
             self.check_autocast_softmax(call);
         }
         self.check_strided_view(call);
-        if compare::is_display(&call.func) {
+        if syntax::is_display(&call.func) {
             for arg in &call.arguments.args {
                 self.mark_shown(arg);
             }

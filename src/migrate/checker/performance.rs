@@ -17,13 +17,6 @@ use crate::migrate::fix::{Edit, Fix, Helper, ImportRequest};
 use crate::migrate::rules::{Builtin, RuleId};
 use crate::migrate::semantic::ScopeId;
 
-/// Words without which no performance rule can match (the opt-in rules' prefilter).
-const WORDS: &[&str] = &["backward", "forward", "DataLoader"];
-
-pub fn may_match(text: &str) -> bool {
-    WORDS.iter().any(|w| text.contains(w))
-}
-
 /// Methods that copy a tensor's value to the host.
 const SYNC_METHODS: &[&str] = &["item", "tolist", "numpy", "cpu"];
 /// Attributes of a tensor known without its value (shape, dtype, device).

@@ -291,7 +291,7 @@ fn bodies<'a>(body: &'a [Stmt], sem: &Semantic, out: &mut Vec<(&'a ast::StmtFunc
 
 /// The reads (TPU234) of values computed from a split batch, in a file that splits one: each
 /// the first in its statement, in source order.
-pub(super) fn slice_reads(module: &ast::ModModule, sem: &Semantic, text: &str) -> Vec<TextRange> {
+fn find_slice_reads(module: &ast::ModModule, sem: &Semantic, text: &str) -> Vec<TextRange> {
     if !text.contains("mark_sharding") && !text.contains(SHARD_HELPER) {
         return Vec::new();
     }
@@ -321,10 +321,15 @@ pub(super) fn slice_reads(module: &ast::ModModule, sem: &Semantic, text: &str) -
 }
 
 impl Checker<'_> {
-    /// TPU234 at each read [`slice_reads`] found.
+    /// The reads of a split batch's values in this file ([`find_slice_reads`]), found once.
+    pub(super) fn slice_reads(&self) -> &[TextRange] {
+        self.slice_reads.get_or_init(|| find_slice_reads(self.parsed_tokens.syntax(), self.sem, self.text))
+    }
+
+    /// TPU234 at each read [`find_slice_reads`] found.
     pub(super) fn report_slice_reads(&self, diagnostics: &mut Vec<Diagnostic>) {
         let Some(rule) = self.rules.builtin(Builtin::SpmdSliceRead) else { return };
-        for &range in &self.slice_reads {
+        for &range in self.slice_reads() {
             let message = self.message(rule, &self.text[range]);
             diagnostics.push(Diagnostic { rule, range, message, note: None, fix: None });
         }

@@ -11,8 +11,10 @@ use super::args::CommonArgs;
 use crate::config::{Resolver, Settings};
 use crate::discover::{Input, discover, discover_each};
 use crate::migrate::facts::RunFacts;
-use crate::migrate::project::{self, Kind};
+use crate::migrate::project;
+use crate::migrate::reader::Reader;
 use crate::migrate::rules::RuleSet;
+use crate::migrate::target::Kind;
 use crate::migrate::{self, Problem, Selection};
 use crate::source::{LineIndex, SourceFile};
 use crate::timings::{Phase, time};
@@ -38,7 +40,7 @@ pub(super) fn run_facts(common: &CommonArgs, resolver: &Arc<Resolver>) -> Arc<Ru
     let paths = common.paths.clone();
     // Weak: the facts live in every file's selection, the resolver in the run.
     let resolver = Arc::downgrade(resolver);
-    Arc::new(RunFacts::walking(move |visit| {
+    Arc::new(RunFacts::walking(Reader, move |visit| {
         let Some(resolver) = resolver.upgrade() else { return };
         discover_each(&paths, resolver.no_ignore(), resolver.clone(), |input| {
             if let Input::File(p) = input {

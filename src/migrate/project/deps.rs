@@ -16,11 +16,11 @@ use ruff_text_size::{TextRange, TextSize};
 use rustc_hash::FxHashMap;
 use toml_edit::{Item, TableLike, Value};
 
-use super::Kind;
-use crate::migrate::checker::Diagnostic;
+use crate::migrate::diagnostic::Diagnostic;
 use crate::migrate::facts::RunFacts;
 use crate::migrate::fix::{Edit, Fix};
 use crate::migrate::rules::{Builtin, RuleSet, Safety};
+use crate::migrate::target::Kind;
 use crate::source::{line_end_inclusive, line_start};
 
 /// Distributions (normalised) that TorchTPU replaces, and those it installs itself.
@@ -1234,7 +1234,7 @@ impl<'a> Visitor<'a> for SetupCalls<'a> {
 mod tests {
     use super::super::testing::{migrated, rules};
     use super::*;
-    use crate::migrate::Selection;
+    use crate::migrate::selection::Selection;
 
     fn index_url() -> &'static str {
         "storage.googleapis.com/libtpu-releases"
@@ -1325,7 +1325,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().join("requirements-base.txt");
         std::fs::write(&base, "numpy\n").unwrap();
-        let run = std::sync::Arc::new(RunFacts::new(move || vec![base.clone()]));
+        let run = std::sync::Arc::new(RunFacts::new(crate::migrate::reader::Reader, move || vec![base.clone()]));
         let selection = Selection { unsafe_fixes: true, run: Some(run), ..Selection::default() };
         assert_eq!(
             super::super::migrate(Kind::Requirements, text, rules(), &selection).output,

@@ -5,7 +5,7 @@
 
 use ruff_text_size::{TextRange, TextSize};
 
-use crate::migrate::checker::Diagnostic;
+use crate::migrate::diagnostic::Diagnostic;
 use crate::migrate::facts::RunFacts;
 use crate::migrate::rules::{Builtin, RuleSet};
 
@@ -37,7 +37,7 @@ const TPU_WORDS: &[&str] = &["torch_xla[tpu]", "torch-xla[tpu]", "libtpu", "_tpu
 /// device. `PJRT_DEVICE=CUDA` (and `ENV PJRT_DEVICE CUDA`, a job spec's `value:`), a vendor's
 /// tools and packages, a torch_xla CUDA image (`…/xla:nightly_3.10_cuda_12.1`) or wheel.
 pub fn other_hardware(text: &str) -> Option<(usize, &'static str)> {
-    selections(text).find(|(_, device)| !crate::migrate::checker::TPU_OR_HOST.contains(device))
+    selections(text).find(|(_, device)| !crate::migrate::target::TPU_OR_HOST.contains(device))
 }
 
 /// Whether `text` selects a TPU (outside comments): `PJRT_DEVICE=TPU`, a `torch_xla[tpu]`

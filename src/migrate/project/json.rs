@@ -9,7 +9,7 @@ use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions};
 use ruff_text_size::{TextRange, TextSize};
 
-use crate::migrate::checker::Diagnostic;
+use crate::migrate::diagnostic::Diagnostic;
 use crate::migrate::fix::{Edit, Fix};
 use crate::migrate::rules::{Builtin, RuleSet};
 

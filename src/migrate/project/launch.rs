@@ -7,16 +7,19 @@
 //! ([`yaml`]). Nothing else in a file is touched, comments included.
 
 pub(crate) mod dockerfile;
+mod findings;
 pub(crate) mod shell;
 pub mod yaml;
 
 use ruff_text_size::TextRange;
 
-use super::{Kind, Magic, MagicKind};
-use crate::migrate::checker::Diagnostic;
+use findings::{EnvSite, Findings, range};
+
+use crate::migrate::diagnostic::Diagnostic;
 use crate::migrate::facts::RunFacts;
-use crate::migrate::fix::{Edit, Fix};
-use crate::migrate::rules::{Builtin, FixAction, RuleSet, Safety};
+use crate::migrate::fix::Edit;
+use crate::migrate::rules::{Builtin, RuleSet};
+use crate::migrate::target::{Kind, Magic, MagicKind};
 use crate::source::line_end_inclusive;
 
 /// The findings of a `Kind::Shell`, `Dockerfile` or `Yaml` file.
@@ -59,144 +62,14 @@ pub fn check_magics(text: &str, magics: &[Magic], rules: &RuleSet, run: Option<&
     found.diagnostics
 }
 
-/// A variable a file sets: where its name is, and the edit that unsets it (or why none can).
-struct EnvSite {
-    name: TextRange,
-    removal: Result<Edit, &'static str>,
-}
-
-/// The diagnostics of one file, built against its text.
-struct Findings<'a> {
-    text: &'a str,
-    rules: &'a RuleSet,
-    /// What the run's other files establish (which accelerate configs launch torch_xla).
-    run: Option<&'a RunFacts>,
-    diagnostics: Vec<Diagnostic>,
-}
-
-impl Findings<'_> {
-    /// Report a variable an environment rule names: renamed when TorchTPU has an equivalent,
-    /// removed when the rule deletes it, else left for review with the rule's help.
-    fn env(&mut self, site: EnvSite) {
-        let var = &self.text[site.name];
-        let Some((id, rule)) = self.rules.env_rules().find(|(_, r)| r.env.iter().any(|e| e == var)) else { return };
-        let deletion = rule.fixes.iter().find(|f| matches!(f.action, FixAction::Delete));
-        let (fix, note) = match (rule.env_renames.get(var), deletion) {
-            (Some(to), _) => (Some(self.rename(var, site.name, to)), None),
-            (None, Some(spec)) => match (self.read(var), site.removal) {
-                (Some(at), _) => (None, Some(crate::migrate::checker::kept_note(&at, var))),
-                (None, Ok(edit)) => (Some(fix(spec.safety, vec![edit])), spec.note.clone()),
-                (None, Err(why)) => (None, Some(format!("not converted: {why}"))),
-            },
-            (None, None) => (None, None),
-        };
-        let message = rule.message.replace("{name}", var);
-        self.diagnostics.push(Diagnostic { rule: id, range: site.name, message, note, fix });
-    }
-
-    /// Where this file (`line 3 of this file`) or another of the run (`app.py:12`) reads `var` as
-    /// a value: then its assignments stay, the project's own switch.
-    fn read(&self, var: &str) -> Option<String> {
-        if let Some(at) = references(self.text, var).next() {
-            return Some(format!("line {} of this file", self.text[..at].matches('\n').count() + 1));
-        }
-        self.run.and_then(|r| r.env_read(var)).map(|at| format!("`{at}`"))
-    }
-
-    /// Where the file reads a variable that fixes delete (`if [ "$PJRT_DEVICE" = TPU ]`): torch_xla
-    /// logic, which TorchTPU leaves to the project (the run's assignments of it stay), so each
-    /// read is reported.
-    fn deleted_variables_read(&mut self) {
-        let rules = self.rules;
-        let deleted = rules.env_rules().filter(|(_, r)| r.fixes.iter().any(|f| matches!(f.action, FixAction::Delete)));
-        for (id, rule) in deleted {
-            for var in &rule.env {
-                for at in references(self.text, var) {
-                    let message = rule.message.replace("{name}", var);
-                    let note = Some(crate::migrate::checker::read_note(var, "decide what this line should do"));
-                    self.diagnostics.push(Diagnostic {
-                        rule: id,
-                        range: range(at, at + var.len()),
-                        message,
-                        note,
-                        fix: None,
-                    });
-                }
-            }
-        }
-    }
-
-    /// Rename the variable set at `name`, and its references (`$VAR`, `${VAR}`, Kubernetes'
-    /// `$(VAR)`) in the whole file, so that what reads it still finds it.
-    fn rename(&self, var: &str, name: TextRange, to: &str) -> Fix {
-        let mut edits = vec![Edit::replace(name, to)];
-        edits.extend(references(self.text, var).map(|at| Edit::replace(range(at, at + var.len()), to)));
-        fix(Safety::Safe, edits)
-    }
-
-    /// Report what a launcher rule matches at `range`; `fix` is the rule's fix applied there,
-    /// or why it cannot be.
-    fn launcher(&mut self, builtin: Builtin, at: TextRange, fix: Option<Result<Fix, String>>) {
-        let Some(id) = self.rules.builtin(builtin) else { return };
-        let rule = &self.rules.rules[id];
-        let message = rule.message.replace("{name}", &shown(&self.text[at]));
-        let (fix, note) = match fix {
-            Some(Ok(fix)) => (Some(fix), rule.fixes.first().and_then(|f| f.note.clone())),
-            Some(Err(why)) => (None, Some(format!("not converted: {why}"))),
-            None => (None, None),
-        };
-        self.diagnostics.push(Diagnostic { rule: id, range: at, message, note, fix });
-    }
-
-    /// Read `range` of this file as a shell script (`block`) or a one-line command.
-    fn scan_shell(&mut self, range: TextRange, block: bool) {
-        shell::scan(self, shell::Region::embedded(range, block));
-    }
-
-    /// The findings of a `pip install …` command (requirements are the dependency handler's).
-    fn pip_install(&mut self, command: TextRange) {
-        self.diagnostics.extend(super::deps::pip_install(self.text, command, self.rules, self.run));
-    }
-}
-
-/// Where `text` reads the variable `var`: `$VAR`, `${VAR}`, Kubernetes' `$(VAR)`.
-fn references<'t>(text: &'t str, var: &'t str) -> impl Iterator<Item = usize> + 't {
-    text.match_indices(var).map(|(at, _)| at).filter(move |&at| {
-        let before = &text[..at];
-        let is_reference = before.ends_with('$') || before.ends_with("${") || before.ends_with("$(");
-        let after = text[at + var.len()..].bytes().next();
-        is_reference && !after.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
-    })
-}
-
-fn fix(safety: Safety, edits: Vec<Edit>) -> Fix {
-    Fix { safety, edits, deletes: vec![], imports: vec![], helpers: vec![] }
-}
-
-fn range(start: usize, end: usize) -> TextRange {
-    TextRange::new(offset(start), offset(end))
-}
-
-fn offset(at: usize) -> ruff_text_size::TextSize {
-    ruff_text_size::TextSize::try_from(at).expect("files are smaller than 4 GiB")
-}
-
-/// A command as a message shows it: on one line, at most 80 characters.
-fn shown(text: &str) -> String {
-    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
-    let one_line = joined.split_whitespace().collect::<Vec<_>>().join(" ");
-    match one_line.char_indices().nth(80) {
-        Some((cut, _)) => format!("{}…", &one_line[..cut]),
-        None => one_line,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::testing::{migrated, rules};
-    use super::super::{Kind, Magic, MagicKind, lint, migrate};
+    use super::super::{lint, migrate};
     use super::*;
-    use crate::migrate::Selection;
+    use crate::migrate::selection::Selection;
+    use crate::migrate::target::{Kind, Magic, MagicKind};
+    use findings::offset;
 
     fn codes(kind: Kind, text: &str) -> Vec<String> {
         let found = lint(kind, text, rules(), &Selection::default()).expect("loads");
@@ -283,7 +156,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let app = dir.path().join("app.py");
         std::fs::write(&app, "import os\n\nif os.environ.get('PJRT_DEVICE'):\n    print('accelerator')\n").unwrap();
-        let run = std::sync::Arc::new(RunFacts::new(move || vec![app.clone()]));
+        let run = std::sync::Arc::new(RunFacts::new(crate::migrate::reader::Reader, move || vec![app.clone()]));
         let selection = Selection { unsafe_fixes: true, run: Some(run), ..Selection::default() };
         for (kind, text) in [
             (Kind::Shell, "export PJRT_DEVICE=TPU XRT_TPU_CONFIG=x\npython app.py\n"),

@@ -13,171 +13,19 @@ pub mod hardware;
 pub mod json;
 pub mod launch;
 pub mod notebook;
+mod text;
 
-use std::collections::BTreeMap;
-use std::path::Path;
+use text::selected;
+pub use text::{TextMigration, migrate_with};
 
-use ruff_text_size::{TextRange, TextSize};
 use serde::Deserialize;
 
-use crate::migrate::checker::Diagnostic;
+use crate::migrate::diagnostic::Diagnostic;
 use crate::migrate::facts::RunFacts;
-use crate::migrate::fix::{self, Edit};
 use crate::migrate::rules::{Builtin, RuleSet, Safety};
-use crate::migrate::{MAX_PASSES, Selection};
+use crate::migrate::selection::Selection;
+use crate::migrate::target::Kind;
 use crate::noqa::Noqa;
-
-/// How a file is read and which handler migrates it, decided by its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Kind {
-    Python,
-    /// `setup.py`: Python, and its `install_requires` are dependencies.
-    SetupPy,
-    Notebook,
-    /// `requirements*.txt`, `constraints*.txt`, `requirements/*.txt`, `requirements*.in`.
-    Requirements,
-    Pyproject,
-    SetupCfg,
-    /// conda's `environment.yml`.
-    CondaEnv,
-    Shell,
-    Dockerfile,
-    /// Other YAML: job specs (`env:` lists), accelerate configs.
-    Yaml,
-    /// JSON configs: `fsdp_config.json`, accelerate configs.
-    Json,
-}
-
-impl Kind {
-    /// The kind of `path`, or `None` for files no handler reads.
-    pub fn of(path: &Path) -> Option<Kind> {
-        let name = path.file_name()?.to_str()?;
-        let lower = name.to_ascii_lowercase();
-        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-        let in_requirements_dir =
-            path.parent().and_then(Path::file_name).is_some_and(|d| d.eq_ignore_ascii_case("requirements"));
-        Some(match (lower.as_str(), ext.as_deref()) {
-            ("setup.py", _) => Kind::SetupPy,
-            (_, Some("py" | "pyi")) => Kind::Python,
-            (_, Some("ipynb")) => Kind::Notebook,
-            ("pyproject.toml", _) => Kind::Pyproject,
-            ("setup.cfg", _) => Kind::SetupCfg,
-            (n, Some("txt" | "in")) if n.starts_with("requirements") || n.starts_with("constraints") => {
-                Kind::Requirements
-            }
-            (n, Some("txt")) if n.ends_with("requirements.txt") || in_requirements_dir => Kind::Requirements,
-            (n, Some("yml" | "yaml")) if n.starts_with("environment") || n.starts_with("conda") => Kind::CondaEnv,
-            (_, Some("yml" | "yaml")) => Kind::Yaml,
-            (_, Some("json")) => Kind::Json,
-            (_, Some("sh" | "bash" | "zsh")) => Kind::Shell,
-            ("dockerfile" | "containerfile", _) => Kind::Dockerfile,
-            (n, _) if n.starts_with("dockerfile.") || n.ends_with(".dockerfile") => Kind::Dockerfile,
-            _ => return None,
-        })
-    }
-
-    /// Read by the Python engine (setup.py also by [`deps`]).
-    pub fn is_python(self) -> bool {
-        matches!(self, Kind::Python | Kind::SetupPy)
-    }
-
-    /// Whether the file is the project's own (its sources, dependencies, notebooks), so that one
-    /// that does not load is an error; other YAML may be a template of another tool (Helm).
-    pub fn owned_by_project(self) -> bool {
-        !matches!(self, Kind::Yaml | Kind::Json)
-    }
-
-    /// What the file is, for messages and the report's per-type totals.
-    pub fn label(self) -> &'static str {
-        match self {
-            Kind::Python => "python",
-            Kind::SetupPy => "setup.py",
-            Kind::Notebook => "notebook",
-            Kind::Requirements => "requirements",
-            Kind::Pyproject => "pyproject.toml",
-            Kind::SetupCfg => "setup.cfg",
-            Kind::CondaEnv => "conda environment",
-            Kind::Shell => "shell script",
-            Kind::Dockerfile => "Dockerfile",
-            Kind::Yaml => "YAML",
-            Kind::Json => "JSON",
-        }
-    }
-}
-
-/// A notebook line that IPython runs as a shell command or a magic, not as Python; its range
-/// is the whole line (without the newline) in the text the checker sees.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Magic {
-    pub range: TextRange,
-    pub kind: MagicKind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MagicKind {
-    /// `!cmd`, `%pip …`, `%sh …`, or a line of a `%%bash` / `%%sh` / `%%script bash` cell: the
-    /// shell command starts at `command` (after the `!`, `%`, or nothing in a shell cell).
-    Shell { command: TextSize },
-    /// `%env NAME=VALUE` or `%env NAME VALUE`: `name` is the variable's range.
-    Env { name: TextRange },
-}
-
-/// The TorchTPU release the rules assume (`--target-version`): what installing it means.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Target {
-    format: String,
-    pub version: String,
-    /// What users install: `torch-tpu`.
-    pub distribution: String,
-    pub requires_python: String,
-    /// The wheel's `Requires-Dist`, verbatim.
-    pub requires_dist: Vec<String>,
-}
-
-/// Target descriptions shipped with xla2tpu, `rules/targets/torchtpu-<version>.yaml`.
-static TARGETS: include_dir::Dir = include_dir::include_dir!("$CARGO_MANIFEST_DIR/rules/targets");
-
-/// The TorchTPU release the rules assume unless `--target-version` says otherwise.
-pub const DEFAULT_TARGET: &str = "0.2.0";
-
-impl Target {
-    pub fn load(version: &str) -> anyhow::Result<Target> {
-        let known = || {
-            let mut v: Vec<String> = TARGETS
-                .files()
-                .filter_map(|f| f.path().file_stem()?.to_str()?.strip_prefix("torchtpu-").map(String::from))
-                .collect();
-            v.sort();
-            v.join(", ")
-        };
-        let file = TARGETS
-            .get_file(format!("torchtpu-{version}.yaml"))
-            .ok_or_else(|| anyhow::anyhow!("no TorchTPU target version {version}; known: {}", known()))?;
-        let target: Target = yaml_serde::from_str(file.contents_utf8().unwrap_or_default())?;
-        anyhow::ensure!(
-            target.format == "xla2tpu-target/1",
-            "{}: unknown format {}",
-            file.path().display(),
-            target.format
-        );
-        Ok(target)
-    }
-
-    /// The requirement this release puts on `name` (e.g. `torch`), verbatim.
-    pub fn requirement_on(&self, name: &str) -> Option<&str> {
-        self.requires_dist.iter().map(String::as_str).find(|r| {
-            let n = r.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')).next();
-            n.is_some_and(|n| n.replace('_', "-").eq_ignore_ascii_case(name))
-        })
-    }
-}
-
-impl Default for Target {
-    fn default() -> Self {
-        Target::load(DEFAULT_TARGET).expect("the default target is embedded")
-    }
-}
 
 /// The findings of a non-Python file (notebooks go through [`notebook`]).
 pub fn check(kind: Kind, text: &str, rules: &RuleSet, run: Option<&RunFacts>) -> Vec<Diagnostic> {
@@ -310,34 +158,6 @@ pub fn suppressions(kind: Kind, text: &str) -> Option<Noqa> {
     }
 }
 
-/// The findings of the selected rules, in the order of the text.
-fn selected(mut diagnostics: Vec<Diagnostic>, rules: &RuleSet, selection: &Selection) -> Vec<Diagnostic> {
-    diagnostics.retain(|d| selection.enabled(&rules.rules[d.rule].code));
-    diagnostics.sort_by_key(|d| (d.range.start(), d.rule));
-    diagnostics
-}
-
-/// The outcome of migrating a non-Python file's text.
-#[derive(Debug, Default)]
-pub struct TextMigration {
-    pub output: String,
-    pub applied: BTreeMap<String, usize>,
-    /// Findings left in the output (no applicable fix), located in the output.
-    pub remaining: Vec<Diagnostic>,
-    /// The input does not load as its kind; nothing was changed.
-    pub invalid: Option<String>,
-    /// Fixes dropped because the file would no longer load: (rule code, offset in the input, why).
-    pub reverted: Vec<(String, TextSize, String)>,
-    passes: Vec<Vec<Edit>>,
-}
-
-impl TextMigration {
-    /// Where `offset` in the output came from in the input.
-    pub fn original_offset(&self, offset: TextSize) -> TextSize {
-        self.passes.iter().rev().fold(offset, |at, edits| fix::map_back(edits, at))
-    }
-}
-
 /// Apply the selected fixes of a non-Python file to a fixpoint; every pass's result must still
 /// load, and a fix that breaks it is dropped and reported, never written.
 pub fn migrate(kind: Kind, original: &str, rules: &RuleSet, selection: &Selection) -> TextMigration {
@@ -350,89 +170,14 @@ pub fn migrate(kind: Kind, original: &str, rules: &RuleSet, selection: &Selectio
     )
 }
 
-/// [`migrate`] with the findings and the check that the text still loads given as functions
-/// (a notebook's IPython lines are checked this way, on its joined cells).
-pub fn migrate_with(
-    original: &str,
-    check: impl Fn(&str) -> Vec<Diagnostic>,
-    validate: impl Fn(&str) -> Result<(), String>,
-    rules: &RuleSet,
-    selection: &Selection,
-) -> TextMigration {
-    let mut m = TextMigration { output: original.to_string(), ..TextMigration::default() };
-    if let Err(e) = validate(original) {
-        m.invalid = Some(e);
-        return m;
-    }
-    // The input was validated above and every pass's result below: no need to parse it again here.
-    let lint = |text: &str| selected(check(text), rules, selection);
-    let applies = |d: &Diagnostic| d.fix.as_ref().is_some_and(|f| selection.applies(f));
-    for _ in 0..MAX_PASSES {
-        let diagnostics = lint(&m.output);
-        let dropped = |d: &Diagnostic| {
-            let at = m.original_offset(d.range.start());
-            m.reverted.iter().any(|(code, offset, _)| *code == rules.rules[d.rule].code && *offset == at)
-        };
-        let fixable: Vec<&Diagnostic> = diagnostics.iter().filter(|d| applies(d) && !dropped(d)).collect();
-        if fixable.is_empty() {
-            m.remaining = diagnostics;
-            return m;
-        }
-        // Non-overlapping fixes, first come first served; the others wait for the next pass.
-        let mut chosen: Vec<&Diagnostic> = Vec::new();
-        let mut taken: Vec<TextRange> = Vec::new();
-        for d in fixable {
-            let edits = &d.fix.as_ref().expect("fixable").edits;
-            let free = |e: &Edit| taken.iter().all(|t| t.end() <= e.range.start() || e.range.end() <= t.start());
-            if edits.iter().all(free) {
-                taken.extend(edits.iter().map(|e| e.range));
-                chosen.push(d);
-            }
-        }
-        let attempt = |ds: &[&Diagnostic]| -> Result<(String, Vec<Edit>), String> {
-            let mut edits: Vec<Edit> = ds.iter().flat_map(|d| d.fix.as_ref().expect("fixable").edits.clone()).collect();
-            let out = fix::apply(&m.output, &mut edits).ok_or_else(|| "its edits overlap".to_string())?;
-            validate(&out)?;
-            Ok((out, edits))
-        };
-        let (output, edits, applied) = match attempt(&chosen) {
-            Ok((out, edits)) => (out, edits, chosen),
-            Err(_) => {
-                // Drop the fixes that break the file on their own; apply the rest.
-                let mut good = Vec::new();
-                for d in chosen {
-                    match attempt(&[d]) {
-                        Ok(_) => good.push(d),
-                        Err(why) => {
-                            let at = m.original_offset(d.range.start());
-                            m.reverted.push((rules.rules[d.rule].code.clone(), at, why));
-                        }
-                    }
-                }
-                match attempt(&good) {
-                    Ok((out, edits)) => (out, edits, good),
-                    Err(_) => continue, // together they still fail: the next pass retries without the dropped ones
-                }
-            }
-        };
-        for d in &applied {
-            *m.applied.entry(rules.rules[d.rule].code.clone()).or_default() += 1;
-        }
-        m.output = output;
-        m.passes.push(edits);
-    }
-    m.remaining = lint(&m.output);
-    m
-}
-
 /// What the handlers' unit tests share.
 #[cfg(test)]
 pub(crate) mod testing {
     use std::sync::OnceLock;
 
-    use super::Kind;
-    use crate::migrate::Selection;
     use crate::migrate::rules::RuleSet;
+    use crate::migrate::selection::Selection;
+    use crate::migrate::target::Kind;
 
     pub fn rules() -> &'static RuleSet {
         static RULES: OnceLock<RuleSet> = OnceLock::new();

@@ -14,9 +14,10 @@ use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions};
 use ruff_text_size::{TextRange, TextSize};
 
-use super::{Magic, MagicKind, launch};
-use crate::migrate::checker::Diagnostic;
+use super::launch;
+use crate::migrate::diagnostic::Diagnostic;
 use crate::migrate::rules::RuleSet;
+use crate::migrate::target::{Magic, MagicKind};
 use crate::migrate::{self, Selection};
 use crate::source::LineIndex;
 
@@ -332,8 +333,8 @@ fn mask(joined: &str) -> Masked {
         m.lines.extend(part.lines);
         if restarts_kernel(cell) {
             // The engine puts what later cells need after it (same length: offsets stay).
-            m.python.push_str(migrate::KERNEL_RESTART);
-            m.lines.push((migrate::KERNEL_RESTART.to_string(), CELL_END.to_string()));
+            m.python.push_str(crate::migrate::target::KERNEL_RESTART);
+            m.lines.push((crate::migrate::target::KERNEL_RESTART.to_string(), CELL_END.to_string()));
         } else {
             m.python.push_str(CELL_END);
         }
@@ -591,7 +592,7 @@ pub fn lint(nb: &Notebook, rules: &RuleSet, selection: &Selection) -> Result<Vec
             d
         }));
     }
-    Ok(super::selected(diagnostics, rules, selection).into_iter().map(|d| in_cell(&spans, &joined, d)).collect())
+    Ok(super::text::selected(diagnostics, rules, selection).into_iter().map(|d| in_cell(&spans, &joined, d)).collect())
 }
 
 /// `d` moved from the joined text into its cell's own text.
@@ -632,7 +633,7 @@ pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<Not
     let nb = Notebook::parse(json)?;
     let joined = nb.joined()?;
     let spans = Spans::of(&nb, &joined);
-    let magic = super::migrate_with(
+    let magic = super::text::migrate_with(
         &joined,
         |t| magic_findings(t, &mask(t).magics, rules, selection),
         |t| if split(t).len() == nb.cells.len() { Ok(()) } else { Err("a cell marker was edited".into()) },
@@ -691,7 +692,7 @@ pub fn migrate(json: &str, rules: &RuleSet, selection: &Selection) -> Result<Not
         let (cell, line, col) = at(magic.original_offset(python.original_offset(d.range.start())));
         out.remaining.push((cell, line, col, d.clone()));
     }
-    for d in super::selected(masked.unreadable_findings(rules), rules, selection) {
+    for d in super::text::selected(masked.unreadable_findings(rules), rules, selection) {
         let (cell, line, col) = at(magic.original_offset(d.range.start()));
         out.remaining.push((cell, line, col, d));
     }

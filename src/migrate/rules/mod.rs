@@ -16,14 +16,7 @@ use template::{Signature, Template};
 /// Rule files shipped with xla2tpu (embedded so the binary is self-contained).
 static EMBEDDED: include_dir::Dir = include_dir::include_dir!("$CARGO_MANIFEST_DIR/rules");
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Safety {
-    /// Same behaviour on TorchTPU.
-    Safe,
-    /// Behaviour may change; applied only with `--unsafe-fixes`.
-    Unsafe,
-}
+pub use crate::migrate::fix::Safety;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -511,7 +504,7 @@ pub struct Rule {
     pub opt_in: bool,
 }
 
-pub type RuleId = usize;
+pub use crate::migrate::diagnostic::RuleId;
 
 /// The words without which no rule can match a file ([`RuleSet::may_match`]).
 #[derive(Debug)]
@@ -803,7 +796,7 @@ pub struct RuleSet {
     /// backend is TorchTPU 0.2.0 unless `set_backend` picks another.
     pub api_ops: Option<std::sync::Arc<crate::ops::api::ApiOps>>,
     /// The TorchTPU release the rules assume: what dependency files are migrated to.
-    pub target: crate::migrate::project::Target,
+    pub target: crate::migrate::target::Target,
     /// Built on first use, once every rule file is loaded: see [`RuleSet::may_match`].
     prefilter: std::sync::OnceLock<Prefilter>,
     /// Shared helper definitions (rule files' `helpers:`), by name.
@@ -881,13 +874,13 @@ fn parse_rule_file(origin: &str, text: &str) -> anyhow::Result<RuleFile> {
 impl RuleSet {
     /// The embedded rules plus the `*.yaml` files of the given directories, in order.
     pub fn load(extra: &[PathBuf]) -> anyhow::Result<RuleSet> {
-        Self::load_for(extra, crate::migrate::project::DEFAULT_TARGET)
+        Self::load_for(extra, crate::migrate::target::DEFAULT_TARGET)
     }
 
     /// [`RuleSet::load`] for a TorchTPU release (`--target-version`): rules whose `torchtpu`
     /// range excludes it are left out. An unknown release is an error naming the known ones.
     pub fn load_for(extra: &[PathBuf], target: &str) -> anyhow::Result<RuleSet> {
-        let mut set = RuleSet { target: crate::migrate::project::Target::load(target)?, ..RuleSet::default() };
+        let mut set = RuleSet { target: crate::migrate::target::Target::load(target)?, ..RuleSet::default() };
         let mut files: Vec<_> =
             EMBEDDED.files().filter(|f| f.path().extension().is_some_and(|e| e == "yaml")).collect();
         files.sort_by_key(|f| f.path());

@@ -3,8 +3,8 @@
 
 use ruff_text_size::TextRange;
 
+use super::findings::{EnvSite, Findings, range};
 use super::shell::{self, Region};
-use super::{EnvSite, Findings, range};
 use crate::migrate::fix::Edit;
 use crate::migrate::rules::Builtin;
 use crate::source::line_end_inclusive;

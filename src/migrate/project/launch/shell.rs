@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use ruff_text_size::TextRange;
 
-use super::{EnvSite, Findings, fix, range};
+use super::findings::{EnvSite, Findings, fix, range};
 use crate::migrate::fix::{Edit, Fix};
 use crate::migrate::rules::{Builtin, Safety};
 use crate::source::{line_end_inclusive, line_start, newline_of};
@@ -403,7 +403,8 @@ impl Scan<'_, '_> {
                 && last == q
                 && spelled.len() >= 2
             {
-                let inner = TextRange::new(w.start() + super::offset(1), w.end() - super::offset(1));
+                let inner =
+                    TextRange::new(w.start() + super::findings::offset(1), w.end() - super::findings::offset(1));
                 scan(self.found, Region { range: inner, place: Place::Written, depth: self.region.depth + 1 });
             }
         }
@@ -436,14 +437,14 @@ impl Scan<'_, '_> {
                 words.get(j + 1).copied()
             } else {
                 w.starts_with(&inline)
-                    .then(|| TextRange::new(words[j].start() + super::offset(inline.len()), words[j].end()))
+                    .then(|| TextRange::new(words[j].start() + super::findings::offset(inline.len()), words[j].end()))
             }
         });
         let Some(value) = value else { return };
         let spelled = &text[value];
         let inner = match spelled.as_bytes() {
             [q @ (b'"' | b'\''), .., last] if last == q && spelled.len() >= 2 => {
-                TextRange::new(value.start() + super::offset(1), value.end() - super::offset(1))
+                TextRange::new(value.start() + super::findings::offset(1), value.end() - super::findings::offset(1))
             }
             _ => value,
         };
@@ -661,7 +662,7 @@ impl Scan<'_, '_> {
                     if own_line { format!("{l}{}{}", newline_of(text), &text[line..start]) } else { format!("{l} && ") }
                 })
                 .collect();
-        Edit::insert(super::offset(start), before)
+        Edit::insert(super::findings::offset(start), before)
     }
 
     /// `len` bytes of word `k`, `skip` bytes into it: a variable's name.

@@ -12,7 +12,8 @@
 use serde::Deserialize;
 use yaml_serde::Value;
 
-use super::{EnvSite, Findings, range};
+use super::findings::{EnvSite, Findings, range};
+use super::shell::{self, Region};
 use crate::migrate::fix::Edit;
 use crate::migrate::rules::Builtin;
 use crate::source::line_end_inclusive;
@@ -228,7 +229,7 @@ fn shell_scripts(found: &mut Findings, lines: &[Line]) {
         if scalar.starts_with('|') {
             let last = node_end(lines, i);
             if last > i {
-                found.scan_shell(range(lines[i + 1].start, lines[last].end), true);
+                shell::scan(found, Region::embedded(range(lines[i + 1].start, lines[last].end), true));
             }
         } else if line.dash && line.key.is_none() && follows_dash_c(text, lines, i) {
             let start = line.start + line.col;
@@ -245,7 +246,7 @@ fn shell_scripts(found: &mut Findings, lines: &[Line]) {
                 Some(b'"' | b'\'' | b'[' | b'{' | b'>' | b'&' | b'*' | b'!') | None => continue,
                 Some(_) => (0, scalar.split(" #").next().unwrap_or(scalar).trim_end().len()),
             };
-            found.scan_shell(range(start + from, start + to), false);
+            shell::scan(found, Region::embedded(range(start + from, start + to), false));
         }
     }
 }
@@ -306,7 +307,7 @@ fn accelerate_config(found: &mut Findings, lines: &[Line]) {
         let fix = found
             .rules
             .literal_fix(Builtin::AccelerateConfig)
-            .map(|(spec, to)| super::fix(spec.safety, vec![Edit::replace(value, to)]));
+            .map(|(spec, to)| super::findings::fix(spec.safety, vec![Edit::replace(value, to)]));
         found.launcher(Builtin::AccelerateConfig, at, Some(fix));
     }
 }
