@@ -89,8 +89,14 @@ pub fn sweep<'a>(
             let resolved = resolver.resolve(m);
             // bf16 and executions have type profiles only: they are judged on the type-level resolution.
             let bf16 = bf16.as_mut().map(|j| j.judge(&resolved.resolution));
-            let executed =
-                |precision| corpus.executions.and_then(|e| execution::judge(&resolved.resolution, e, precision));
+            // A run that fed the text path only is partial, as its op verdict is.
+            let untraced = verdict::untraced_inputs(profiles, &resolved.resolution);
+            let executed = |precision| {
+                corpus
+                    .executions
+                    .and_then(|e| execution::judge(&resolved.resolution, e, precision))
+                    .map(|v| v.partial(&untraced))
+            };
             let (execution, execution_bf16) = (executed(FLOAT32), executed(BF16));
             let (resolved, exact) = match corpus.exact.and_then(|e| e.resolve(m, &resolved)) {
                 Some(r) => (r, true),

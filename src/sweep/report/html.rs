@@ -364,6 +364,7 @@ fn class(v: Verdict) -> &'static str {
     match v {
         Verdict::Pass => "pass",
         Verdict::PassInference => "passinf",
+        Verdict::Partial => "partial",
         Verdict::Incomplete => "incomplete",
         Verdict::Fail => "fail",
         Verdict::Unknown => "unknown",

@@ -136,18 +136,19 @@ pub fn render(r: &Report) -> String {
     }
     let _ = writeln!(
         o,
-        "## By architecture\n\n| architecture | models | downloads | pass | pass-inference | incomplete | fail | unknown | n/a | missing ops / reason |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        "## By architecture\n\n| architecture | models | downloads | pass | pass-inference | partial | incomplete | fail | unknown | n/a | missing ops / reason |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     );
     for a in &r.architectures {
         let why = if a.missing.is_empty() { a.reason.clone().unwrap_or_default() } else { a.missing.join(", ") };
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             esc(&a.arch),
             a.total.models,
             human(a.total.downloads),
             a.pass,
             a.pass_inference,
+            a.partial,
             a.incomplete,
             a.fail,
             a.unknown,

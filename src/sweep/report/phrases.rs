@@ -25,6 +25,7 @@ pub(crate) fn mix(a: &ArchRow) -> String {
     [
         ("pass", a.pass),
         ("pass-inference", a.pass_inference),
+        ("partial", a.partial),
         ("incomplete", a.incomplete),
         ("fail", a.fail),
         ("unknown", a.unknown),
@@ -41,11 +42,12 @@ pub(crate) fn mix(a: &ArchRow) -> String {
 pub(crate) fn bf16_line(b: &Bf16Summary) -> String {
     let t = &b.totals;
     format!(
-        "bf16 under TorchTPU autocast: pass rate {} by count, {} by downloads ({} pass, {} pass-inference, {} incomplete, {} fail, {} unknown)",
+        "bf16 under TorchTPU autocast: pass rate {} by count, {} by downloads ({} pass, {} pass-inference, {} partial, {} incomplete, {} fail, {} unknown)",
         pct(t.pass_rate.by_count),
         pct(t.pass_rate.by_downloads),
         thousands(t.pass.models),
         thousands(t.pass_inference.models),
+        thousands(t.partial.models),
         thousands(t.incomplete.models),
         thousands(t.fail.models),
         thousands(t.unknown.models)
@@ -89,7 +91,7 @@ pub(crate) fn run_rows(x: &ExecutionSummary) -> Vec<(String, Tally, String)> {
         let notes: Vec<&str> = x.unchecked.iter().map(|u| u.note.as_str()).collect();
         rows.push(("pass, unchecked".to_string(), unchecked, format!("rests on: {}", notes.join("; "))));
     }
-    for s in [ExecStatus::PassInference, ExecStatus::Fail, ExecStatus::Unknown] {
+    for s in [ExecStatus::PassInference, ExecStatus::Partial, ExecStatus::Fail, ExecStatus::Unknown] {
         rows.push((s.label().to_string(), get(s), String::new()));
     }
     rows

@@ -108,7 +108,7 @@ pub fn render(r: &Report) -> String {
             if t.fail_inference_ok.models == 1 { "misses" } else { "miss" }
         );
     }
-    for v in [Verdict::Pass, Verdict::PassInference, Verdict::Incomplete] {
+    for v in [Verdict::Pass, Verdict::PassInference, Verdict::Partial, Verdict::Incomplete] {
         let _ = writeln!(o, "  {:<15}{}", v.label(), v.guarantee());
     }
     if let Some(b) = &r.bf16 {
@@ -234,10 +234,13 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(o, "{}", line.trim_end());
         }
     }
-    let unknown: Vec<_> = r.reasons.iter().filter(|x| x.verdict == Verdict::Unknown).take(TOP).collect();
-    if !unknown.is_empty() {
-        let _ = writeln!(o, "\nwhy unknown (top {})", unknown.len());
-        for x in unknown {
+    for verdict in [Verdict::Unknown, Verdict::Partial] {
+        let why: Vec<_> = r.reasons.iter().filter(|x| x.verdict == verdict).take(TOP).collect();
+        if why.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "\nwhy {} (top {})", verdict.label(), why.len());
+        for x in why {
             let _ = writeln!(
                 o,
                 "  {:>6} {:<6} {:>9}  {}",
