@@ -14,6 +14,7 @@ pub mod document;
 pub mod exact;
 pub mod execution;
 pub mod hub;
+pub mod id_family;
 pub mod models;
 pub mod plan;
 pub mod report;
@@ -169,7 +170,11 @@ fn row(
         rank,
         id: m.id.clone(),
         downloads: m.downloads,
-        model_type: m.model_type.clone(),
+        model_type: m.model_type.clone().or_else(|| resolved.model_type_from_id.clone()),
+        model_type_from_id: m
+            .model_type_from_id
+            .clone()
+            .or_else(|| resolved.model_type_from_id.as_ref().and(resolved.note.clone())),
         library: m.library_name.clone(),
         pipeline_tag: m.pipeline_tag.clone(),
         arch: resolved.arch,

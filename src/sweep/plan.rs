@@ -298,6 +298,7 @@ mod tests {
             id: id.into(),
             downloads,
             model_type: None,
+            model_type_from_id: None,
             library: None,
             pipeline_tag: None,
             arch: "a".into(),

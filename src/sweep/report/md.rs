@@ -2,7 +2,8 @@
 use std::fmt::Write;
 
 use super::phrases::{
-    bf16_line, denominator, detail, exact_line, execution_line, first_line, plan_rates, run_rows, share, source_line,
+    bf16_line, denominator, detail, exact_line, execution_line, first_line, from_id_line, plan_rates, run_rows, share,
+    source_line,
 };
 use crate::sweep::agreement::explain;
 use crate::sweep::document::Report;
@@ -133,6 +134,9 @@ pub fn render(r: &Report) -> String {
             from = s.rate;
         }
         let _ = writeln!(o);
+    }
+    if let Some(line) = from_id_line(r) {
+        let _ = writeln!(o, "{}\n", esc(&line));
     }
     let _ = writeln!(
         o,

@@ -97,6 +97,20 @@ pub(crate) fn run_rows(x: &ExecutionSummary) -> Vec<(String, Tally, String)> {
     rows
 }
 
+/// One sentence on the models whose model_type the list lacked and their id gave (issue 46).
+pub(crate) fn from_id_line(r: &Report) -> Option<String> {
+    let resolved: Vec<_> = r.models.iter().filter(|m| m.model_type_from_id.is_some()).collect();
+    let first = resolved.first()?;
+    Some(format!(
+        "model_type resolved from the id: {} ({} downloads) had no model_type in the list; their id names one \
+         family unambiguously (model_type_from_id in JSON and CSV), e.g. {} -> {}",
+        count(resolved.len(), "model"),
+        human(resolved.iter().map(|m| m.downloads).sum()),
+        first.id,
+        first.model_type.as_deref().unwrap_or("")
+    ))
+}
+
 /// One sentence on `--exact`.
 pub(crate) fn exact_line(x: &ExactSummary) -> String {
     format!(

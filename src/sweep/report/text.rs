@@ -2,7 +2,8 @@
 use std::fmt::Write;
 
 use super::phrases::{
-    bf16_line, denominator, exact_line, execution_line, first_line, mix, plan_rates, run_rows, share, source_line,
+    bf16_line, denominator, exact_line, execution_line, first_line, from_id_line, mix, plan_rates, run_rows, share,
+    source_line,
 };
 use crate::sweep::agreement::explain;
 use crate::sweep::document::Report;
@@ -250,6 +251,9 @@ pub fn render(r: &Report) -> String {
                 x.reason
             );
         }
+    }
+    if let Some(line) = from_id_line(r) {
+        let _ = writeln!(o, "\n{line}");
     }
     if let Some(c) = &r.comparison {
         let _ = writeln!(
