@@ -528,3 +528,57 @@ fn exact_profiles_replace_type_profiles_and_say_so() {
     assert!(report::render(&r, Format::Text).contains("--exact: 1 model"));
     assert!(report::render(&r, Format::Md).contains("| pass (exact) |"));
 }
+
+#[test]
+fn a_profile_that_skipped_the_image_is_partial_in_both_verdicts_and_every_format() {
+    use serde_json::json;
+    use xla2tpu::ops::execution::{ExecStatus, Executions};
+    let (dir, exec_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let ok = partial::phases("ok", "ok", "ok");
+    // vlm traced every class and phase, on the text path only (as gemma3's profile did).
+    let mut vlm = partial::profile("transformers/vlm", "ok", json!({"VlmForConditionalGeneration": ok}), &["aten::mm"]);
+    vlm["untraced_inputs"] = json!(["image", "video"]);
+    partial::write(
+        dir.path(),
+        &[partial::profile("transformers/full", "ok", json!({"FullForCausalLM": ok}), &["aten::mm"]), vlm],
+    );
+    for name in ["full", "vlm"] {
+        let path = exec_dir.path().join("transformers").join(format!("{name}.json"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let exec = json!({"schema": 1, "id": format!("transformers/{name}"), "library": "transformers", "name": name,
+            "precisions": {"float32": {"status": "pass"}, "bf16-autocast": {"status": "pass"}}});
+        std::fs::write(path, exec.to_string()).unwrap();
+    }
+    let profiles = Profiles::from_dir(dir.path()).unwrap();
+    let executions = Executions::from_dir(exec_dir.path()).unwrap();
+    let mut list = partial::list();
+    list.models.truncate(1);
+    list.models.push(ModelRecord { id: "a/vlm".into(), model_type: Some("vlm".into()), ..list.models[0].clone() });
+    let tpu = Registry::builtin("torchtpu-0.2.0").unwrap();
+    let corpus = xla2tpu::sweep::Corpus { f32: &profiles, bf16: None, exact: None, executions: Some(&executions) };
+    let r = sweep(&list, corpus, &tpu, None, &Options::default());
+
+    let vlm = model(&r, "a/vlm");
+    assert_eq!(vlm.result.verdict, Verdict::Partial, "no op is missing, but the image was never fed");
+    assert_eq!(vlm.result.reason.as_deref(), Some("image and video paths not traced"));
+    assert!(!vlm.result.inference_ok, "the vision tower's inference is not proven");
+    let run = vlm.execution.as_ref().unwrap();
+    assert_eq!((run.status, run.reason.as_deref()), (ExecStatus::Partial, Some("image and video paths not traced")));
+    assert_eq!(model(&r, "a/full").result.verdict, Verdict::Pass);
+    assert_eq!((r.totals.pass.models, r.totals.partial.models), (1, 1));
+    let x = r.execution.as_ref().unwrap();
+    assert_eq!((x.totals[&ExecStatus::Pass].models, x.totals[&ExecStatus::Partial].models), (1, 1));
+    assert_eq!(x.both_rate.by_count, 50.0, "a partial model does not run 'both'");
+
+    for format in [Format::Text, Format::Md, Format::Html, Format::Csv, Format::Json] {
+        let out = report::render(&r, format);
+        assert!(out.contains("partial"), "{format:?} lacks the verdict");
+        assert!(out.contains("image and video paths not traced"), "{format:?} lacks the cause");
+    }
+    let csv = report::render(&r, Format::Csv);
+    let row = csv.lines().find(|l| l.contains("a/vlm")).unwrap();
+    assert!(row.contains(",partial,") && row.ends_with(",partial,image and video paths not traced,,partial"), "{row}");
+    let json: serde_json::Value = serde_json::from_str(&report::render(&r, Format::Json)).unwrap();
+    assert_eq!(json["models"][1]["untraced_inputs"], json!(["image", "video"]));
+    assert_eq!(json["models"][1]["execution"]["status"], "partial");
+}

@@ -26,6 +26,10 @@ pub enum ExecStatus {
     /// reference too, so the harness cannot say).
     #[serde(rename = "pass-inference")]
     PassInference,
+    /// Ran on the device, but only the text path: an input the model takes (image, video,
+    /// audio) was never fed, so its encoder did not run (set by `sweep` from the op profile).
+    #[serde(rename = "partial")]
+    Partial,
     /// Failed on the device where the CPU reference ran.
     #[serde(rename = "fail")]
     Fail,
@@ -37,13 +41,14 @@ pub enum ExecStatus {
 }
 
 impl ExecStatus {
-    pub const ALL: [ExecStatus; 4] =
-        [ExecStatus::Pass, ExecStatus::PassInference, ExecStatus::Fail, ExecStatus::Unknown];
+    pub const ALL: [ExecStatus; 5] =
+        [ExecStatus::Pass, ExecStatus::PassInference, ExecStatus::Partial, ExecStatus::Fail, ExecStatus::Unknown];
 
     pub fn label(self) -> &'static str {
         match self {
             ExecStatus::Pass => "pass",
             ExecStatus::PassInference => "pass-inference",
+            ExecStatus::Partial => "partial",
             ExecStatus::Fail => "fail",
             ExecStatus::Unknown => "unknown",
         }
@@ -55,8 +60,9 @@ impl ExecStatus {
         match self {
             ExecStatus::Pass => 0,
             ExecStatus::PassInference => 1,
-            ExecStatus::Unknown => 2,
-            ExecStatus::Fail => 3,
+            ExecStatus::Partial => 2,
+            ExecStatus::Unknown => 3,
+            ExecStatus::Fail => 4,
         }
     }
 }

@@ -36,6 +36,10 @@ pub struct Profile {
     pub config_source: Option<String>,
     /// Per-config profiles: the Hub models that share this config.
     pub models: Vec<String>,
+    /// Inputs the model takes that were never fed (`image`, `video`, `audio`, `protein`): the
+    /// profile traced the text path only, so those encoders' ops are absent
+    /// (`scripts/mark_untraced_inputs.py`).
+    pub untraced_inputs: Vec<String>,
 }
 
 /// One recorded op. `phases` ⊆ {forward, backward, inference} (forward = training forward).

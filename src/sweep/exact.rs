@@ -70,6 +70,7 @@ impl Exact {
             resolution: Resolution::Profiles(vec![id.clone()]),
             arch: type_level.arch.clone(),
             note: Some(format!("traced from its own config.json ({id})")),
+            model_type_from_id: None,
         })
     }
 }
@@ -100,6 +101,7 @@ mod tests {
             resolution: Resolution::Profiles(vec!["transformers/bert".into()]),
             arch: "transformers/bert".into(),
             note: None,
+            model_type_from_id: None,
         };
         let model = |id: &str| ModelRecord { id: id.into(), ..ModelRecord::default() };
         let a = exact.resolve(&model("org/a"), &type_level).unwrap();

@@ -35,6 +35,15 @@ impl ExecVerdict {
         }
     }
 
+    /// A pass (or pass-inference) of a model whose profiles never fed `untraced` (image, video,
+    /// audio) is `partial`: the device ran the text path only, as the CPU reference did.
+    pub fn partial(self, untraced: &[String]) -> Self {
+        if untraced.is_empty() || !matches!(self.status, ExecStatus::Pass | ExecStatus::PassInference) {
+            return self;
+        }
+        ExecVerdict { status: ExecStatus::Partial, reason: Some(super::verdict::untraced_cause(untraced)), ..self }
+    }
+
     /// What a reader needs in one phrase: the failure's kind, op and site, or why unknown.
     pub fn detail(&self) -> String {
         match (&self.failure, &self.reason) {

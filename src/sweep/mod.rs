@@ -14,6 +14,7 @@ pub mod document;
 pub mod exact;
 pub mod execution;
 pub mod hub;
+pub mod id_family;
 pub mod models;
 pub mod plan;
 pub mod report;
@@ -89,8 +90,14 @@ pub fn sweep<'a>(
             let resolved = resolver.resolve(m);
             // bf16 and executions have type profiles only: they are judged on the type-level resolution.
             let bf16 = bf16.as_mut().map(|j| j.judge(&resolved.resolution));
-            let executed =
-                |precision| corpus.executions.and_then(|e| execution::judge(&resolved.resolution, e, precision));
+            // A run that fed the text path only is partial, as its op verdict is.
+            let untraced = verdict::untraced_inputs(profiles, &resolved.resolution);
+            let executed = |precision| {
+                corpus
+                    .executions
+                    .and_then(|e| execution::judge(&resolved.resolution, e, precision))
+                    .map(|v| v.partial(&untraced))
+            };
             let (execution, execution_bf16) = (executed(FLOAT32), executed(BF16));
             let (resolved, exact) = match corpus.exact.and_then(|e| e.resolve(m, &resolved)) {
                 Some(r) => (r, true),
@@ -163,7 +170,11 @@ fn row(
         rank,
         id: m.id.clone(),
         downloads: m.downloads,
-        model_type: m.model_type.clone(),
+        model_type: m.model_type.clone().or_else(|| resolved.model_type_from_id.clone()),
+        model_type_from_id: m
+            .model_type_from_id
+            .clone()
+            .or_else(|| resolved.model_type_from_id.as_ref().and(resolved.note.clone())),
         library: m.library_name.clone(),
         pipeline_tag: m.pipeline_tag.clone(),
         arch: resolved.arch,

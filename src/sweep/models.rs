@@ -30,6 +30,8 @@ pub struct ModelRecord {
     pub adapter_base: Option<String>,
     /// PEFT adapter type (`lora`, `ia3`, ...), from `config.peft.peft_type` when the source has it.
     pub adapter_type: Option<String>,
+    /// Set when `model_type` was absent from the list and resolved from the id: the evidence.
+    pub model_type_from_id: Option<String>,
 }
 
 impl ModelRecord {
@@ -70,7 +72,14 @@ impl ModelList {
         let mut seen = HashSet::new();
         self.models.retain(|m| seen.insert(m.id.clone()));
         self.models.sort_by_key(|m| std::cmp::Reverse(m.downloads));
+        // Siblings come from the whole list, not only the rows kept.
+        let siblings = super::id_family::Siblings::of(&self.models);
         self.models.truncate(n);
+        for m in self.models.iter_mut().filter(|m| m.model_type.is_none()) {
+            if let Some((t, why)) = siblings.resolve(&m.id) {
+                (m.model_type, m.model_type_from_id) = (Some(t), Some(why));
+            }
+        }
         let zero = self.models.iter().filter(|m| m.downloads == 0).count();
         if zero > 0 {
             self.source.notes.push(format!(
@@ -191,6 +200,7 @@ pub fn from_hub_entry(v: &Value) -> Result<ModelRecord> {
             .and_then(|c| c.get("peft"))
             .and_then(|p| s(p, "peft_type"))
             .map(|t| t.to_ascii_lowercase()),
+        model_type_from_id: None,
     })
 }
 
@@ -253,6 +263,7 @@ pub fn parse_csv(text: &str, label: &str) -> Result<Vec<ModelRecord>> {
             diffusers_class,
             adapter_base: None,
             adapter_type: None,
+            model_type_from_id: None,
         });
     }
     Ok(out)

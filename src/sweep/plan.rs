@@ -15,6 +15,8 @@ pub struct Totals {
     pub pass: Tally,
     /// No missing op, inference traced for every class, training not fully traced.
     pub pass_inference: Tally,
+    /// No missing op, but an input the model takes (image, video, audio) was never fed.
+    pub partial: Tally,
     /// No missing op among the recorded ones, but a class's inference was not traced.
     pub incomplete: Tally,
     pub fail: Tally,
@@ -35,6 +37,7 @@ impl Totals {
         match v {
             Verdict::Pass => self.pass,
             Verdict::PassInference => self.pass_inference,
+            Verdict::Partial => self.partial,
             Verdict::Incomplete => self.incomplete,
             Verdict::Fail => self.fail,
             Verdict::Unknown => self.unknown,
@@ -65,6 +68,7 @@ pub fn totals<'a>(verdicts: impl Iterator<Item = (&'a ModelVerdict, u64)>) -> To
     let mut t = Totals {
         pass: get(Verdict::Pass),
         pass_inference: get(Verdict::PassInference),
+        partial: get(Verdict::Partial),
         incomplete: get(Verdict::Incomplete),
         fail: get(Verdict::Fail),
         unknown: get(Verdict::Unknown),
@@ -90,6 +94,7 @@ pub struct ArchRow {
     pub total: Tally,
     pub pass: usize,
     pub pass_inference: usize,
+    pub partial: usize,
     pub incomplete: usize,
     pub fail: usize,
     pub unknown: usize,
@@ -114,6 +119,7 @@ pub fn architectures(rows: &[ModelRow]) -> Vec<ArchRow> {
                 total: Tally::default(),
                 pass: 0,
                 pass_inference: 0,
+                partial: 0,
                 incomplete: 0,
                 fail: 0,
                 unknown: 0,
@@ -128,6 +134,7 @@ pub fn architectures(rows: &[ModelRow]) -> Vec<ArchRow> {
         match r.result.verdict {
             Verdict::Pass => acc.row.pass += 1,
             Verdict::PassInference => acc.row.pass_inference += 1,
+            Verdict::Partial => acc.row.partial += 1,
             Verdict::Incomplete => acc.row.incomplete += 1,
             Verdict::Fail => acc.row.fail += 1,
             Verdict::Unknown => acc.row.unknown += 1,
@@ -291,6 +298,7 @@ mod tests {
             id: id.into(),
             downloads,
             model_type: None,
+            model_type_from_id: None,
             library: None,
             pipeline_tag: None,
             arch: "a".into(),
@@ -303,6 +311,7 @@ mod tests {
                 inference_ok: false,
                 coverage: Some(Completeness::Complete),
                 confidence: Vec::new(),
+                untraced_inputs: Vec::new(),
             },
             compare: None,
             bf16: None,

@@ -56,10 +56,12 @@ pub struct Resolved {
     pub arch: String,
     /// How the resolution was reached when it is not the obvious one (PEFT base, stand-ins).
     pub note: Option<String>,
+    /// The model_type, when the list had none and the id named it (see [`super::id_family`]).
+    pub model_type_from_id: Option<String>,
 }
 
 fn unknown(cause: &'static str, reason: String, arch: String) -> Resolved {
-    Resolved { resolution: Resolution::Unknown { cause, reason }, arch, note: None }
+    Resolved { resolution: Resolution::Unknown { cause, reason }, arch, note: None, model_type_from_id: None }
 }
 
 pub struct Resolver<'a> {
@@ -85,7 +87,7 @@ impl<'a> Resolver<'a> {
         let lib = m.library_name.as_deref().unwrap_or("");
         if let Some(why) = not_pytorch(m) {
             let arch = if lib.is_empty() { "(not PyTorch)".to_string() } else { format!("library {lib}") };
-            return Resolved { resolution: Resolution::NotApplicable(why), arch, note: None };
+            return Resolved { resolution: Resolution::NotApplicable(why), arch, note: None, model_type_from_id: None };
         }
         if lib == "diffusers" || m.diffusers_class.is_some() {
             return self.diffusers(m);
@@ -117,12 +119,26 @@ impl<'a> Resolver<'a> {
             return unknown("custom code", "custom code and no model_type to match a profile".into(), arch);
         }
         match lib {
-            "" | "transformers" | "sentence-transformers" => unknown(
-                "no model_type",
-                "no model_type in the model list (no config.json, a gated repository, or a source without configs)"
-                    .into(),
-                arch,
-            ),
+            "" | "transformers" | "sentence-transformers" => {
+                let known = self.profiles.ids().into_iter().filter_map(|id| id.strip_prefix("transformers/"));
+                match super::id_family::by_name(&m.id, known) {
+                    Ok((mt, why)) => {
+                        let r = self.model_type(m, &mt);
+                        let r = if lib == "sentence-transformers" { self.sentence_transformers(m, r) } else { r };
+                        Resolved { model_type_from_id: Some(mt), note: Some(why), ..r }
+                    }
+                    Err(why) => Resolved {
+                        note: Some(why),
+                        ..unknown(
+                            "no model_type",
+                            "no model_type in the model list, and the id names no single known family (no config.json, \
+                             a gated repository, or a source without configs)"
+                                .into(),
+                            arch,
+                        )
+                    },
+                }
+            }
             _ => unknown("library without profiles", format!("library {lib} has no operator profiles yet"), arch),
         }
     }
@@ -130,7 +146,12 @@ impl<'a> Resolver<'a> {
     fn model_type(&self, m: &ModelRecord, mt: &str) -> Resolved {
         let id = format!("transformers/{mt}");
         if self.has(&id) {
-            return Resolved { resolution: Resolution::Profiles(vec![id.clone()]), arch: id, note: None };
+            return Resolved {
+                resolution: Resolution::Profiles(vec![id.clone()]),
+                arch: id,
+                note: None,
+                model_type_from_id: None,
+            };
         }
         if let Some(f) = self.profiles.failure(&id) {
             let reason = format!("tracer failed for model_type {mt}: {}: {}", f.status, f.reason);
@@ -158,7 +179,7 @@ impl<'a> Resolver<'a> {
         }
         ids.push(module.clone());
         let note = Some(format!("sentence-transformers: backbone {} + {module}", ids[0]));
-        Resolved { resolution: Resolution::Profiles(ids), arch: backbone.arch, note }
+        Resolved { resolution: Resolution::Profiles(ids), arch: backbone.arch, note, model_type_from_id: None }
     }
 
     /// Libraries whose repositories name their architecture (open_clip, pyannote-audio,
@@ -180,7 +201,7 @@ impl<'a> Resolver<'a> {
             return unknown("no profile", reason, arch);
         }
         let note = Some(format!("{lib}: {token:?} in the repository name -> {arch}"));
-        Resolved { resolution: Resolution::Profiles(ids.clone()), arch, note }
+        Resolved { resolution: Resolution::Profiles(ids.clone()), arch, note, model_type_from_id: None }
     }
 
     fn diffusers(&self, m: &ModelRecord) -> Resolved {
@@ -191,7 +212,12 @@ impl<'a> Resolver<'a> {
         // A component repository (a VAE, a ControlNet) is its own profile.
         let own = format!("diffusers/{class}");
         if self.has(&own) {
-            return Resolved { resolution: Resolution::Profiles(vec![own]), arch, note: None };
+            return Resolved {
+                resolution: Resolution::Profiles(vec![own]),
+                arch,
+                note: None,
+                model_type_from_id: None,
+            };
         }
         let Some(components) = TABLE.diffusers_pipelines.get(class) else {
             return unknown("diffusers", format!("diffusers class {class} is not in the pipeline table"), arch);
@@ -208,7 +234,7 @@ impl<'a> Resolver<'a> {
             }
         }
         let note = Some(format!("{class} = {}", ids.join(" + ")));
-        Resolved { resolution: Resolution::Profiles(ids), arch, note }
+        Resolved { resolution: Resolution::Profiles(ids), arch, note, model_type_from_id: None }
     }
 
     fn timm(&self, m: &ModelRecord) -> Resolved {
@@ -216,12 +242,22 @@ impl<'a> Resolver<'a> {
         let arch_name = name.split('.').next().unwrap_or(name).to_ascii_lowercase();
         let candidates = timm_families(&arch_name);
         if let Some(found) = candidates.iter().map(|f| format!("timm/{f}")).find(|id| self.has(id)) {
-            return Resolved { resolution: Resolution::Profiles(vec![found.clone()]), arch: found, note: None };
+            return Resolved {
+                resolution: Resolution::Profiles(vec![found.clone()]),
+                arch: found,
+                note: None,
+                model_type_from_id: None,
+            };
         }
         let alias = candidates.iter().find_map(|c| TABLE.timm_aliases.get(c).map(|a| (c, format!("timm/{a}"))));
         if let Some((prefix, id)) = alias.filter(|(_, id)| self.has(id)) {
             let note = Some(format!("timm {prefix} is part of the {id} family"));
-            return Resolved { resolution: Resolution::Profiles(vec![id.clone()]), arch: id, note };
+            return Resolved {
+                resolution: Resolution::Profiles(vec![id.clone()]),
+                arch: id,
+                note,
+                model_type_from_id: None,
+            };
         }
         let family = candidates.last().cloned().unwrap_or(arch_name);
         unknown("no profile", format!("no profile for timm family {family}"), format!("timm/{family}"))

@@ -12,6 +12,9 @@ pub struct ModelRow {
     pub id: String,
     pub downloads: u64,
     pub model_type: Option<String>,
+    /// How `model_type` was resolved from the id when the list had none (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_type_from_id: Option<String>,
     pub library: Option<String>,
     pub pipeline_tag: Option<String>,
     pub arch: String,

@@ -13,6 +13,8 @@ pub enum Verdict {
     Pass,
     #[serde(rename = "pass-inference")]
     PassInference,
+    #[serde(rename = "partial")]
+    Partial,
     #[serde(rename = "incomplete")]
     Incomplete,
     #[serde(rename = "fail")]
@@ -24,9 +26,10 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub const ALL: [Verdict; 6] = [
+    pub const ALL: [Verdict; 7] = [
         Verdict::Pass,
         Verdict::PassInference,
+        Verdict::Partial,
         Verdict::Incomplete,
         Verdict::Fail,
         Verdict::Unknown,
@@ -37,6 +40,7 @@ impl Verdict {
         match self {
             Verdict::Pass => "pass",
             Verdict::PassInference => "pass-inference",
+            Verdict::Partial => "partial",
             Verdict::Incomplete => "incomplete",
             Verdict::Fail => "fail",
             Verdict::Unknown => "unknown",
@@ -54,6 +58,10 @@ impl Verdict {
             Verdict::PassInference => {
                 "every class was traced in inference and the backend has every op recorded, but training (forward or \
                  backward) was not traced for some class: fine-tuning is not proven"
+            }
+            Verdict::Partial => {
+                "no recorded op is missing, but the profile traced the text path only: an input the model takes (image, \
+                 video, audio) was never fed, so its encoder's ops are absent from the profile (cause given)"
             }
             Verdict::Incomplete => {
                 "no recorded op is missing, but inference was not traced for some class, so ops may be absent from \
@@ -73,7 +81,7 @@ pub struct ModelVerdict {
     pub verdict: Verdict,
     /// Missing ops, union over the model's profiles, sorted.
     pub missing: Vec<String>,
-    /// Why the verdict is unknown or n/a.
+    /// Why the verdict is unknown or n/a, or what a partial one did not trace.
     pub reason: Option<String>,
     /// No missing op is used at inference (training-only gaps), and every class ran inference.
     pub inference_ok: bool,
@@ -82,6 +90,9 @@ pub struct ModelVerdict {
     /// What stands behind the verdict, per profile: classes and phases traced, config, tensors,
     /// precision, tracer and library versions.
     pub confidence: Vec<String>,
+    /// Inputs the model takes that its profiles never fed (`image`, `video`, `audio`, ...).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub untraced_inputs: Vec<String>,
 }
 
 impl ModelVerdict {
@@ -93,8 +104,26 @@ impl ModelVerdict {
             inference_ok: false,
             coverage: None,
             confidence: Vec::new(),
+            untraced_inputs: Vec::new(),
         }
     }
+}
+
+/// The cause of a `partial` verdict: `image path not traced`, `image and video paths not traced`.
+pub fn untraced_cause(inputs: &[String]) -> String {
+    match inputs {
+        [] => String::new(),
+        [one] => format!("{one} path not traced"),
+        [init @ .., last] => format!("{} and {last} paths not traced", init.join(", ")),
+    }
+}
+
+/// The inputs a type-level resolution's profiles never fed, sorted and deduplicated.
+pub fn untraced_inputs(profiles: &Profiles, resolution: &Resolution) -> Vec<String> {
+    let Resolution::Profiles(ids) = resolution else { return Vec::new() };
+    let set: BTreeSet<&String> =
+        ids.iter().filter_map(|id| profiles.get(id)).flat_map(|p| &p.untraced_inputs).collect();
+    set.into_iter().cloned().collect()
 }
 
 /// Judges resolutions against one backend, memoising evaluations by profile id.
@@ -136,7 +165,11 @@ impl<'a> Judge<'a> {
         let mut inference_ok = true;
         let mut coverage = Completeness::Complete;
         let mut confidence = Vec::new();
+        let mut untraced = BTreeSet::new();
         for id in ids {
+            if let Some(p) = self.profiles.get(id).or_else(|| self.exact?.get(id)) {
+                untraced.extend(p.untraced_inputs.iter().cloned());
+            }
             let Some(eval) = self.evaluation(id) else {
                 return ModelVerdict::without_ops(Verdict::Unknown, format!("no {} profile {id}", self.precision));
             };
@@ -145,20 +178,24 @@ impl<'a> Judge<'a> {
             coverage = coverage.min(eval.coverage.completeness);
             confidence.push(format!("{id}: {}", eval.coverage.note));
         }
-        // A missing op is a fact whatever else was traced; a pass is only as strong as the coverage.
+        let untraced: Vec<String> = untraced.into_iter().collect();
+        // A missing op is a fact whatever else was traced; a pass is only as strong as the coverage,
+        // and a model whose image (video, audio) path was never fed is partial at best.
         let verdict = match (missing.is_empty(), coverage) {
             (false, _) => Verdict::Fail,
+            (true, Completeness::Incomplete) => Verdict::Incomplete,
+            (true, _) if !untraced.is_empty() => Verdict::Partial,
             (true, Completeness::Complete) => Verdict::Pass,
             (true, Completeness::InferenceOnly) => Verdict::PassInference,
-            (true, Completeness::Incomplete) => Verdict::Incomplete,
         };
         ModelVerdict {
             verdict,
             missing: missing.into_iter().collect(),
-            reason: None,
-            inference_ok: inference_ok && coverage >= Completeness::InferenceOnly,
+            reason: (verdict == Verdict::Partial).then(|| untraced_cause(&untraced)),
+            inference_ok: inference_ok && coverage >= Completeness::InferenceOnly && untraced.is_empty(),
             coverage: Some(coverage),
             confidence,
+            untraced_inputs: untraced,
         }
     }
 

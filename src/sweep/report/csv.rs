@@ -22,6 +22,7 @@ pub fn render(r: &Report) -> String {
         "coverage",
         "confidence",
         "exact",
+        "model_type_from_id",
     ];
     if r.bf16.is_some() {
         header.extend(["verdict_bf16", "missing_ops_bf16"]);
@@ -47,6 +48,7 @@ pub fn render(r: &Report) -> String {
             m.result.coverage.map(|c| c.label().to_string()).unwrap_or_default(),
             m.result.confidence.join("; "),
             m.exact.to_string(),
+            m.model_type_from_id.clone().unwrap_or_default(),
         ];
         if r.bf16.is_some() {
             let b = m.bf16.as_ref();

@@ -3,7 +3,8 @@
 use askama::Template;
 
 use super::phrases::{
-    bf16_line, denominator, detail, exact_line, execution_line, first_line, mix, run_rows, share, source_line,
+    bf16_line, denominator, detail, exact_line, execution_line, first_line, from_id_line, mix, run_rows, share,
+    source_line,
 };
 use crate::html::{Badge, Cell, Table};
 use crate::sweep::agreement::{ExecutionSummary, explain};
@@ -178,6 +179,16 @@ pub fn render(r: &Report) -> String {
             Cell::Text(x.reason.clone()),
             Cell::Num(thousands(x.tally.models)),
             Cell::Num(human(x.tally.downloads)),
+        ]);
+    }
+    if let Some(line) = from_id_line(r) {
+        let n = r.models.iter().filter(|m| m.model_type_from_id.is_some());
+        let t = crate::sweep::tally::tally(n.map(|m| m.downloads));
+        reasons.rows.push(vec![
+            Cell::Text("resolved".into()),
+            Cell::Text(line),
+            Cell::Num(thousands(t.models)),
+            Cell::Num(human(t.downloads)),
         ]);
     }
 
@@ -364,6 +375,7 @@ fn class(v: Verdict) -> &'static str {
     match v {
         Verdict::Pass => "pass",
         Verdict::PassInference => "passinf",
+        Verdict::Partial => "partial",
         Verdict::Incomplete => "incomplete",
         Verdict::Fail => "fail",
         Verdict::Unknown => "unknown",

@@ -2,7 +2,8 @@
 use std::fmt::Write;
 
 use super::phrases::{
-    bf16_line, denominator, detail, exact_line, execution_line, first_line, plan_rates, run_rows, share, source_line,
+    bf16_line, denominator, detail, exact_line, execution_line, first_line, from_id_line, plan_rates, run_rows, share,
+    source_line,
 };
 use crate::sweep::agreement::explain;
 use crate::sweep::document::Report;
@@ -134,20 +135,24 @@ pub fn render(r: &Report) -> String {
         }
         let _ = writeln!(o);
     }
+    if let Some(line) = from_id_line(r) {
+        let _ = writeln!(o, "{}\n", esc(&line));
+    }
     let _ = writeln!(
         o,
-        "## By architecture\n\n| architecture | models | downloads | pass | pass-inference | incomplete | fail | unknown | n/a | missing ops / reason |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        "## By architecture\n\n| architecture | models | downloads | pass | pass-inference | partial | incomplete | fail | unknown | n/a | missing ops / reason |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     );
     for a in &r.architectures {
         let why = if a.missing.is_empty() { a.reason.clone().unwrap_or_default() } else { a.missing.join(", ") };
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             esc(&a.arch),
             a.total.models,
             human(a.total.downloads),
             a.pass,
             a.pass_inference,
+            a.partial,
             a.incomplete,
             a.fail,
             a.unknown,

@@ -25,6 +25,7 @@ pub(crate) fn mix(a: &ArchRow) -> String {
     [
         ("pass", a.pass),
         ("pass-inference", a.pass_inference),
+        ("partial", a.partial),
         ("incomplete", a.incomplete),
         ("fail", a.fail),
         ("unknown", a.unknown),
@@ -41,11 +42,12 @@ pub(crate) fn mix(a: &ArchRow) -> String {
 pub(crate) fn bf16_line(b: &Bf16Summary) -> String {
     let t = &b.totals;
     format!(
-        "bf16 under TorchTPU autocast: pass rate {} by count, {} by downloads ({} pass, {} pass-inference, {} incomplete, {} fail, {} unknown)",
+        "bf16 under TorchTPU autocast: pass rate {} by count, {} by downloads ({} pass, {} pass-inference, {} partial, {} incomplete, {} fail, {} unknown)",
         pct(t.pass_rate.by_count),
         pct(t.pass_rate.by_downloads),
         thousands(t.pass.models),
         thousands(t.pass_inference.models),
+        thousands(t.partial.models),
         thousands(t.incomplete.models),
         thousands(t.fail.models),
         thousands(t.unknown.models)
@@ -89,10 +91,24 @@ pub(crate) fn run_rows(x: &ExecutionSummary) -> Vec<(String, Tally, String)> {
         let notes: Vec<&str> = x.unchecked.iter().map(|u| u.note.as_str()).collect();
         rows.push(("pass, unchecked".to_string(), unchecked, format!("rests on: {}", notes.join("; "))));
     }
-    for s in [ExecStatus::PassInference, ExecStatus::Fail, ExecStatus::Unknown] {
+    for s in [ExecStatus::PassInference, ExecStatus::Partial, ExecStatus::Fail, ExecStatus::Unknown] {
         rows.push((s.label().to_string(), get(s), String::new()));
     }
     rows
+}
+
+/// One sentence on the models whose model_type the list lacked and their id gave (issue 46).
+pub(crate) fn from_id_line(r: &Report) -> Option<String> {
+    let resolved: Vec<_> = r.models.iter().filter(|m| m.model_type_from_id.is_some()).collect();
+    let first = resolved.first()?;
+    Some(format!(
+        "model_type resolved from the id: {} ({} downloads) had no model_type in the list; their id names one \
+         family unambiguously (model_type_from_id in JSON and CSV), e.g. {} -> {}",
+        count(resolved.len(), "model"),
+        human(resolved.iter().map(|m| m.downloads).sum()),
+        first.id,
+        first.model_type.as_deref().unwrap_or("")
+    ))
 }
 
 /// One sentence on `--exact`.

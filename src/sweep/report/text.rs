@@ -2,7 +2,8 @@
 use std::fmt::Write;
 
 use super::phrases::{
-    bf16_line, denominator, exact_line, execution_line, first_line, mix, plan_rates, run_rows, share, source_line,
+    bf16_line, denominator, exact_line, execution_line, first_line, from_id_line, mix, plan_rates, run_rows, share,
+    source_line,
 };
 use crate::sweep::agreement::explain;
 use crate::sweep::document::Report;
@@ -108,7 +109,7 @@ pub fn render(r: &Report) -> String {
             if t.fail_inference_ok.models == 1 { "misses" } else { "miss" }
         );
     }
-    for v in [Verdict::Pass, Verdict::PassInference, Verdict::Incomplete] {
+    for v in [Verdict::Pass, Verdict::PassInference, Verdict::Partial, Verdict::Incomplete] {
         let _ = writeln!(o, "  {:<15}{}", v.label(), v.guarantee());
     }
     if let Some(b) = &r.bf16 {
@@ -234,10 +235,13 @@ pub fn render(r: &Report) -> String {
             let _ = writeln!(o, "{}", line.trim_end());
         }
     }
-    let unknown: Vec<_> = r.reasons.iter().filter(|x| x.verdict == Verdict::Unknown).take(TOP).collect();
-    if !unknown.is_empty() {
-        let _ = writeln!(o, "\nwhy unknown (top {})", unknown.len());
-        for x in unknown {
+    for verdict in [Verdict::Unknown, Verdict::Partial] {
+        let why: Vec<_> = r.reasons.iter().filter(|x| x.verdict == verdict).take(TOP).collect();
+        if why.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "\nwhy {} (top {})", verdict.label(), why.len());
+        for x in why {
             let _ = writeln!(
                 o,
                 "  {:>6} {:<6} {:>9}  {}",
@@ -247,6 +251,9 @@ pub fn render(r: &Report) -> String {
                 x.reason
             );
         }
+    }
+    if let Some(line) = from_id_line(r) {
+        let _ = writeln!(o, "\n{line}");
     }
     if let Some(c) = &r.comparison {
         let _ = writeln!(
