@@ -7,8 +7,6 @@
 //! architecture, so it is never resolved by name. Anything else stays unknown.
 use std::collections::{BTreeMap, HashMap};
 
-use super::models::ModelRecord;
-
 /// Tokens that say how a checkpoint is stored or tuned, not what it is.
 const NOT_ARCH: &[&str] = &[
     "fp8", "bf16", "fp16", "fp32", "awq", "gptq", "int4", "int8", "w4a16", "w8a8", "w4a4", "w8a16", "nvfp4", "mxfp4",
@@ -47,11 +45,12 @@ pub fn stem(id: &str) -> String {
 pub struct Siblings(HashMap<String, BTreeMap<String, usize>>);
 
 impl Siblings {
-    pub fn of(list: &[ModelRecord]) -> Siblings {
+    /// From the list's (id, model_type) rows.
+    pub fn of<'a>(rows: impl IntoIterator<Item = (&'a str, Option<&'a str>)>) -> Siblings {
         let mut by: HashMap<String, BTreeMap<String, usize>> = HashMap::new();
-        for m in list {
-            if let Some(t) = &m.model_type {
-                *by.entry(stem(&m.id)).or_default().entry(t.clone()).or_default() += 1;
+        for (id, model_type) in rows {
+            if let Some(t) = model_type {
+                *by.entry(stem(id)).or_default().entry(t.to_string()).or_default() += 1;
             }
         }
         Siblings(by)
@@ -155,14 +154,13 @@ mod tests {
 
     #[test]
     fn siblings_must_agree() {
-        let rec = |id: &str, t: &str| ModelRecord { id: id.into(), model_type: Some(t.into()), ..Default::default() };
-        let list = vec![
-            rec("nvidia/NVIDIA-Nemotron-Nano-9B-v2", "nemotron_h"),
-            rec("nvidia/NVIDIA-Nemotron-Nano-9B-v2-Base", "nemotron_h"),
-            rec("a/Foo-7B", "llama"),
-            rec("b/Foo-13B", "mistral"),
+        let list = [
+            ("nvidia/NVIDIA-Nemotron-Nano-9B-v2", Some("nemotron_h")),
+            ("nvidia/NVIDIA-Nemotron-Nano-9B-v2-Base", Some("nemotron_h")),
+            ("a/Foo-7B", Some("llama")),
+            ("b/Foo-13B", Some("mistral")),
         ];
-        let s = Siblings::of(&list);
+        let s = Siblings::of(list);
         let (t, why) = s.resolve("nvidia/NVIDIA-Nemotron-Nano-12B-v2").unwrap();
         assert_eq!(t, "nemotron_h");
         assert!(why.contains("2 other rows of the list named like nvidia-nemotron-nano-v2"), "{why}");

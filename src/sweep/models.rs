@@ -73,7 +73,8 @@ impl ModelList {
         self.models.retain(|m| seen.insert(m.id.clone()));
         self.models.sort_by_key(|m| std::cmp::Reverse(m.downloads));
         // Siblings come from the whole list, not only the rows kept.
-        let siblings = super::id_family::Siblings::of(&self.models);
+        let siblings =
+            super::id_family::Siblings::of(self.models.iter().map(|m| (m.id.as_str(), m.model_type.as_deref())));
         self.models.truncate(n);
         for m in self.models.iter_mut().filter(|m| m.model_type.is_none()) {
             if let Some((t, why)) = siblings.resolve(&m.id) {
