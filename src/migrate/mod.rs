@@ -1,6 +1,9 @@
 //! The migrate/check engine. Per file: parse → resolve ([`semantic`]) →
 //! match ([`checker`]) → fix ([`fix`]), to a fixpoint; [`render`] and
-//! [`commands`] turn results into diffs, diagnostics and files.
+//! [`commands`] turn results into diffs, diagnostics and files. Its layers, bottom up (see the
+//! crate's documentation): [`target`], [`style`], [`fix`], [`diagnostic`], [`notes`] → [`rules`] →
+//! [`facts`], [`selection`], [`semantic`] → [`checker`] beside [`project`] → this module's
+//! pipeline, [`reader`], [`render`], [`report`] → [`commands`].
 //!
 //! Ruff's guarantees: all non-overlapping edits of a pass are applied
 //! together, the result is re-parsed, and passes repeat until nothing is left
