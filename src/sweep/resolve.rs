@@ -37,6 +37,25 @@ struct StTable {
 static TABLE: LazyLock<Table> =
     LazyLock::new(|| yaml_serde::from_str(include_str!("resolve.yaml")).expect("src/sweep/resolve.yaml is valid"));
 
+/// The model types the traced transformers knows (`scripts/transformers-model-types`): its first
+/// line names the version.
+const TRANSFORMERS_TYPES: &str = include_str!("../../corpus/ops/transformers-model-types.txt");
+
+/// The traced transformers' version, and whether it has `model_type`. A type it lacks has its code
+/// only in its repositories (remote code), which nothing here fetches or runs.
+fn transformers_knows(model_type: &str) -> (&'static str, bool) {
+    static TYPES: LazyLock<(&'static str, std::collections::HashSet<&'static str>)> = LazyLock::new(|| {
+        let version = TRANSFORMERS_TYPES
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("# transformers "))
+            .and_then(|l| l.split(':').next())
+            .unwrap_or("(unknown version)");
+        (version, TRANSFORMERS_TYPES.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect())
+    });
+    (TYPES.0, TYPES.1.contains(model_type))
+}
+
 /// What a model resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
@@ -157,10 +176,18 @@ impl<'a> Resolver<'a> {
             let reason = format!("tracer failed for model_type {mt}: {}: {}", f.status, f.reason);
             return unknown("tracer failed", reason, id);
         }
-        if m.has_tag("custom_code") {
-            return unknown("custom code", format!("custom code; no profile for model_type {mt}"), id);
+        let custom = m.has_tag("custom_code");
+        match transformers_knows(mt) {
+            (version, false) => {
+                let cause = if custom { "custom code" } else { "remote code" };
+                let reason = format!(
+                    "{cause}: {mt} is not a transformers {version} model type (code in the repository, never run)"
+                );
+                unknown(cause, reason, id)
+            }
+            _ if custom => unknown("custom code", format!("custom code; no profile for model_type {mt}"), id),
+            _ => unknown("no profile", format!("no profile for model_type {mt}"), id),
         }
-        unknown("no profile", format!("no profile for model_type {mt}"), id)
     }
 
     /// A sentence-transformers repository: its backbone (by model_type) plus what the library runs
@@ -520,7 +547,10 @@ mod tests {
         assert_eq!(ids(r.resolve(&ce)), ["transformers/bert", "sentence-transformers/CrossEncoder"]);
         // A backbone without a profile stays unknown for the backbone's reason.
         let odd = ModelRecord { model_type: Some("mamba9".into()), ..st };
-        assert_eq!(reason(r.resolve(&odd)), "no profile for model_type mamba9");
+        assert_eq!(
+            reason(r.resolve(&odd)),
+            "remote code: mamba9 is not a transformers 5.24.0 model type (code in the repository, never run)"
+        );
     }
 
     #[test]
