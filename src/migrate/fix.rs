@@ -11,6 +11,10 @@ use ruff_text_size::{TextRange, TextSize};
 
 use crate::source::{line_end_inclusive, line_start};
 
+/// Passes of fixes before a file is given up on converging, in every file kind's engine (ruff's
+/// test harness uses 10).
+pub const MAX_PASSES: usize = 10;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Safety {

@@ -36,12 +36,10 @@ use crate::source::{has_word, line_end_inclusive, newline_of};
 use crate::timings::{Phase, time};
 use checker::{CheckResult, Contingent, check};
 use diagnostic::Diagnostic;
+pub use fix::MAX_PASSES;
 use fix::{Edit, Fix, ImportRequest};
 use rules::RuleSet;
 pub use selection::Selection;
-
-/// Passes before we give up on converging (ruff's test harness uses 10).
-pub const MAX_PASSES: usize = 10;
 
 /// The outcome of migrating one file's text.
 #[derive(Debug)]

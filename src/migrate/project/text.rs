@@ -7,9 +7,8 @@ use std::collections::BTreeMap;
 
 use ruff_text_size::{TextRange, TextSize};
 
-use crate::migrate::MAX_PASSES;
 use crate::migrate::diagnostic::Diagnostic;
-use crate::migrate::fix::{self, Edit};
+use crate::migrate::fix::{self, Edit, MAX_PASSES};
 use crate::migrate::rules::RuleSet;
 use crate::migrate::selection::Selection;
 
