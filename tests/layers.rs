@@ -349,6 +349,55 @@ fn rust_modules_import_one_way() {
     );
 }
 
+/// Everything `module` reaches through its imports, itself left out.
+fn reach(graph: &Graph, module: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![module.to_string()];
+    while let Some(m) = stack.pop() {
+        for next in graph.get(&m).into_iter().flatten() {
+            if seen.insert(next.clone()) {
+                stack.push(next.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// The layer picture of `src/lib.rs`, beyond "no circle": what every file kind shares (edits,
+/// findings, file kinds, style) knows no rule and no handler; the Python checker and the
+/// file-kind handlers sit side by side.
+#[test]
+fn shared_parts_sit_below_the_checker_and_the_handlers() {
+    let graph = rust_graph(&root().join("src"));
+    let under = |m: &str, prefix: &str| m == prefix || m.starts_with(&format!("{prefix}::"));
+    for bottom in
+        ["source", "migrate::target", "migrate::style", "migrate::fix", "migrate::diagnostic", "migrate::notes"]
+    {
+        let above: Vec<String> = reach(&graph, bottom)
+            .into_iter()
+            .filter(|m| {
+                ["migrate::rules", "migrate::checker", "migrate::project", "migrate::facts"].iter().any(|p| under(m, p))
+            })
+            .collect();
+        assert!(above.is_empty(), "{bottom} reaches {above:?}");
+    }
+    let handlers = [
+        "migrate::project::deps",
+        "migrate::project::json",
+        "migrate::project::launch",
+        "migrate::project::hardware",
+        "migrate::project::text",
+    ];
+    for handler in handlers {
+        let checker: Vec<String> =
+            reach(&graph, handler).into_iter().filter(|m| under(m, "migrate::checker")).collect();
+        assert!(checker.is_empty(), "{handler} reaches the checker: {checker:?}");
+    }
+    let project: Vec<String> =
+        reach(&graph, "migrate::checker").into_iter().filter(|m| under(m, "migrate::project")).collect();
+    assert!(project.is_empty(), "the checker reaches {project:?}");
+}
+
 #[test]
 fn python_modules_import_one_way() {
     for (dir, package) in
