@@ -47,7 +47,8 @@ def torchtpu_worker(index, fn, args):
 
 
 def fn(rank):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     dev = torch.device("tpu:0")
     t = torch.full((2,), float(dist.get_rank()), device=dev)

@@ -6,6 +6,12 @@ import torch_xla.utils.serialization as xser
 import torch.distributed as dist
 
 
+def torchtpu_save(data, path):
+    """`torch.save` of `data` with its tensors on the CPU (loads without a chip)."""
+    cpu = torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)
+    torch.save(cpu, path)
+
+
 def save_checkpoint(model, optimizer, epoch, ckpt_dir):
     os.makedirs(ckpt_dir, exist_ok=True)
     state = {
@@ -15,7 +21,7 @@ def save_checkpoint(model, optimizer, epoch, ckpt_dir):
     }
     # xm.save moves tensors to CPU and writes from the master ordinal only
     if dist.get_node_local_rank(fallback_rank=0) == 0:
-        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, state), os.path.join(ckpt_dir, f"epoch_{epoch}.pt"))
+        torchtpu_save(state, os.path.join(ckpt_dir, f"epoch_{epoch}.pt"))
     if dist.is_initialized():
         dist.barrier()
     if dist.is_initialized():

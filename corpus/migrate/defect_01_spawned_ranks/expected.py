@@ -53,7 +53,8 @@ def torchtpu_worker(index, fn, args):
 
 def _mp_fn(i, n):
     # every worker must see its own ordinal, and all of them the same world size
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     print(f"worker rank {dist.get_rank()} of {dist.get_world_size()} (index {i}, asked for {n})", flush=True)
 
@@ -62,7 +63,8 @@ def launch_nested(n):
     tag = "nested"
 
     def _worker(index):
-        if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+        # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+        if "RANK" in os.environ and not dist.is_initialized():
             dist.init_process_group("tpu_dist")
         rank, world = dist.get_rank(), dist.get_world_size()
         with open(f"{tag}_rank{rank}_of{world}.txt", "w") as f:

@@ -67,7 +67,8 @@ STEPS = 3
 
 # %%
 def train_loop(index, flags):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     rank, world = dist.get_rank(), dist.get_world_size()
     device = torch.device("tpu:0")

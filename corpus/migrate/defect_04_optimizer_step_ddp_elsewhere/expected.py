@@ -87,7 +87,8 @@ def native_step(model, opt, x, y):
 
 
 def _mp_fn(index, args):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     rank, world = dist.get_rank(), dist.get_world_size()

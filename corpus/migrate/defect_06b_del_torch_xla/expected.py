@@ -11,6 +11,12 @@ def torchtpu_rank():
     return int(os.environ.get("RANK", "0"))
 
 
+def torchtpu_save(data, path):
+    """`torch.save` of `data` with its tensors on the CPU (loads without a chip)."""
+    cpu = torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)
+    torch.save(cpu, path)
+
+
 DEVICE = torch.device("tpu:0")
 
 STEPS = 4
@@ -30,7 +36,7 @@ def main():
         opt.step()
         print(f"step {step} loss={loss.item():.6f}")
     if torchtpu_rank() == 0:
-        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "regressor.pt")
+        torchtpu_save(model.state_dict(), "regressor.pt")
         print("saved regressor.pt")
 
 

@@ -103,7 +103,8 @@ def train(flags):
 
 
 def _mp_fn(index, flags):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     checksum = train(flags)
     print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")

@@ -51,7 +51,8 @@ def torchtpu_worker(index, fn, args):
 
 
 def main(*args):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     x = torch.ones(2).to(device) * (dist.get_rank() + 1)

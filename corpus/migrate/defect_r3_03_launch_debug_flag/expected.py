@@ -88,7 +88,8 @@ def torchtpu_worker(index, fn, args):
 
 
 def _mp_fn(index, flags):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     torch.manual_seed(0)

@@ -32,6 +32,12 @@ def torchtpu_rank():
     return int(os.environ.get("RANK", "0"))
 
 
+def torchtpu_save(data, path):
+    """`torch.save` of `data` with its tensors on the CPU (loads without a chip)."""
+    cpu = torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)
+    torch.save(cpu, path)
+
+
 def torchtpu_spawn(
     fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
 ):
@@ -93,7 +99,8 @@ def sharded_loader(dataset, batch_size):
 
 
 def _mp_fn(index, flags):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     torch.manual_seed(0)
@@ -107,7 +114,7 @@ def _mp_fn(index, flags):
         torchtpu_optimizer_step(opt)
     print(f"worker rank {dist.get_rank()} of {dist.get_world_size()} loss={loss.item():.6f}", flush=True)
     if dist.get_node_local_rank(fallback_rank=0) == 0:
-        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "model.pt")
+        torchtpu_save(model.state_dict(), "model.pt")
     if dist.is_initialized():
         dist.barrier()
 

@@ -24,6 +24,12 @@ def torchtpu_optimizer_step(optimizer):
     return optimizer.step()
 
 
+def torchtpu_save(data, path):
+    """`torch.save` of `data` with its tensors on the CPU (loads without a chip)."""
+    cpu = torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)
+    torch.save(cpu, path)
+
+
 def torchtpu_spawn(
     fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
 ):
@@ -65,7 +71,8 @@ def torchtpu_worker(index, fn, args):
 
 
 def _mp_fn(index, epochs):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     rank = dist.get_rank()
@@ -80,10 +87,10 @@ def _mp_fn(index, epochs):
         loss.backward()
         torchtpu_optimizer_step(opt)
         if dist.get_node_local_rank(fallback_rank=0) == 0:
-            torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, {"epoch": epoch, "model": model.state_dict()}), "last.pt")
+            torchtpu_save({"epoch": epoch, "model": model.state_dict()}, "last.pt")
     if rank == 0:
         if dist.get_node_local_rank(fallback_rank=0) == 0:
-            torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "final.pt")
+            torchtpu_save(model.state_dict(), "final.pt")
         print("saved final.pt", flush=True)
     total = sum(p.abs().sum() for p in model.parameters()).item()
     print(f"rank {rank} of {dist.get_world_size()} total={total:.6f}", flush=True)

@@ -59,7 +59,8 @@ def make_batch(step):
 
 
 def sweep_worker(index, flags):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     lr = flags.base_lr * (index + 1)  # this core's learning rate

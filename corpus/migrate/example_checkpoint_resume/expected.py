@@ -33,6 +33,12 @@ def torchtpu_rank0_print(*args, **kwargs):
         print(*args, **kwargs)
 
 
+def torchtpu_save(data, path):
+    """`torch.save` of `data` with its tensors on the CPU (loads without a chip)."""
+    cpu = torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)
+    torch.save(cpu, path)
+
+
 def torchtpu_spawn(
     fn, args=(), nprocs=None, join=True, daemon=False, start_method='spawn'
 ):
@@ -98,7 +104,8 @@ def run_steps(model, optimizer, xs, ys, device, first, last):
 
 
 def _mp_fn(index):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -110,9 +117,9 @@ def _mp_fn(index):
     run_steps(model, optimizer, xs, ys, device, 0, 3)
 
     if dist.get_node_local_rank(fallback_rank=0) == 0:
-        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, {'model': model.state_dict(),
+        torchtpu_save({'model': model.state_dict(),
                  'optimizer': optimizer.state_dict(),
-                 'step': 3}), CKPT)
+                 'step': 3}, CKPT)
     if dist.is_initialized():
         dist.barrier()
     dist.barrier()

@@ -122,7 +122,8 @@ class TrainDDP:
 
 
 def _mp_fn(index):
-  if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+  # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+  if "RANK" in os.environ and not dist.is_initialized():
     dist.init_process_group("tpu_dist")
   trainer = TrainDDP()
   trainer.train()

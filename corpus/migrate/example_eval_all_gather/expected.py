@@ -66,7 +66,8 @@ def make_eval_set():
 
 
 def evaluate(index):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     rank, world = dist.get_rank(), dist.get_world_size()

@@ -80,7 +80,8 @@ class Net(nn.Module):
 
 
 def _mp_fn(index, flags):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     dist.barrier()
     rank = dist.get_rank()

@@ -286,7 +286,8 @@ def train_imagenet(flags):
 
 
 def _mp_fn(index, flags):
-  if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+  # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+  if "RANK" in os.environ and not dist.is_initialized():
     dist.init_process_group("tpu_dist")
   torch.set_default_dtype(torch.float32)
   accuracy = train_imagenet(flags)

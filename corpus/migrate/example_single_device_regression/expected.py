@@ -4,6 +4,13 @@ import torch.nn as nn
 
 import torch.distributed as dist
 
+
+def torchtpu_save(data, path):
+    """`torch.save` of `data` with its tensors on the CPU (loads without a chip)."""
+    cpu = torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)
+    torch.save(cpu, path)
+
+
 device = torch.device("tpu:0")
 
 # synthetic regression data (made on the CPU so every run sees the same numbers)
@@ -34,7 +41,7 @@ for i in range(4):
 report = "no XLA metrics on TorchTPU: profile with torch.profiler"
 
 if dist.get_node_local_rank(fallback_rank=0) == 0:
-    torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "model.pt")
+    torchtpu_save(model.state_dict(), "model.pt")
 if dist.is_initialized():
     dist.barrier()
 print("saved model.pt")

@@ -31,6 +31,12 @@ def get_summary_writer(logdir):
     return writer
 
 
+def torchtpu_save(data, path):
+    """`torch.save` of `data` with its tensors on the CPU (loads without a chip)."""
+    cpu = torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)
+    torch.save(cpu, path)
+
+
 def write_to_summary(summary_writer, global_step=None, dict_to_write=None, write_xla_metrics=False):
     """Write scalars to a TensorBoard writer (None: nothing); there are no XLA metrics to add."""
     if summary_writer is None:
@@ -94,7 +100,7 @@ def main():
     close_summary_writer(writer)
 
     if dist.get_node_local_rank(fallback_rank=0) == 0:
-        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), 'model.pt')
+        torchtpu_save(model.state_dict(), 'model.pt')
     if dist.is_initialized():
         dist.barrier()
     print('saved model.pt')

@@ -2,6 +2,12 @@ import torch
 import torch.distributed as dist
 
 
+def torchtpu_save(data, path):
+    """`torch.save` of `data` with its tensors on the CPU (loads without a chip)."""
+    cpu = torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)
+    torch.save(cpu, path)
+
+
 def pick_device(use_tpu: bool) -> torch.device:
     if use_tpu:
         return torch.device("tpu:0")
@@ -15,7 +21,7 @@ def flush(use_tpu: bool) -> None:
 def save_checkpoint(model, path, use_tpu=False):
     if use_tpu:
         if dist.get_node_local_rank(fallback_rank=0) == 0:
-            torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), path)
+            torchtpu_save(model.state_dict(), path)
         if dist.is_initialized():
             dist.barrier()
     else:

@@ -45,6 +45,12 @@ def torchtpu_rank0_print(*args, **kwargs):
         print(*args, **kwargs)
 
 
+def torchtpu_save(data, path):
+    """`torch.save` of `data` with its tensors on the CPU (loads without a chip)."""
+    cpu = torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)
+    torch.save(cpu, path)
+
+
 def torchtpu_spawn(
     fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
 ):
@@ -127,7 +133,8 @@ def sharded(dataset, shuffle):
 
 
 def _mp_fn(rank, flags):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     torch.manual_seed(flags["seed"])
     device = torch.device("tpu:0")
@@ -148,7 +155,7 @@ def _mp_fn(rank, flags):
         torchtpu_rank0_print(f"epoch {epoch} train_loss={np.mean(losses):.6f}")
     print(f"core {rank}: ordinal {dist.get_rank()} of {dist.get_world_size()} done in {time.time() - start:.1f}s", flush=True)
     if dist.get_node_local_rank(fallback_rank=0) == 0:
-        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "model.bin")
+        torchtpu_save(model.state_dict(), "model.bin")
     if dist.is_initialized():
         dist.barrier()
 

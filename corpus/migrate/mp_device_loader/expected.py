@@ -78,7 +78,8 @@ def build_loader(batch_size):
 
 
 def train_fn(rank):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     torch.manual_seed(0)  # weights and data drawn on the CPU
     device = torch.device("tpu:0")

@@ -73,7 +73,8 @@ def worker(
     index,
     config,
 ):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     device = torch.device("tpu:0")
     loss = torch.tensor(1.0, device=device)

@@ -24,7 +24,8 @@ def torchtpu_backward(loss, **kwargs):
     """`loss.backward(**kwargs)`, then the loss's mean over the job's processes (detached).
     Each process computed the loss of its slice of the batch; SPMD computed the global
     batch's, which is that mean for a mean-reduced loss over equal slices."""
-    torch.Tensor.backward(loss, **kwargs)  # `loss.backward(...)`, not a method call TPU231 converts
+    # `loss.backward(...)` would be a method call TPU231 converts: call it as a function.
+    torch.Tensor.backward(loss, **kwargs)
     loss = loss.detach().clone()
     if dist.is_initialized() and dist.get_world_size() > 1:
         dist.all_reduce(loss, op=dist.ReduceOp.AVG)
@@ -40,13 +41,23 @@ class torchtpu_checkpoint_manager:
 
     def __init__(self, path, save_interval, max_to_keep=0, process_group=None):
         if save_interval <= 0 or max_to_keep < 0:
-            raise ValueError("save_interval must be positive and max_to_keep non-negative")
-        self.path, self.save_interval, self.max_to_keep = str(path).rstrip("/"), save_interval, max_to_keep
+            raise ValueError(
+                "save_interval must be positive and max_to_keep non-negative"
+            )
+        self.path = str(path).rstrip("/")
+        self.save_interval, self.max_to_keep = save_interval, max_to_keep
         self.group = process_group
         self.fs, self.root = fsspec.core.url_to_fs(self.path)  # fsspec comes with torch
         self.fs.makedirs(self.root, exist_ok=True)
-        names = [p.rstrip("/").rsplit("/", 1)[-1] for p in self.fs.ls(self.root, detail=False)]
-        done = [int(n) for n in names if n.isdigit() and self.fs.exists(f"{self.root}/{n}/.metadata")]
+        names = [
+            p.rstrip("/").rsplit("/", 1)[-1]
+            for p in self.fs.ls(self.root, detail=False)
+        ]
+        done = [
+            int(n)
+            for n in names
+            if n.isdigit() and self.fs.exists(f"{self.root}/{n}/.metadata")
+        ]
         self.steps = sorted(done)
 
     def _rank(self):
@@ -59,8 +70,11 @@ class torchtpu_checkpoint_manager:
         if not (force or self.should_save(step)):
             return False
         if self._rank() == 0 and self.fs.exists(f"{self.root}/{step}"):
-            self.fs.rm(f"{self.root}/{step}", recursive=True)  # before save's collective planning
-        torch.distributed.checkpoint.save(state_dict, checkpoint_id=f"{self.path}/{step}", process_group=self.group)
+            # Before save's collective planning.
+            self.fs.rm(f"{self.root}/{step}", recursive=True)
+        torch.distributed.checkpoint.save(
+            state_dict, checkpoint_id=f"{self.path}/{step}", process_group=self.group
+        )
         self.steps = sorted(set(self.steps) | {step})
         while self.max_to_keep and len(self.steps) > self.max_to_keep:
             oldest = self.steps.pop(0)
@@ -75,8 +89,12 @@ class torchtpu_checkpoint_manager:
 
     def restore(self, step, state_dict):
         if step not in self.steps:
-            raise ValueError(f"Cannot restore from untracked step {step}. Valid steps are: {self.steps}")
-        torch.distributed.checkpoint.load(state_dict, checkpoint_id=f"{self.path}/{step}", process_group=self.group)
+            raise ValueError(
+                f"Cannot restore from untracked step {step}. Valid steps are: {self.steps}"
+            )
+        torch.distributed.checkpoint.load(
+            state_dict, checkpoint_id=f"{self.path}/{step}", process_group=self.group
+        )
 
     def all_steps(self):
         return list(self.steps)
@@ -95,9 +113,13 @@ def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
     world = dist.get_world_size()
     ids = torch.as_tensor(device_ids).flatten().tolist()
     if ids != list(range(world)) or math.prod(mesh_shape) != world:
-        raise ValueError(f"a mesh {tuple(mesh_shape)} of devices {ids}: TorchTPU's mesh orders ranks 0..{world - 1}")
+        raise ValueError(
+            f"a mesh {tuple(mesh_shape)} of devices {ids}: TorchTPU's mesh orders ranks 0..{world - 1}"
+        )
     names = None if axis_names is None else tuple(axis_names)
-    return torch.distributed.device_mesh.init_device_mesh("tpu", tuple(mesh_shape), mesh_dim_names=names)
+    return torch.distributed.device_mesh.init_device_mesh(
+        "tpu", tuple(mesh_shape), mesh_dim_names=names
+    )
 
 
 def torchtpu_prime_optimizer(optimizer):
@@ -115,17 +137,32 @@ def torchtpu_shard_batch(tensor, mesh, partition_spec):
     """What `xs.mark_sharding(batch, mesh, (axes, None, ...))` becomes: this process's slice of
     the global batch along dim 0, split over the mesh axes named for it (a name, an index or
     a tuple of them). A parameter is FSDP2's to shard, and other dims stay whole: both raise."""
-    if isinstance(tensor, torch.nn.Parameter) or tensor.requires_grad and tensor.is_leaf:
-        raise ValueError("mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)")
+    if (
+        isinstance(tensor, torch.nn.Parameter)
+        or tensor.requires_grad
+        and tensor.is_leaf
+    ):
+        raise ValueError(
+            "mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)"
+        )
     if any(axes is not None for axes in partition_spec[1:]):
-        raise ValueError(f"partition spec {partition_spec} splits more than dim 0: not a batch split")
-    axes = partition_spec[0] if isinstance(partition_spec[0], tuple) else (partition_spec[0],)
+        raise ValueError(
+            f"partition spec {partition_spec} splits more than dim 0: not a batch split"
+        )
+    axes = (
+        partition_spec[0]
+        if isinstance(partition_spec[0], tuple)
+        else (partition_spec[0],)
+    )
     pieces, index = 1, 0
     for axis in axes:
         axis = mesh.mesh_dim_names.index(axis) if isinstance(axis, str) else axis
-        pieces, index = pieces * mesh.size(axis), index * mesh.size(axis) + mesh.get_local_rank(axis)
+        size = mesh.size(axis)
+        pieces, index = pieces * size, index * size + mesh.get_local_rank(axis)
     if tensor.shape[0] % pieces:
-        raise ValueError(f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)")
+        raise ValueError(
+            f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)"
+        )
     return tensor.tensor_split(pieces)[index]
 
 
@@ -147,11 +184,13 @@ def torchtpu_spmd_processes():
             if chips > 1:
                 warnings.warn(
                     f"{chips} TPU chips are attached and this SPMD program runs on one: start one process per"
-                    ' chip, `eval "$(python -m torch.tpu.distributed | sed \'s/^/export /\')"` then'
+                    " chip, `eval \"$(python -m torch.tpu.distributed | sed 's/^/export /')\"` then"
                     ' `torchrun --nproc_per_node="$WORLD_SIZE" <script> ...`'
                 )
             torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
-            os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
+            os.environ.update(
+                RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1"
+            )
             os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
             if "MASTER_PORT" not in os.environ:
                 with socket.socket() as s:
@@ -199,19 +238,29 @@ def torchtpu_spmd_processes():
         for m in module.modules():
             replicated.add(m)
             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
-                warnings.warn(f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch")
+                warnings.warn(
+                    f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch"
+                )
         for p in module.parameters():
-            if p in replicated or isinstance(p, torch.distributed.tensor.DTensor) or p.device.type != "tpu":
+            if (
+                p in replicated
+                or isinstance(p, torch.distributed.tensor.DTensor)
+                or p.device.type != "tpu"
+            ):
                 continue
             replicated.add(p)
             dist.broadcast(p.detach(), src=0)
             if p.requires_grad:
-                p.register_post_accumulate_grad_hook(functools.partial(accumulated, index=next(order)))
+                p.register_post_accumulate_grad_hook(
+                    functools.partial(accumulated, index=next(order))
+                )
         for b in module.buffers():
             if b.device.type == "tpu":
                 dist.broadcast(b, src=0)
 
-    torchtpu_spmd_processes.hook = torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+    torchtpu_spmd_processes.hook = (
+        torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+    )
 
 
 CHECKPOINT_DIR = "checkpoints"

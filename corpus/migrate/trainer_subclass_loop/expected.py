@@ -131,7 +131,8 @@ class ClassifierTrainer(BaseTrainer):
 
 
 def _mp_fn(index):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     ClassifierTrainer(epochs=2).fit()
 

@@ -38,6 +38,12 @@ def torchtpu_rank0_print(*args, **kwargs):
         print(*args, **kwargs)
 
 
+def torchtpu_save(data, path):
+    """`torch.save` of `data` with its tensors on the CPU (loads without a chip)."""
+    cpu = torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)
+    torch.save(cpu, path)
+
+
 def torchtpu_spawn(
     fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
 ):
@@ -103,7 +109,8 @@ class Net(nn.Module):
 
 
 def _mp_fn(index, flags):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     torch.manual_seed(1)
     dataset = TensorDataset(torch.randn(512, 1, 28, 28), torch.randint(0, 10, (512,)))
@@ -136,7 +143,7 @@ def _mp_fn(index, flags):
     print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
     # every rank calls xm.save (it synchronises the ranks); only the master writes
     if dist.get_node_local_rank(fallback_rank=0) == 0:
-        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), "mnist.pt")
+        torchtpu_save(model.state_dict(), "mnist.pt")
     if dist.is_initialized():
         dist.barrier()
 

@@ -12,7 +12,9 @@ class torchtpu_sharded_loader:
 
     def __iter__(self):
         for batch in self.loader:
-            yield torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: self.sharding(t.to(self.device)), batch)
+            yield torch.utils._pytree.tree_map_only(
+                torch.Tensor, lambda t: self.sharding(t.to(self.device)), batch
+            )
 
     def __len__(self):
         return len(self.loader)

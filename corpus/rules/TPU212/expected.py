@@ -48,14 +48,16 @@ def torchtpu_worker(index, fn, args):
 
 
 def fn(index, cfg):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     print(index, cfg)
 
 
 def gn(index):
     """Worker with a docstring."""
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     print(index)
 
@@ -67,7 +69,8 @@ def own_group(index):
 
 def launch(n):
     def nested(index, n):
-        if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+        # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+        if "RANK" in os.environ and not dist.is_initialized():
             dist.init_process_group("tpu_dist")
         print(index, n)
 

@@ -15,7 +15,9 @@ import warnings
 import weakref
 
 
-def torchtpu_fsdp2(module, *, mesh=None, shard_output=None, auto_wrap_policy=None, extra_data_axis=None):
+def torchtpu_fsdp2(
+    module, *, mesh=None, shard_output=None, auto_wrap_policy=None, extra_data_axis=None
+):
     """`module` on the chip, sharded by FSDP2 (`fully_shard`) over the mesh's "fsdp" axis (HSDP
     with `extra_data_axis`): each block the auto-wrap policy picks, asked as FSDPv2 asked it
     (children first, with the count of parameters not yet wrapped), then the root.
@@ -28,11 +30,15 @@ def torchtpu_fsdp2(module, *, mesh=None, shard_output=None, auto_wrap_policy=Non
     torchtpu_spmd_processes()
     mesh = torchtpu_global_mesh() if mesh is None else mesh
     if mesh is None:
-        raise ValueError("FSDPv2 without a mesh: pass mesh= or set the global mesh first")
+        raise ValueError(
+            "FSDPv2 without a mesh: pass mesh= or set the global mesh first"
+        )
     names = tuple(mesh.mesh_dim_names or ())
     axes = ("fsdp",) if extra_data_axis is None else (extra_data_axis, "fsdp")
     if any(axis not in names for axis in axes):
-        raise ValueError(f"FSDPv2 shards over the mesh axes {axes}; the mesh has {names}")
+        raise ValueError(
+            f"FSDPv2 shards over the mesh axes {axes}; the mesh has {names}"
+        )
     others = [n for n in names if n not in axes and mesh.size(names.index(n)) > 1]
     if others:
         raise NotImplementedError(
@@ -41,7 +47,8 @@ def torchtpu_fsdp2(module, *, mesh=None, shard_output=None, auto_wrap_policy=Non
         )
     if names != axes:
         mesh = mesh[axes if len(axes) > 1 else axes[0]]
-    module = module.to("tpu")  # replaces the parameters: TorchTPU refuses FSDP2's in-place move
+    # `.to` replaces the parameters: TorchTPU refuses FSDP2's in-place move.
+    module = module.to("tpu")
 
     def wrap(m, root):
         count = sum(p.numel() for p in m.parameters())
@@ -84,11 +91,13 @@ def torchtpu_spmd_processes():
             if chips > 1:
                 warnings.warn(
                     f"{chips} TPU chips are attached and this SPMD program runs on one: start one process per"
-                    ' chip, `eval "$(python -m torch.tpu.distributed | sed \'s/^/export /\')"` then'
+                    " chip, `eval \"$(python -m torch.tpu.distributed | sed 's/^/export /')\"` then"
                     ' `torchrun --nproc_per_node="$WORLD_SIZE" <script> ...`'
                 )
             torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
-            os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
+            os.environ.update(
+                RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1"
+            )
             os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
             if "MASTER_PORT" not in os.environ:
                 with socket.socket() as s:
@@ -136,19 +145,29 @@ def torchtpu_spmd_processes():
         for m in module.modules():
             replicated.add(m)
             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
-                warnings.warn(f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch")
+                warnings.warn(
+                    f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch"
+                )
         for p in module.parameters():
-            if p in replicated or isinstance(p, torch.distributed.tensor.DTensor) or p.device.type != "tpu":
+            if (
+                p in replicated
+                or isinstance(p, torch.distributed.tensor.DTensor)
+                or p.device.type != "tpu"
+            ):
                 continue
             replicated.add(p)
             dist.broadcast(p.detach(), src=0)
             if p.requires_grad:
-                p.register_post_accumulate_grad_hook(functools.partial(accumulated, index=next(order)))
+                p.register_post_accumulate_grad_hook(
+                    functools.partial(accumulated, index=next(order))
+                )
         for b in module.buffers():
             if b.device.type == "tpu":
                 dist.broadcast(b, src=0)
 
-    torchtpu_spmd_processes.hook = torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+    torchtpu_spmd_processes.hook = (
+        torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+    )
 
 
 model = FSDP(checkpoint_module(model), compute_dtype=torch.bfloat16)

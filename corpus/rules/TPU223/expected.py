@@ -15,13 +15,23 @@ class torchtpu_checkpoint_manager:
 
     def __init__(self, path, save_interval, max_to_keep=0, process_group=None):
         if save_interval <= 0 or max_to_keep < 0:
-            raise ValueError("save_interval must be positive and max_to_keep non-negative")
-        self.path, self.save_interval, self.max_to_keep = str(path).rstrip("/"), save_interval, max_to_keep
+            raise ValueError(
+                "save_interval must be positive and max_to_keep non-negative"
+            )
+        self.path = str(path).rstrip("/")
+        self.save_interval, self.max_to_keep = save_interval, max_to_keep
         self.group = process_group
         self.fs, self.root = fsspec.core.url_to_fs(self.path)  # fsspec comes with torch
         self.fs.makedirs(self.root, exist_ok=True)
-        names = [p.rstrip("/").rsplit("/", 1)[-1] for p in self.fs.ls(self.root, detail=False)]
-        done = [int(n) for n in names if n.isdigit() and self.fs.exists(f"{self.root}/{n}/.metadata")]
+        names = [
+            p.rstrip("/").rsplit("/", 1)[-1]
+            for p in self.fs.ls(self.root, detail=False)
+        ]
+        done = [
+            int(n)
+            for n in names
+            if n.isdigit() and self.fs.exists(f"{self.root}/{n}/.metadata")
+        ]
         self.steps = sorted(done)
 
     def _rank(self):
@@ -34,8 +44,11 @@ class torchtpu_checkpoint_manager:
         if not (force or self.should_save(step)):
             return False
         if self._rank() == 0 and self.fs.exists(f"{self.root}/{step}"):
-            self.fs.rm(f"{self.root}/{step}", recursive=True)  # before save's collective planning
-        torch.distributed.checkpoint.save(state_dict, checkpoint_id=f"{self.path}/{step}", process_group=self.group)
+            # Before save's collective planning.
+            self.fs.rm(f"{self.root}/{step}", recursive=True)
+        torch.distributed.checkpoint.save(
+            state_dict, checkpoint_id=f"{self.path}/{step}", process_group=self.group
+        )
         self.steps = sorted(set(self.steps) | {step})
         while self.max_to_keep and len(self.steps) > self.max_to_keep:
             oldest = self.steps.pop(0)
@@ -50,8 +63,12 @@ class torchtpu_checkpoint_manager:
 
     def restore(self, step, state_dict):
         if step not in self.steps:
-            raise ValueError(f"Cannot restore from untracked step {step}. Valid steps are: {self.steps}")
-        torch.distributed.checkpoint.load(state_dict, checkpoint_id=f"{self.path}/{step}", process_group=self.group)
+            raise ValueError(
+                f"Cannot restore from untracked step {step}. Valid steps are: {self.steps}"
+            )
+        torch.distributed.checkpoint.load(
+            state_dict, checkpoint_id=f"{self.path}/{step}", process_group=self.group
+        )
 
     def all_steps(self):
         return list(self.steps)

@@ -24,9 +24,13 @@ def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
     world = dist.get_world_size()
     ids = torch.as_tensor(device_ids).flatten().tolist()
     if ids != list(range(world)) or math.prod(mesh_shape) != world:
-        raise ValueError(f"a mesh {tuple(mesh_shape)} of devices {ids}: TorchTPU's mesh orders ranks 0..{world - 1}")
+        raise ValueError(
+            f"a mesh {tuple(mesh_shape)} of devices {ids}: TorchTPU's mesh orders ranks 0..{world - 1}"
+        )
     names = None if axis_names is None else tuple(axis_names)
-    return torch.distributed.device_mesh.init_device_mesh("tpu", tuple(mesh_shape), mesh_dim_names=names)
+    return torch.distributed.device_mesh.init_device_mesh(
+        "tpu", tuple(mesh_shape), mesh_dim_names=names
+    )
 
 
 def torchtpu_global_mesh(mesh=None):
@@ -55,11 +59,13 @@ def torchtpu_spmd_processes():
             if chips > 1:
                 warnings.warn(
                     f"{chips} TPU chips are attached and this SPMD program runs on one: start one process per"
-                    ' chip, `eval "$(python -m torch.tpu.distributed | sed \'s/^/export /\')"` then'
+                    " chip, `eval \"$(python -m torch.tpu.distributed | sed 's/^/export /')\"` then"
                     ' `torchrun --nproc_per_node="$WORLD_SIZE" <script> ...`'
                 )
             torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
-            os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
+            os.environ.update(
+                RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1"
+            )
             os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
             if "MASTER_PORT" not in os.environ:
                 with socket.socket() as s:
@@ -107,19 +113,29 @@ def torchtpu_spmd_processes():
         for m in module.modules():
             replicated.add(m)
             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
-                warnings.warn(f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch")
+                warnings.warn(
+                    f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch"
+                )
         for p in module.parameters():
-            if p in replicated or isinstance(p, torch.distributed.tensor.DTensor) or p.device.type != "tpu":
+            if (
+                p in replicated
+                or isinstance(p, torch.distributed.tensor.DTensor)
+                or p.device.type != "tpu"
+            ):
                 continue
             replicated.add(p)
             dist.broadcast(p.detach(), src=0)
             if p.requires_grad:
-                p.register_post_accumulate_grad_hook(functools.partial(accumulated, index=next(order)))
+                p.register_post_accumulate_grad_hook(
+                    functools.partial(accumulated, index=next(order))
+                )
         for b in module.buffers():
             if b.device.type == "tpu":
                 dist.broadcast(b, src=0)
 
-    torchtpu_spmd_processes.hook = torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+    torchtpu_spmd_processes.hook = (
+        torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+    )
 
 
 num_devices = xr.global_runtime_device_count()

@@ -15,17 +15,32 @@ def torchtpu_shard_batch(tensor, mesh, partition_spec):
     """What `xs.mark_sharding(batch, mesh, (axes, None, ...))` becomes: this process's slice of
     the global batch along dim 0, split over the mesh axes named for it (a name, an index or
     a tuple of them). A parameter is FSDP2's to shard, and other dims stay whole: both raise."""
-    if isinstance(tensor, torch.nn.Parameter) or tensor.requires_grad and tensor.is_leaf:
-        raise ValueError("mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)")
+    if (
+        isinstance(tensor, torch.nn.Parameter)
+        or tensor.requires_grad
+        and tensor.is_leaf
+    ):
+        raise ValueError(
+            "mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)"
+        )
     if any(axes is not None for axes in partition_spec[1:]):
-        raise ValueError(f"partition spec {partition_spec} splits more than dim 0: not a batch split")
-    axes = partition_spec[0] if isinstance(partition_spec[0], tuple) else (partition_spec[0],)
+        raise ValueError(
+            f"partition spec {partition_spec} splits more than dim 0: not a batch split"
+        )
+    axes = (
+        partition_spec[0]
+        if isinstance(partition_spec[0], tuple)
+        else (partition_spec[0],)
+    )
     pieces, index = 1, 0
     for axis in axes:
         axis = mesh.mesh_dim_names.index(axis) if isinstance(axis, str) else axis
-        pieces, index = pieces * mesh.size(axis), index * mesh.size(axis) + mesh.get_local_rank(axis)
+        size = mesh.size(axis)
+        pieces, index = pieces * size, index * size + mesh.get_local_rank(axis)
     if tensor.shape[0] % pieces:
-        raise ValueError(f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)")
+        raise ValueError(
+            f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)"
+        )
     return tensor.tensor_split(pieces)[index]
 
 
@@ -38,7 +53,9 @@ class torchtpu_sharded_loader:
 
     def __iter__(self):
         for batch in self.loader:
-            yield torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: self.sharding(t.to(self.device)), batch)
+            yield torch.utils._pytree.tree_map_only(
+                torch.Tensor, lambda t: self.sharding(t.to(self.device)), batch
+            )
 
     def __len__(self):
         return len(self.loader)

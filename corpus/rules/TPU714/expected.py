@@ -14,13 +14,18 @@ def accelerate_tpu_processes():
     device ids; ACCELERATE_TORCH_DEVICE keeps the device "tpu", and the process group it
     finds is TorchTPU's (gloo for the CPU tensors accelerate gathers).
     """
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or not torch.accelerator.is_available():
+    if (
+        int(os.environ.get("WORLD_SIZE", "1")) <= 1
+        or not torch.accelerator.is_available()
+    ):
         return False
     if torch.accelerator.current_accelerator().type != "tpu":
         return False
     if os.environ.get("ACCELERATE_USE_FSDP", "false").lower() == "true":
         # accelerate's multi-process CPU mode has no FSDP: it would silently use DDP.
-        raise RuntimeError("accelerate has no FSDP mode for TorchTPU: shard with torch.distributed.fsdp.fully_shard")
+        raise RuntimeError(
+            "accelerate has no FSDP mode for TorchTPU: shard with torch.distributed.fsdp.fully_shard"
+        )
     os.environ.setdefault("ACCELERATE_TORCH_DEVICE", "tpu")
     if not dist.is_initialized():
         dist.init_process_group("tpu:tpu_dist,cpu:gloo")

@@ -19,13 +19,18 @@ def accelerate_tpu_processes():
     device ids; ACCELERATE_TORCH_DEVICE keeps the device "tpu", and the process group it
     finds is TorchTPU's (gloo for the CPU tensors accelerate gathers).
     """
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or not torch.accelerator.is_available():
+    if (
+        int(os.environ.get("WORLD_SIZE", "1")) <= 1
+        or not torch.accelerator.is_available()
+    ):
         return False
     if torch.accelerator.current_accelerator().type != "tpu":
         return False
     if os.environ.get("ACCELERATE_USE_FSDP", "false").lower() == "true":
         # accelerate's multi-process CPU mode has no FSDP: it would silently use DDP.
-        raise RuntimeError("accelerate has no FSDP mode for TorchTPU: shard with torch.distributed.fsdp.fully_shard")
+        raise RuntimeError(
+            "accelerate has no FSDP mode for TorchTPU: shard with torch.distributed.fsdp.fully_shard"
+        )
     os.environ.setdefault("ACCELERATE_TORCH_DEVICE", "tpu")
     if not dist.is_initialized():
         dist.init_process_group("tpu:tpu_dist,cpu:gloo")
@@ -56,7 +61,9 @@ def torchtpu_training_arguments(cls):
                 ratio = kwargs.pop("warmup_ratio")
                 if ratio and not kwargs.get("warmup_steps"):
                     if not 0 < ratio < 1:
-                        raise ValueError(f"warmup_ratio={ratio}: transformers 5 takes a ratio below 1 as warmup_steps")
+                        raise ValueError(
+                            f"warmup_ratio={ratio}: transformers 5 takes a ratio below 1 as warmup_steps"
+                        )
                     kwargs["warmup_steps"] = ratio
             if "logging_dir" in kwargs and "logging_dir" not in fields:
                 logging_dir = kwargs.pop("logging_dir")
@@ -69,7 +76,9 @@ def torchtpu_training_arguments(cls):
                 self.use_cpu = accelerate_tpu_processes()
                 if self.use_cpu and self.fsdp:
                     # accelerate's multi-process CPU mode has no FSDP: it would silently use DDP.
-                    raise RuntimeError("accelerate has no FSDP mode for TorchTPU: shard with torch.distributed.fsdp.fully_shard")
+                    raise RuntimeError(
+                        "accelerate has no FSDP mode for TorchTPU: shard with torch.distributed.fsdp.fully_shard"
+                    )
             super().__post_init__()
 
         def __reduce_ex__(self, protocol):

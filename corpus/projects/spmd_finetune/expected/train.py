@@ -26,7 +26,8 @@ def torchtpu_backward(loss, **kwargs):
     """`loss.backward(**kwargs)`, then the loss's mean over the job's processes (detached).
     Each process computed the loss of its slice of the batch; SPMD computed the global
     batch's, which is that mean for a mean-reduced loss over equal slices."""
-    torch.Tensor.backward(loss, **kwargs)  # `loss.backward(...)`, not a method call TPU231 converts
+    # `loss.backward(...)` would be a method call TPU231 converts: call it as a function.
+    torch.Tensor.backward(loss, **kwargs)
     loss = loss.detach().clone()
     if dist.is_initialized() and dist.get_world_size() > 1:
         dist.all_reduce(loss, op=dist.ReduceOp.AVG)
@@ -40,26 +41,45 @@ def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
     world = dist.get_world_size()
     ids = torch.as_tensor(device_ids).flatten().tolist()
     if ids != list(range(world)) or math.prod(mesh_shape) != world:
-        raise ValueError(f"a mesh {tuple(mesh_shape)} of devices {ids}: TorchTPU's mesh orders ranks 0..{world - 1}")
+        raise ValueError(
+            f"a mesh {tuple(mesh_shape)} of devices {ids}: TorchTPU's mesh orders ranks 0..{world - 1}"
+        )
     names = None if axis_names is None else tuple(axis_names)
-    return torch.distributed.device_mesh.init_device_mesh("tpu", tuple(mesh_shape), mesh_dim_names=names)
+    return torch.distributed.device_mesh.init_device_mesh(
+        "tpu", tuple(mesh_shape), mesh_dim_names=names
+    )
 
 
 def torchtpu_shard_batch(tensor, mesh, partition_spec):
     """What `xs.mark_sharding(batch, mesh, (axes, None, ...))` becomes: this process's slice of
     the global batch along dim 0, split over the mesh axes named for it (a name, an index or
     a tuple of them). A parameter is FSDP2's to shard, and other dims stay whole: both raise."""
-    if isinstance(tensor, torch.nn.Parameter) or tensor.requires_grad and tensor.is_leaf:
-        raise ValueError("mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)")
+    if (
+        isinstance(tensor, torch.nn.Parameter)
+        or tensor.requires_grad
+        and tensor.is_leaf
+    ):
+        raise ValueError(
+            "mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)"
+        )
     if any(axes is not None for axes in partition_spec[1:]):
-        raise ValueError(f"partition spec {partition_spec} splits more than dim 0: not a batch split")
-    axes = partition_spec[0] if isinstance(partition_spec[0], tuple) else (partition_spec[0],)
+        raise ValueError(
+            f"partition spec {partition_spec} splits more than dim 0: not a batch split"
+        )
+    axes = (
+        partition_spec[0]
+        if isinstance(partition_spec[0], tuple)
+        else (partition_spec[0],)
+    )
     pieces, index = 1, 0
     for axis in axes:
         axis = mesh.mesh_dim_names.index(axis) if isinstance(axis, str) else axis
-        pieces, index = pieces * mesh.size(axis), index * mesh.size(axis) + mesh.get_local_rank(axis)
+        size = mesh.size(axis)
+        pieces, index = pieces * size, index * size + mesh.get_local_rank(axis)
     if tensor.shape[0] % pieces:
-        raise ValueError(f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)")
+        raise ValueError(
+            f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)"
+        )
     return tensor.tensor_split(pieces)[index]
 
 
@@ -81,11 +101,13 @@ def torchtpu_spmd_processes():
             if chips > 1:
                 warnings.warn(
                     f"{chips} TPU chips are attached and this SPMD program runs on one: start one process per"
-                    ' chip, `eval "$(python -m torch.tpu.distributed | sed \'s/^/export /\')"` then'
+                    " chip, `eval \"$(python -m torch.tpu.distributed | sed 's/^/export /')\"` then"
                     ' `torchrun --nproc_per_node="$WORLD_SIZE" <script> ...`'
                 )
             torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
-            os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1")
+            os.environ.update(
+                RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1"
+            )
             os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
             if "MASTER_PORT" not in os.environ:
                 with socket.socket() as s:
@@ -133,19 +155,29 @@ def torchtpu_spmd_processes():
         for m in module.modules():
             replicated.add(m)
             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
-                warnings.warn(f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch")
+                warnings.warn(
+                    f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch"
+                )
         for p in module.parameters():
-            if p in replicated or isinstance(p, torch.distributed.tensor.DTensor) or p.device.type != "tpu":
+            if (
+                p in replicated
+                or isinstance(p, torch.distributed.tensor.DTensor)
+                or p.device.type != "tpu"
+            ):
                 continue
             replicated.add(p)
             dist.broadcast(p.detach(), src=0)
             if p.requires_grad:
-                p.register_post_accumulate_grad_hook(functools.partial(accumulated, index=next(order)))
+                p.register_post_accumulate_grad_hook(
+                    functools.partial(accumulated, index=next(order))
+                )
         for b in module.buffers():
             if b.device.type == "tpu":
                 dist.broadcast(b, src=0)
 
-    torchtpu_spmd_processes.hook = torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+    torchtpu_spmd_processes.hook = (
+        torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+    )
 
 
 def parse_args():

@@ -25,6 +25,12 @@ def torchtpu_rank0_print(*args, **kwargs):
         print(*args, **kwargs)
 
 
+def torchtpu_save(data, path):
+    """`torch.save` of `data` with its tensors on the CPU (loads without a chip)."""
+    cpu = torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, data)
+    torch.save(cpu, path)
+
+
 def torchtpu_spawn(
     fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
 ):
@@ -67,7 +73,8 @@ def torchtpu_worker(index, fn, args):
 
 
 def _mp_fn(index, args):
-    if "RANK" in os.environ and not dist.is_initialized():  # one of a job's processes (torchrun, torchtpu_spawn)
+    # One of a job's processes (torchrun, torchtpu_spawn): join its group.
+    if "RANK" in os.environ and not dist.is_initialized():
         dist.init_process_group("tpu_dist")
     torch.manual_seed(0)
     device = torch.device("tpu:0")
@@ -83,7 +90,7 @@ def _mp_fn(index, args):
     checksum = sum(p.double().sum().item() for p in model.parameters())
     print(f"rank {dist.get_rank()} of {dist.get_world_size()} checksum={checksum:.6f}")
     if dist.get_node_local_rank(fallback_rank=0) == 0:
-        torch.save(torch.utils._pytree.tree_map_only(torch.Tensor, torch.Tensor.cpu, model.state_dict()), args.output)
+        torchtpu_save(model.state_dict(), args.output)
     if dist.is_initialized():
         dist.barrier()
 
