@@ -95,7 +95,7 @@ pub(super) fn run_migrate(common: &CommonArgs, overrides: Overrides, how: Migrat
             }
         }
         scanned += usize::from(r.scanned);
-        written += usize::from(r.written);
+        written += usize::from(r.written) + usize::from(r.module_written);
         warnings.extend(r.warnings);
         errors.extend(r.outcome.error.clone());
         outcomes.push(r.outcome);
@@ -256,6 +256,8 @@ struct FileMigration {
     /// A file whose helpers would go to its directory's helper module: finished (diffed or
     /// written) once the run knows which other files share it ([`share_helpers`]).
     pending: Option<Box<(Loaded, Migrated)>>,
+    /// The helper module written after it (its directory's last file).
+    module_written: bool,
 }
 
 /// Something a migration left: (notebook cell, line, column, diagnostic), located in the input.
@@ -397,7 +399,7 @@ fn share_helpers(mut results: Vec<FileMigration>, write: bool, color: bool) -> V
         if let Some(pending) = &r.pending
             && let (Input::File(p), Some(import)) = (&pending.0.input, &pending.0.selection.helper_module)
         {
-            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
+            let dir = p.parent().unwrap_or(Path::new("")).to_path_buf(); // "": the working directory
             groups.entry((dir, import.clone())).or_default().push(i);
         }
     }
@@ -448,7 +450,7 @@ fn share_helpers(mut results: Vec<FileMigration>, write: bool, color: bool) -> V
                 None => crate::write::create_new(&module_path, new.as_bytes()),
             };
             match done {
-                Ok(()) => last.written = true,
+                Ok(()) => last.module_written = true,
                 Err(e) => last.outcome.error = Some(format!("{shown}: {e:#}")),
             }
         } else {
