@@ -52,6 +52,9 @@ pub struct Options {
     pub output_format: Option<OutputFormat>,
     pub backend: Option<String>,
     pub target_version: Option<String>,
+    /// The module `migrate` writes the helpers of several files of a directory to, once
+    /// (`_torchtpu`); `""` keeps them in each file.
+    pub helper_module: Option<String>,
 }
 
 /// `pyproject.toml`: only our table is read, other tools' tables are theirs.
@@ -159,6 +162,8 @@ pub struct Overrides {
     pub backend: Option<String>,
     /// `--target-version`: the TorchTPU release to migrate to (rules outside its range are off).
     pub target_version: Option<String>,
+    /// `--helper-module`: the configured `helper-module`'s replacement.
+    pub helper_module: Option<String>,
     /// The files the run writes reports to (and standard output's, when it is a file): never inputs.
     pub outputs: Vec<crate::discover::FileId>,
 }
@@ -250,7 +255,12 @@ pub struct Settings {
     pub output_format: Option<OutputFormat>,
     pub backend: Option<String>,
     pub target_version: Option<String>,
+    /// Where helpers shared by several files go ([`Options::helper_module`]); empty: inline.
+    pub helper_module: String,
 }
+
+/// The helper module's name when none is configured.
+pub const DEFAULT_HELPER_MODULE: &str = "_torchtpu";
 
 impl Settings {
     fn new(config: Option<&Config>, cwd: &Path, o: &Overrides, rulesets: &RuleSets) -> anyhow::Result<Settings> {
@@ -360,6 +370,19 @@ impl Settings {
             output_format: o.output_format.or(options.output_format),
             backend,
             target_version,
+            helper_module: {
+                let name = o.helper_module.clone().or(options.helper_module.clone());
+                let name = name.unwrap_or_else(|| DEFAULT_HELPER_MODULE.to_string());
+                let identifier = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                    && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+                if !name.is_empty() && !identifier {
+                    anyhow::bail!(
+                        "{}: `{name}` is not a Python module name (a letter or `_`, then letters, digits or `_`; \"\" keeps helpers in each file)",
+                        if o.helper_module.is_some() { "--helper-module".to_string() } else { origin("helper-module") }
+                    );
+                }
+                name
+            },
         })
     }
 
@@ -442,6 +465,11 @@ impl Settings {
         let _ =
             writeln!(out, "  rules             {}", list(&mut self.rule_dirs.iter().map(|d| d.display().to_string())));
         let _ = writeln!(out, "  unsafe-fixes      {}", self.unsafe_fixes);
+        let _ = writeln!(
+            out,
+            "  helper-module     {}",
+            if self.helper_module.is_empty() { "\"\" (inline)" } else { &self.helper_module }
+        );
         let format = self.output_format.map_or("full (default)".to_string(), OutputFormat::name);
         let _ = writeln!(out, "  output-format     {format}");
         let backend = self.backend.clone().unwrap_or_else(|| format!("{} (default)", crate::ops::DEFAULT_BACKEND));

@@ -99,6 +99,39 @@ pub fn create(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Write a new file beside the sources (`migrate --write`'s helper module), whole or not at
+/// all, and never over a file that appeared meanwhile: then it fails, and nothing is replaced.
+pub fn create_new(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let failed = || format!("cannot create {}", path.display());
+    if std::fs::symlink_metadata(path).is_ok() {
+        bail!("{} exists; not replaced", path.display());
+    }
+    match stage(path, bytes, None).with_context(failed)? {
+        Staged::Anonymous { file, .. } => {
+            // Linked in under its name at once: `linkat` refuses a name that exists.
+            let proc_path = format!("/proc/self/fd/{}\0", std::os::fd::AsRawFd::as_raw_fd(&file));
+            let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())?;
+            // SAFETY: both paths are NUL-terminated and live across the call.
+            let rc = unsafe {
+                libc::linkat(
+                    libc::AT_FDCWD,
+                    proc_path.as_ptr().cast(),
+                    libc::AT_FDCWD,
+                    name.as_ptr(),
+                    libc::AT_SYMLINK_FOLLOW,
+                )
+            };
+            if rc != 0 {
+                return Err(std::io::Error::last_os_error()).with_context(failed);
+            }
+        }
+        Staged::Named(tmp) => {
+            tmp.persist_noclobber(path).map_err(|e| e.error).with_context(failed)?;
+        }
+    }
+    Ok(())
+}
+
 /// `/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`: what they name is whatever the descriptor is
 /// (a terminal, a pipe, or the file a shell redirected to, which a rename would orphan).
 fn is_descriptor(path: &Path) -> bool {

@@ -525,3 +525,99 @@ fn a_safe_only_migration_installs_or_says_it_does_not() {
     ));
     migrate(&["--unsafe-fixes"]).success().stderr(predicate::str::contains("warning").not());
 }
+
+/// A script printing its rank on rank 0: what `xm.master_print` and `xr.global_ordinal()` become
+/// needs two helpers.
+const RANK_SCRIPT: &str = r#"import torch_xla.core.xla_model as xm
+import torch_xla.runtime as xr
+
+
+def report(loss):
+    xm.master_print(f"rank {xr.global_ordinal()} loss={loss:.6f}")
+
+
+if __name__ == "__main__":
+    report(1.0)
+"#;
+
+/// Without `__main__`: a package module others import.
+const RANK_MODULE: &str = r#"import torch_xla.core.xla_model as xm
+import torch_xla.runtime as xr
+
+
+def report(loss):
+    xm.master_print(f"rank {xr.global_ordinal()} loss={loss:.6f}")
+"#;
+
+fn migrate_in(dir: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
+    bin().current_dir(dir).args(["migrate", "--unsafe-fixes"]).args(args).assert().success()
+}
+
+#[test]
+fn scripts_of_one_directory_share_one_helper_module() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.py", RANK_SCRIPT);
+    write(dir.path(), "b.py", RANK_SCRIPT);
+    let out = migrate_in(dir.path(), &["."]).get_output().stdout.clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("--- /dev/null\n+++ b/_torchtpu.py\n"), "{out}");
+    assert_eq!(out.matches("+def torchtpu_rank():").count(), 1, "{out}");
+    assert_eq!(out.matches("+from _torchtpu import torchtpu_rank, torchtpu_rank0_print\n").count(), 2, "{out}");
+    assert!(!dir.path().join("_torchtpu.py").exists(), "a diff writes nothing");
+
+    migrate_in(dir.path(), &["--write", "."]).stderr(predicate::str::contains("3 written"));
+    let module = fs::read_to_string(dir.path().join("_torchtpu.py")).unwrap();
+    assert!(module.starts_with("\"\"\"TorchTPU helpers that xla2tpu wrote"), "{module}");
+    assert!(!fs::read_to_string(dir.path().join("a.py")).unwrap().contains("def torchtpu_"));
+    // A second run changes nothing; a file needing one more helper extends the module.
+    migrate_in(dir.path(), &["."]).stdout("").stderr(predicate::str::contains("0 would change"));
+    write(dir.path(), "c.py", "import torch_xla.runtime as xr\n\nprint(xr.world_size())\n");
+    migrate_in(dir.path(), &["--write", "."]);
+    let extended = fs::read_to_string(dir.path().join("_torchtpu.py")).unwrap();
+    assert!(extended.starts_with(&module), "only added to:\n{extended}");
+    assert_eq!(extended.matches("def torchtpu_world_size():").count(), 1, "{extended}");
+    assert_eq!(extended.matches("def torchtpu_rank():").count(), 1, "{extended}");
+    let c = fs::read_to_string(dir.path().join("c.py")).unwrap();
+    assert_eq!(c, "from _torchtpu import torchtpu_world_size\n\nprint(torchtpu_world_size())\n");
+    migrate_in(dir.path(), &["."]).stdout("");
+}
+
+#[test]
+fn helpers_stay_inline_where_a_module_cannot_serve() {
+    // A file alone in its directory, the helper module turned off, or a user's own file of that name.
+    let alone = tempfile::tempdir().unwrap();
+    write(alone.path(), "a.py", RANK_SCRIPT);
+    migrate_in(alone.path(), &["."])
+        .stdout(predicate::str::contains("+def torchtpu_rank():").and(predicate::str::contains("_torchtpu.py").not()));
+    let off = tempfile::tempdir().unwrap();
+    write(off.path(), "a.py", RANK_SCRIPT);
+    write(off.path(), "b.py", RANK_SCRIPT);
+    let out = migrate_in(off.path(), &["--helper-module", "", "."]).get_output().stdout.clone();
+    assert_eq!(String::from_utf8(out).unwrap().matches("+def torchtpu_rank():").count(), 2);
+    let taken = tempfile::tempdir().unwrap();
+    write(taken.path(), "a.py", RANK_SCRIPT);
+    write(taken.path(), "b.py", RANK_SCRIPT);
+    write(taken.path(), "_torchtpu.py", "HELPERS = 1\n");
+    migrate_in(taken.path(), &["--write", "."]).stderr(predicate::str::contains(
+        "_torchtpu.py: not written by xla2tpu; the helpers of 2 files stay in each file",
+    ));
+    assert_eq!(fs::read_to_string(taken.path().join("_torchtpu.py")).unwrap(), "HELPERS = 1\n");
+    assert!(fs::read_to_string(taken.path().join("b.py")).unwrap().contains("\ndef torchtpu_rank():"));
+}
+
+#[test]
+fn package_modules_import_helpers_relatively_and_its_scripts_keep_them() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir(dir.path().join("pkg")).unwrap();
+    write(dir.path(), "pkg/__init__.py", "");
+    write(dir.path(), "pkg/a.py", RANK_MODULE);
+    write(dir.path(), "pkg/b.py", RANK_MODULE);
+    write(dir.path(), "pkg/run.py", RANK_SCRIPT); // `python pkg/run.py`: no relative import there
+    migrate_in(dir.path(), &["--write", "."]);
+    for module in ["a.py", "b.py"] {
+        let text = fs::read_to_string(dir.path().join("pkg").join(module)).unwrap();
+        assert!(text.starts_with("from ._torchtpu import torchtpu_rank, torchtpu_rank0_print\n"), "{text}");
+    }
+    assert!(fs::read_to_string(dir.path().join("pkg/run.py")).unwrap().contains("\ndef torchtpu_rank():"));
+    assert!(dir.path().join("pkg/_torchtpu.py").is_file());
+}

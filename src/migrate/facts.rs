@@ -178,12 +178,16 @@ impl RunFacts {
         named_in(spelled, self.accelerate_xla_configs())
     }
 
-    /// The run's Python files that call `xr.use_spmd()`, or define the helper TPU216 turns it
-    /// into (so that what a migration left for a person stays reported). `migrate --write` asks
+    /// The run's Python files that call `xr.use_spmd()`, or define or call the helper TPU216
+    /// turns it into (imported from the project's helper module where several files share it),
+    /// so that what a migration left for a person stays reported. `migrate --write` asks
     /// before any file is written.
     pub fn spmd_programs(&self) -> &[PathBuf] {
         self.spmd_programs.get_or_init(|| {
-            let spmd = |text: &str| text.contains(SPMD_HELPER) || self.text_calls(text, USE_SPMD);
+            let helper_call = format!("{SPMD_HELPER_NAME}()");
+            let spmd = |text: &str| {
+                text.contains(SPMD_HELPER) || text.contains(&helper_call) || self.text_calls(text, USE_SPMD)
+            };
             self.scan(
                 |p| {
                     (is_python(p) && crate::source::read_text(p).is_ok_and(|text| spmd(&text))).then(|| p.to_path_buf())
@@ -554,12 +558,13 @@ mod tests {
         let files = vec![
             write("train.py", "from torch_xla import runtime as xr\nxr.use_spmd()\n"),
             write("migrated.py", "import os\n\ndef torchtpu_spmd_processes():\n    pass\n"),
+            write("shared.py", "from _torchtpu import torchtpu_spmd_processes\n\ntorchtpu_spmd_processes()\n"),
             write("eval.py", "import torch_xla.runtime as xr\nprint(xr.world_size())\n"),
             write("notes.py", "# we used to call use_spmd() here\n"),
         ];
         let run = RunFacts::new(Reader, move || files.clone());
         assert!(run.is_spmd_program("train.py") && run.is_spmd_program("./train.py"));
-        assert!(run.is_spmd_program("\"migrated.py\""));
+        assert!(run.is_spmd_program("\"migrated.py\"") && run.is_spmd_program("shared.py"));
         assert!(!run.is_spmd_program("eval.py") && !run.is_spmd_program("notes.py"));
         assert!(!run.is_spmd_program("$SCRIPT") && !run.is_spmd_program("other/train2.py"));
     }

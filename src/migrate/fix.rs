@@ -80,6 +80,26 @@ impl ImportRequest {
 pub struct Helper {
     pub name: String,
     pub text: String,
+    /// Where it lives instead of the file (a project's helper module, `_torchtpu`): the file
+    /// imports it from there, and `text` with `imports` is its definition in that module.
+    pub module: Option<HelperModule>,
+}
+
+/// A helper defined in the project's helper module, as the file needing it sees it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HelperModule {
+    /// How the file imports it: `_torchtpu`, `._torchtpu` in a package.
+    pub import: String,
+    /// The imports its definition needs in the module.
+    pub imports: Vec<ImportRequest>,
+    /// The fix's code calls it (so the file imports it); otherwise another helper does.
+    pub called: bool,
+}
+
+impl Helper {
+    pub fn inline(name: impl Into<String>, text: impl Into<String>) -> Helper {
+        Helper { name: name.into(), text: text.into(), module: None }
+    }
 }
 
 #[derive(Debug, Clone)]

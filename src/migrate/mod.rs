@@ -55,6 +55,9 @@ pub struct Migration {
     pub reverted: Vec<Reverted>,
     /// Each pass's edits, to map output offsets back to the original text.
     passes: Vec<Vec<Edit>>,
+    /// The helpers the applied fixes take from the project's helper module, by name: the
+    /// module must define them ([`Selection::helper_module`]).
+    pub helpers: BTreeMap<String, fix::Helper>,
 }
 
 impl Migration {
@@ -269,7 +272,12 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
             // Past the fixable findings' fixes come the contingent import removals: a torch_xla
             // import's counts as its finding's; a user import the fixes left unused has none.
             let rule = match fixable.get(i) {
-                Some(d) => d.rule,
+                Some(d) => {
+                    for h in fixes[i].helpers.iter().filter(|h| h.module.is_some()) {
+                        m.helpers.entry(h.name.clone()).or_insert_with(|| h.clone());
+                    }
+                    d.rule
+                }
                 None if contingent[i - fixable.len()].unreported => continue,
                 None => import_rule.expect("a contingent fix is the import rule's"),
             };
@@ -295,6 +303,7 @@ impl Migration {
             problem: None,
             reverted: Vec::new(),
             passes: Vec::new(),
+            helpers: BTreeMap::new(),
         }
     }
 
@@ -478,6 +487,39 @@ fn import_edits(
     let (stdlib, others): (Vec<&ImportRequest>, Vec<&ImportRequest>) =
         imports.iter().filter(|r| !present(r)).partition(|r| STDLIB.contains(&r.module.as_str()));
     let mut edits = Vec::new();
+    // Helpers of the project's helper module: one `from _torchtpu import a, b` per file, an
+    // earlier pass's extended in place.
+    let mut from_module: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for h in helpers {
+        if let Some(m) = h.module.as_ref().filter(|m| m.called) {
+            from_module.entry(m.import.as_str()).or_default().insert(h.name.as_str());
+        }
+    }
+    let helpers: BTreeSet<&fix::Helper> = helpers.iter().copied().filter(|h| h.module.is_none()).collect();
+    let mut from_lines = String::new();
+    for (module_name, names) in &mut from_module {
+        let existing = body.iter().find_map(|stmt| match stmt {
+            Stmt::ImportFrom(f)
+                if f.level == u32::from(module_name.starts_with('.'))
+                    && f.module.as_ref().map(|m| m.id.as_str()) == Some(module_name.trim_start_matches('.'))
+                    && f.names.iter().all(|a| a.asname.is_none() && a.name.id.as_str() != "*") =>
+            {
+                Some(f)
+            }
+            _ => None,
+        });
+        if let Some(f) = existing {
+            let had: BTreeSet<&str> = f.names.iter().map(|a| a.name.id.as_str()).collect();
+            if names.iter().all(|n| had.contains(n)) {
+                continue;
+            }
+            names.extend(had);
+            edits.push(Edit::replace(f.range, from_import(module_name, names, newline)));
+            continue;
+        }
+        from_lines.push_str(&format!("{}{newline}", from_import(module_name, names, newline)));
+    }
+    let helpers = &helpers;
     if let (Some(first), false) = (first_import, stdlib.is_empty()) {
         edits.push(Edit::insert(first, lines(&stdlib)));
     }
@@ -485,10 +527,10 @@ fn import_edits(
         Some(_) => others,
         None => imports.iter().filter(|r| !present(r)).collect(),
     };
-    if rest.is_empty() && helpers.is_empty() {
+    if rest.is_empty() && helpers.is_empty() && from_lines.is_empty() {
         return edits;
     }
-    let mut text_of = lines(&rest);
+    let mut text_of = lines(&rest) + &from_lines;
     for helper in helpers {
         let body: String = helper.text.trim_end().split('\n').map(|l| format!("{l}{newline}")).collect();
         text_of = format!("{text_of}{newline}{newline}{body}");
@@ -525,6 +567,18 @@ fn import_edits(
         }
     }
     edits
+}
+
+/// `from module import a, b`, one name a line in parentheses where it would pass 88 columns
+/// (as `ruff format` writes it).
+fn from_import(module: &str, names: &BTreeSet<&str>, newline: &str) -> String {
+    let names: Vec<&str> = names.iter().copied().collect();
+    let line = format!("from {module} import {}", names.join(", "));
+    if line.len() <= 88 {
+        return line;
+    }
+    let listed: String = names.iter().map(|n| format!("    {n},{newline}")).collect();
+    format!("from {module} import ({newline}{listed})")
 }
 
 #[cfg(test)]
@@ -722,6 +776,34 @@ mod tests {
         assert_eq!(line_of(&out, "# direct"), "print(torchtpu_rank())  # direct");
         assert_eq!(line_of(&out, "# early"), "print(torchtpu_rank())  # early");
         assert_eq!(line_of(&out, "# late"), "print(dist.get_rank())  # late");
+    }
+
+    #[test]
+    fn helpers_of_a_helper_module_are_imported_once_per_file() {
+        let src = "import sys\nimport torch_xla.core.xla_model as xm\n\ndef step(opt, loss):\n\
+                   \x20   xm.optimizer_step(opt)\n    xm.master_print(loss, fd=sys.stderr)\n    print(xm.get_ordinal())\n\n\
+                   if __name__ == \"__main__\":\n    pass\n";
+        let with_module =
+            Selection { helper_module: Some("_torchtpu".into()), unsafe_fixes: true, ..Selection::default() };
+        let m = migrated(src, &with_module);
+        assert!(!m.output.contains("def torchtpu_"), "{}", m.output);
+        assert!(
+            m.output.starts_with(
+                "import sys\nfrom _torchtpu import torchtpu_optimizer_step, torchtpu_rank, torchtpu_rank0_print\n\ndef step"
+            ),
+            "{}",
+            m.output
+        );
+        // What the module must define: the ones called, and the one `torchtpu_rank0_print` calls.
+        let names: Vec<&str> = m.helpers.keys().map(String::as_str).collect();
+        assert_eq!(names, ["torchtpu_optimizer_step", "torchtpu_rank", "torchtpu_rank0_print"]);
+        let rank = m.helpers["torchtpu_rank"].module.as_ref().expect("in the module");
+        assert_eq!(
+            rank.imports.iter().map(ImportRequest::statement).collect::<Vec<_>>(),
+            ["import torch.distributed as dist", "import os"]
+        );
+        // A second run changes nothing.
+        assert_eq!(migrated(&m.output, &with_module).output, m.output);
     }
 
     #[test]

@@ -137,6 +137,14 @@ pub fn unified_diff(path: &str, old: &str, new: &str, color: bool) -> String {
     out
 }
 
+/// The diff that creates `path` holding `new` (`--- /dev/null`, as git shows a new file).
+pub fn new_file_diff(path: &str, new: &str, color: bool) -> String {
+    let path = path.trim_start_matches('/');
+    let diff = unified_diff(path, "", new, color);
+    // Only the old side's header changes: `--- a/path` becomes `--- /dev/null`.
+    diff.replacen(&format!("--- a/{path}"), "--- /dev/null", 1)
+}
+
 /// A diagnostic with its positions resolved where the source was at hand (on the worker that
 /// checked the file), so the source can be dropped before the report is rendered: memory holds
 /// findings, not the tree.

@@ -22,6 +22,9 @@ pub struct Selection {
     /// What the other files of this run establish (a process group), asked for on demand;
     /// `None` for a file checked on its own.
     pub run: Option<std::sync::Arc<RunFacts>>,
+    /// The project's helper module, as this file imports it (`_torchtpu`, `._torchtpu`):
+    /// helpers a fix needs are imported from there instead of defined in the file.
+    pub helper_module: Option<String>,
 }
 
 impl Selection {

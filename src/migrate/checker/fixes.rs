@@ -200,18 +200,43 @@ impl<'a> Checker<'a> {
         bound: &Bound<'a>,
         fix: &mut Fix,
     ) -> Result<(), String> {
+        use crate::migrate::fix::{Helper, HelperModule};
         // `name(` as a whole word: what a replacement or another helper calls.
         let calls = crate::migrate::rules::calls;
         let mut cx = ExpandCx::new(self, site, spec.signature.as_ref().or(rule.signature.as_ref()), bound);
         // Helpers are defined at module level: a module the site reaches through a function's
         // own import (`import torch.distributed as dist` inside `main`) is unbound there.
         cx.scope = 0;
-        let mut pending: Vec<String> = fix.edits.iter().map(|e| e.content.clone()).collect();
-        let mut helpers: Vec<crate::migrate::fix::Helper> = Vec::new();
-        while let Some(text) = pending.pop() {
+        // With a helper module, the fix's own code (`called`) names what the file imports;
+        // the helpers those call live beside them in the module.
+        let mut pending: Vec<(String, bool)> = fix.edits.iter().map(|e| (e.content.clone(), true)).collect();
+        let mut helpers: Vec<Helper> = Vec::new();
+        while let Some((text, called)) = pending.pop() {
             for (name, template) in &spec.define {
                 // A reference replaced by the helper's name (`@mp_test`) uses it without a call.
                 if helpers.iter().any(|h| &h.name == name) || !(calls(&text, name) || text == *name) {
+                    continue;
+                }
+                if let Some(import) = &self.helper_module {
+                    let mut module_cx = ModuleCx { imports: Vec::new() };
+                    let body = self.in_file_quotes(self.helper_layout(&template.expand(&mut module_cx)?));
+                    let imported = self.sem.binds_only_module(name, &format!("{import}.{name}"));
+                    if called
+                        && !imported
+                        && (self.all_names().contains(name.as_str()) || self.sem.is_bound_anywhere(name))
+                    {
+                        // A copy an earlier run defined in the file serves as before.
+                        let inline = self.in_file_quotes(self.helper_layout(&template.expand(&mut cx)?));
+                        if self.defines_verbatim(&inline) {
+                            continue;
+                        }
+                        return Err(format!(
+                            "cannot import `{name}`: the name already means something else in this file"
+                        ));
+                    }
+                    pending.push((body.clone(), false));
+                    let module = HelperModule { import: import.clone(), imports: module_cx.imports, called };
+                    helpers.push(Helper { name: name.clone(), text: body, module: Some(module) });
                     continue;
                 }
                 let body = self.in_file_quotes(self.helper_layout(&template.expand(&mut cx)?));
@@ -224,14 +249,14 @@ impl<'a> Checker<'a> {
                     // what the helper replaces, which goes once its uses call the helper.
                     let replaced = site.callee.as_deref().filter(|c| c.rsplit('.').next() == Some(name.as_str()));
                     if replaced.is_some_and(|q| self.sem.binds_only_module(name, q)) {
-                        pending.push(body.clone());
-                        helpers.push(crate::migrate::fix::Helper { name: name.clone(), text: body });
+                        pending.push((body.clone(), false));
+                        helpers.push(Helper::inline(name.clone(), body));
                         continue;
                     }
                     return Err(format!("cannot define `{name}`: the name already means something else in this file"));
                 }
-                pending.push(body.clone());
-                helpers.push(crate::migrate::fix::Helper { name: name.clone(), text: body });
+                pending.push((body.clone(), false));
+                helpers.push(Helper::inline(name.clone(), body));
             }
         }
         fix.imports.extend(cx.imports);
@@ -771,6 +796,48 @@ impl<'a> Checker<'a> {
             helpers: vec![],
         };
         (Some(fix), spec.note.clone())
+    }
+}
+
+/// Expands a helper's template for the project's helper module, a file of helpers only: each
+/// `{@module}` is imported there under its usual name.
+struct ModuleCx {
+    imports: Vec<ImportRequest>,
+}
+
+impl ExpandContext for ModuleCx {
+    fn arg(&mut self, _: &str) -> Option<String> {
+        None
+    }
+    fn default(&self, _: &str) -> Option<Template> {
+        None
+    }
+    fn varargs(&mut self, _: &str) -> Vec<String> {
+        Vec::new()
+    }
+    fn kwargs(&mut self, _: &str) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    fn module(&mut self, module: &str) -> Result<String, String> {
+        let alias = match module {
+            "torch.distributed" => Some("dist"),
+            "torch.multiprocessing" => Some("mp"),
+            _ => None,
+        };
+        let request = ImportRequest { module: module.to_string(), alias: alias.map(str::to_string) };
+        if !self.imports.contains(&request) {
+            self.imports.push(request);
+        }
+        Ok(alias.unwrap_or(module).to_string())
+    }
+    fn target(&self) -> Option<&str> {
+        None
+    }
+    fn all_args(&self) -> String {
+        String::new()
+    }
+    fn fresh(&mut self, hint: &str) -> String {
+        hint.to_string()
     }
 }
 

@@ -96,6 +96,7 @@ pub fn check(
         text,
         rules,
         run,
+        helper_module: selection.helper_module.clone(),
         sem: &sem,
         parsed_tokens: parsed,
         scope: 0,
@@ -147,6 +148,8 @@ struct Checker<'a> {
     rules: &'a RuleSet,
     /// What the run's other files establish, when this file is part of a run.
     run: Option<&'a crate::migrate::facts::RunFacts>,
+    /// The project's helper module this file imports helpers from (`Selection::helper_module`).
+    helper_module: Option<String>,
     sem: &'a Semantic,
     parsed_tokens: &'a Parsed<ast::ModModule>,
     scope: ScopeId,

@@ -373,7 +373,7 @@ impl<'a> Finder<'_, 'a> {
             edits: Vec::new(),
             deletes: Vec::new(),
             imports: vec![ImportRequest { module: "torch".into(), alias: None }],
-            helpers: vec![Helper { name: "torch.tpu.eager_mode".into(), text: text.to_string() }],
+            helpers: vec![Helper::inline("torch.tpu.eager_mode", text)],
         })
     }
 

@@ -107,6 +107,7 @@ impl CommonArgs {
             isolated: self.isolated,
             backend: self.backend.clone(),
             target_version: self.target_version.clone(),
+            helper_module: None,
             outputs: Vec::new(),
         }
     }
@@ -135,6 +136,10 @@ pub struct MigrateArgs {
     /// and totals (Markdown for `.md`, JSON for `.json`). It replaces only an earlier report.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// The module helpers go to when several files of a directory need them (default
+    /// `_torchtpu`, written beside them); "" keeps a copy in each file.
+    #[arg(long, value_name = "NAME")]
+    pub helper_module: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -29,6 +29,7 @@ pub fn migrate(mut args: MigrateArgs) -> anyhow::Result<ExitCode> {
     args.common.settle();
     let report = args.report.as_deref().map(claim_report).transpose()?;
     let mut overrides = args.common.overrides(flag(args.unsafe_fixes, args.no_unsafe_fixes), None);
+    overrides.helper_module = args.helper_module.clone();
     overrides.outputs.extend(report.iter().filter_map(|r| r.id).chain(crate::output::stdout_file()));
     let run =
         MigrateRun { write: args.write, exit_non_zero_on_fix: args.exit_non_zero_on_fix, report, before_check: false };
@@ -75,6 +76,8 @@ pub(super) fn run_migrate(common: &CommonArgs, overrides: Overrides, how: Migrat
         migrate_input(input.named(stdin_name), &resolver, &run, write, color)
     });
 
+    let results = share_helpers(results, write, color);
+
     let mut stdout = anstream::stdout();
     let mut err = anstream::stderr();
     let (mut scanned, mut written) = (0usize, 0usize);
@@ -92,7 +95,7 @@ pub(super) fn run_migrate(common: &CommonArgs, overrides: Overrides, how: Migrat
             }
         }
         scanned += usize::from(r.scanned);
-        written += usize::from(r.written);
+        written += usize::from(r.written) + usize::from(r.module_written);
         warnings.extend(r.warnings);
         errors.extend(r.outcome.error.clone());
         outcomes.push(r.outcome);
@@ -250,6 +253,11 @@ struct FileMigration {
     warnings: Vec<String>,
     /// The diff, or (`--write -`) the migrated text, for standard output.
     stdout: Vec<u8>,
+    /// A file whose helpers would go to its directory's helper module: finished (diffed or
+    /// written) once the run knows which other files share it ([`share_helpers`]).
+    pending: Option<Box<(Loaded, Migrated)>>,
+    /// The helper module written after it (its directory's last file).
+    module_written: bool,
 }
 
 /// Something a migration left: (notebook cell, line, column, diagnostic), located in the input.
@@ -264,6 +272,8 @@ struct Migrated {
     reverted: Vec<String>,
     /// Diffs by the file's own rendering (a notebook's are per cell); `None`: a diff of the text.
     diff: Option<String>,
+    /// The helpers it imports from the project's helper module, by name.
+    helpers: BTreeMap<String, crate::migrate::fix::Helper>,
 }
 
 fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: bool, color: bool) -> FileMigration {
@@ -272,7 +282,7 @@ fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: 
         outcome: report::FileOutcome { path: path.clone(), ..Default::default() },
         ..Default::default()
     };
-    let l = match load(input, resolver, run) {
+    let mut l = match load(input, resolver, run) {
         Ok(l) => l,
         Err(e) => {
             out.outcome.error = Some(e);
@@ -281,6 +291,7 @@ fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: 
     };
     out.scanned = true;
     out.outcome.kind = Some(l.kind);
+    l.selection.helper_module = helper_import(&l);
     let migrated = match l.kind {
         Kind::Python | Kind::SetupPy => migrate_python(&l, &path, &mut out.warnings),
         Kind::Notebook => migrate_notebook(&l, &path, color),
@@ -293,8 +304,38 @@ fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: 
             return out;
         }
     };
+    if !m.helpers.is_empty() {
+        out.pending = Some(Box::new((l, m)));
+        return out;
+    }
+    finish(&mut out, &l, m, write, color);
+    out
+}
+
+/// How a file imports the project's helper module, if its helpers may live there: a script
+/// of a directory that is no package (`python x.py` puts that directory on `sys.path`), or a
+/// package module that never runs as a script (`from ._torchtpu import ...`). Notebooks,
+/// standard input and `setup.py` keep theirs.
+fn helper_import(l: &Loaded) -> Option<String> {
+    let name = l.settings.helper_module.as_str();
+    let Input::File(path) = &l.input else { return None };
+    if name.is_empty() || l.kind != Kind::Python || path.file_stem().is_some_and(|s| s == name) {
+        return None;
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.join("__init__.py").is_file() {
+        return Some(name.to_string());
+    }
+    // In a package: a relative import fails in a module run as `python pkg/x.py`.
+    let script = path.file_name().is_some_and(|f| f == "__main__.py") || l.source.text.contains("__main__");
+    (!script).then(|| format!(".{name}"))
+}
+
+/// What a migration of `l` leaves, and its diff or write.
+fn finish(out: &mut FileMigration, l: &Loaded, m: Migrated, write: bool, color: bool) {
+    let path = out.outcome.path.clone();
     out.warnings.extend(m.reverted);
-    out.warnings.extend(unchecked_parts(&l, &path));
+    out.warnings.extend(unchecked_parts(l, &path));
     let rules = l.rules();
     let import_rule = rules.builtin(Builtin::Import);
     for (cell, line, column, d) in m.remaining {
@@ -323,7 +364,7 @@ fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: 
             // As a filter, `--write -` always prints the (unchanged) source.
             out.stdout = l.source.encode(&m.output);
         }
-        return out;
+        return;
     }
     out.outcome.changed = true;
     out.outcome.applied = m.applied;
@@ -342,7 +383,138 @@ fn migrate_input(input: Input, resolver: &Resolver, run: &Arc<RunFacts>, write: 
             out.stdout = diff.into_bytes();
         }
     }
-    out
+}
+
+/// The first line of a helper module xla2tpu writes: how a later run knows the file is its own.
+const HELPER_MODULE_DOC: &str =
+    "\"\"\"TorchTPU helpers that xla2tpu wrote for the migrated files beside it (one copy for them all).\"\"\"";
+
+/// Files whose helpers may go to their directory's helper module: where two or more of a
+/// directory need helpers (or xla2tpu's module is already there), they import them from it and
+/// the module is written (or extended) once; elsewhere each file is migrated again with its
+/// helpers inline. A file of that name xla2tpu did not write is left alone, said once.
+fn share_helpers(mut results: Vec<FileMigration>, write: bool, color: bool) -> Vec<FileMigration> {
+    let mut groups: BTreeMap<(std::path::PathBuf, String), Vec<usize>> = BTreeMap::new();
+    for (i, r) in results.iter().enumerate() {
+        if let Some(pending) = &r.pending
+            && let (Input::File(p), Some(import)) = (&pending.0.input, &pending.0.selection.helper_module)
+        {
+            let dir = p.parent().unwrap_or(Path::new("")).to_path_buf(); // "": the working directory
+            groups.entry((dir, import.clone())).or_default().push(i);
+        }
+    }
+    for ((dir, import), members) in groups {
+        let name = import.trim_start_matches('.');
+        let module_path = dir.join(format!("{name}.py"));
+        let existing = std::fs::read(&module_path).ok();
+        let ours = existing.as_deref().map(|b| String::from_utf8_lossy(b).starts_with(HELPER_MODULE_DOC));
+        if ours == Some(false) {
+            results[members[0]].warnings.push(format!(
+                "{}: not written by xla2tpu; the helpers of {} stay in each file",
+                module_path.display(),
+                count(members.len(), "file")
+            ));
+        }
+        if ours == Some(false) || (ours.is_none() && members.len() < 2) {
+            for &i in &members {
+                let r = &mut results[i];
+                let (mut l, _) = *r.pending.take().expect("pending");
+                l.selection.helper_module = None;
+                let path = r.outcome.path.clone();
+                match migrate_python(&l, &path, &mut r.warnings) {
+                    Ok(m) => finish(r, &l, m, write, color),
+                    Err(e) => r.outcome.error = Some(e),
+                }
+            }
+            continue;
+        }
+        let mut helpers: BTreeMap<String, crate::migrate::fix::Helper> = BTreeMap::new();
+        for &i in &members {
+            let r = &mut results[i];
+            let (l, m) = *r.pending.take().expect("pending");
+            for (n, h) in &m.helpers {
+                helpers.entry(n.clone()).or_insert_with(|| h.clone());
+            }
+            finish(r, &l, m, write, color);
+        }
+        let old = existing.map(|b| String::from_utf8_lossy(&b).into_owned());
+        let new = helper_module_text(old.as_deref(), &helpers);
+        if old.as_deref() == Some(new.as_str()) {
+            continue;
+        }
+        let last = &mut results[*members.last().expect("a member")];
+        let shown = module_path.display().to_string();
+        if write {
+            let done = match &old {
+                Some(old) => crate::write::replace_if_unchanged(&module_path, old.as_bytes(), new.as_bytes()),
+                None => crate::write::create_new(&module_path, new.as_bytes()),
+            };
+            match done {
+                Ok(()) => last.module_written = true,
+                Err(e) => last.outcome.error = Some(format!("{shown}: {e:#}")),
+            }
+        } else {
+            let diff = match &old {
+                Some(old) => render::unified_diff(&shown, old, &new, color),
+                None => render::new_file_diff(&shown, &new, color),
+            };
+            last.stdout.extend(diff.into_bytes());
+        }
+    }
+    results
+}
+
+/// The helper module: `existing` (one xla2tpu wrote) with the helpers it lacks added, or a new
+/// one: the docstring, the helpers' imports, then each helper once.
+fn helper_module_text(existing: Option<&str>, helpers: &BTreeMap<String, crate::migrate::fix::Helper>) -> String {
+    let defined = |text: &str, name: &str| {
+        text.lines().any(|l| l.starts_with(&format!("def {name}(")) || l.starts_with(&format!("class {name}")))
+    };
+    let mut text = existing.map_or_else(|| format!("{HELPER_MODULE_DOC}\n"), str::to_string);
+    let new: Vec<&crate::migrate::fix::Helper> = helpers.values().filter(|h| !defined(&text, &h.name)).collect();
+    if new.is_empty() {
+        return text;
+    }
+    // Imports go after the docstring and the imports already there.
+    let mut imports: Vec<String> = new
+        .iter()
+        .flat_map(|h| h.module.iter().flat_map(|m| m.imports.iter().map(|r| r.statement())))
+        .filter(|line| !text.lines().any(|l| l == line))
+        .collect();
+    let stdlib = |line: &String| {
+        let root = line.split_whitespace().nth(1).unwrap_or("").split('.').next().unwrap_or("");
+        !matches!(root, "torch" | "fsspec" | "numpy" | "transformers" | "accelerate" | "lightning")
+    };
+    imports.sort_by_key(|l| (!stdlib(l), l.clone()));
+    imports.dedup();
+    // After the imports already there, or the docstring and a blank line (ruff's format).
+    let mut offset = 0;
+    let mut after_imports = None;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with("def ") || line.starts_with("class ") || line.starts_with('@') {
+            break;
+        }
+        offset += line.len();
+        if line.starts_with("import ") || line.starts_with("from ") {
+            after_imports = Some(offset);
+        }
+    }
+    let added: String = imports.iter().map(|l| format!("{l}\n")).collect();
+    match after_imports {
+        Some(at) => text.insert_str(at, &added),
+        None => {
+            let at = text.find('\n').map_or(text.len(), |i| i + 1);
+            text.insert_str(at, &format!("\n{added}"));
+        }
+    }
+    let mut text = text.trim_end().to_string();
+    text.push('\n');
+    for h in new {
+        text.push_str("\n\n");
+        text.push_str(h.text.trim_end());
+        text.push('\n');
+    }
+    text
 }
 
 /// A Python file through the engine; `setup.py` then also through the dependency handler.
@@ -374,6 +546,7 @@ fn migrate_python(l: &Loaded, path: &str, warnings: &mut Vec<String>) -> Result<
     let mut remaining = located(&m.remaining, |offset| at(m.original_offset(offset)));
     let mut output = std::mem::take(&mut m.output);
     let mut applied = std::mem::take(&mut m.applied);
+    let helpers = std::mem::take(&mut m.helpers);
     if l.kind == Kind::SetupPy {
         // Its requirements, in the engine's output: located back through both migrations.
         let deps = crate::isolate::catch(|| project::migrate(Kind::SetupPy, &output, rules, &l.selection))
@@ -387,7 +560,7 @@ fn migrate_python(l: &Loaded, path: &str, warnings: &mut Vec<String>) -> Result<
         output = deps.output;
     }
     remaining.sort_by_key(|(_, line, col, _)| (*line, *col));
-    Ok(Migrated { output, applied, remaining, reverted, diff: None })
+    Ok(Migrated { output, applied, remaining, reverted, diff: None, helpers })
 }
 
 /// A notebook: its code cells through the engine, its IPython lines through the launch handler.
@@ -412,6 +585,7 @@ fn migrate_notebook(l: &Loaded, path: &str, color: bool) -> Result<Migrated, Str
             .map(|(rule, cell, line, why)| format!("{path}:cell {cell}:{line}: the {rule} fix was not applied: {why}"))
             .collect(),
         diff: Some(diff),
+        helpers: BTreeMap::new(),
     })
 }
 
@@ -441,13 +615,14 @@ fn migrate_text(l: &Loaded, kind: Kind, path: &str) -> Result<Migrated, String> 
                 remaining: Vec::new(),
                 reverted: vec![line],
                 diff: None,
+                helpers: BTreeMap::new(),
             });
         }
         return Err(line);
     }
     let lines = LineIndex::new(text);
     let (remaining, reverted) = text_leftovers(&m, path, |offset| lines.line_col(text, offset));
-    Ok(Migrated { output: m.output, applied: m.applied, remaining, reverted, diff: None })
+    Ok(Migrated { output: m.output, applied: m.applied, remaining, reverted, diff: None, helpers: BTreeMap::new() })
 }
 
 /// What a text migration left, and the fixes it dropped (as warning lines); `at` locates an
