@@ -567,7 +567,7 @@ fn scripts_of_one_directory_share_one_helper_module() {
 
     migrate_in(dir.path(), &["--write", "."]).stderr(predicate::str::contains("3 written"));
     let module = fs::read_to_string(dir.path().join("_torchtpu.py")).unwrap();
-    assert!(module.starts_with("\"\"\"TorchTPU helpers that xla2tpu wrote"), "{module}");
+    assert!(module.starts_with("\"\"\"TorchTPU helpers, written by xla2tpu"), "{module}");
     assert!(!fs::read_to_string(dir.path().join("a.py")).unwrap().contains("def torchtpu_"));
     // A second run changes nothing; a file needing one more helper extends the module.
     migrate_in(dir.path(), &["."]).stdout("").stderr(predicate::str::contains("0 would change"));

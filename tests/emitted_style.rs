@@ -17,10 +17,8 @@ mod skip;
 
 /// Migrations not formatted although their original was (helpers and rewritten lines longer than
 /// ruff's 88 columns), as `corpus/...` paths. Fixing one takes it off; a new one fails.
-const NOT_FORMATTED_YET: &[&str] = &[
-    "corpus/migrate/spmd_checkpoint_resume/expected.py",
-    "corpus/migrate/torch_xla_launch/expected.py",
-];
+const NOT_FORMATTED_YET: &[&str] =
+    &["corpus/migrate/spmd_checkpoint_resume/expected.py", "corpus/migrate/torch_xla_launch/expected.py"];
 
 /// Migrations with an `F`/`E9`/`E1` finding their original did not have: the import a helper
 /// needs, inserted above a later cell's own (F811).

@@ -387,7 +387,7 @@ fn finish(out: &mut FileMigration, l: &Loaded, m: Migrated, write: bool, color: 
 
 /// The first line of a helper module xla2tpu writes: how a later run knows the file is its own.
 const HELPER_MODULE_DOC: &str =
-    "\"\"\"TorchTPU helpers that xla2tpu wrote for the migrated files beside it (one copy for them all).\"\"\"";
+    "\"\"\"TorchTPU helpers, written by xla2tpu once for the migrated files beside it.\"\"\"";
 
 /// Files whose helpers may go to their directory's helper module: where two or more of a
 /// directory need helpers (or xla2tpu's module is already there), they import them from it and

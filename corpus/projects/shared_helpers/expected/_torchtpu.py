@@ -1,4 +1,4 @@
-"""TorchTPU helpers that xla2tpu wrote for the migrated files beside it (one copy for them all)."""
+"""TorchTPU helpers, written by xla2tpu once for the migrated files beside it."""
 
 import os
 import torch.distributed as dist
