@@ -10,7 +10,7 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use super::shown;
 use super::{Checker, Diagnostic, Site};
 use crate::migrate::fix::{Edit, Fix, ImportRequest, StmtRef};
-use crate::migrate::rules::template::{Bound, ExpandContext, Signature, Template};
+use crate::migrate::rules::template::{Bound, ExpandContext, ProcessFact, Signature, Template};
 use crate::migrate::rules::{FixAction, Rule, RuleId};
 use crate::migrate::style::{FileStyle, reindent, requote_plain_strings};
 use crate::source::{indentation_at, newline_of};
@@ -942,6 +942,18 @@ impl ExpandContext for ExpandCx<'_, '_> {
 
     fn assign(&self) -> Option<String> {
         self.assign.clone()
+    }
+
+    fn process(&self, fact: ProcessFact) -> Option<String> {
+        // Only at the match itself: helpers and preludes are expanded elsewhere.
+        if self.offset != self.site.expr.start() {
+            return None;
+        }
+        let process = self.checker.framework_process(self.offset)?;
+        Some(match fact {
+            ProcessFact::Rank => process.rank,
+            ProcessFact::WorldSize => process.world_size,
+        })
     }
 
     fn fresh(&mut self, hint: &str) -> String {
