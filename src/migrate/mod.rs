@@ -766,6 +766,18 @@ mod tests {
     }
 
     #[test]
+    fn a_comparison_replacing_an_operand_of_and_gets_no_parentheses() {
+        let src = "import torch_xla.core.xla_model as xm\n\n\
+                   def f(ready):\n    a = ready and xm.is_master_ordinal(local=False)  # and\n\
+                   \x20   b = not xm.is_master_ordinal(local=False)  # not\n\
+                   \x20   c = xm.is_master_ordinal(local=False) == ready  # compare\n    return a, b, c\n";
+        let out = run(src);
+        assert_eq!(line_of(&out, "# and"), "a = ready and torchtpu_rank() == 0  # and");
+        assert_eq!(line_of(&out, "# not"), "b = not (torchtpu_rank() == 0)  # not");
+        assert_eq!(line_of(&out, "# compare"), "c = (torchtpu_rank() == 0) == ready  # compare");
+    }
+
+    #[test]
     fn step_level_idioms_stay_one_line() {
         let src = "import sys\nimport torch_xla.core.xla_model as xm\n\ndef step(opt, meter, loss):\n\
                    \x20   loss.backward()\n    xm.optimizer_step(opt)\n    xm.master_print(meter.update(loss), fd=sys.stderr)\n\n\

@@ -400,7 +400,12 @@ impl<'a> Checker<'a> {
             FixAction::Replace(t) => {
                 let mut text = t.expand(&mut cx)?;
                 cx.check_consumed(spec, t)?;
-                if self.operand.last() == Some(&true) && !is_atomic(&text) {
+                let bare = match self.operand.last() {
+                    Some(super::Operand::Tight) => is_atomic(&text),
+                    Some(super::Operand::Boolean) => is_atomic(&text) || binds_tighter_than_not(&text),
+                    _ => true,
+                };
+                if !bare {
                     text = format!("({text})");
                 }
                 if let Some(Some(quote)) = self.fstring_quotes.last() {
@@ -1025,6 +1030,12 @@ fn same_quotes(original: &str, new: String) -> String {
         s.len() >= 2 && s.starts_with(q) && s.ends_with(q) && !s[1..s.len() - 1].contains(['\'', '"', '\\'])
     };
     if simple(original, '\'') && simple(&new, '"') { format!("'{}'", &new[1..new.len() - 1]) } else { new }
+}
+
+/// A comparison or arithmetic: an operand of `and`/`or` as it is.
+fn binds_tighter_than_not(text: &str) -> bool {
+    ruff_python_parser::parse_expression(text)
+        .is_ok_and(|p| matches!(p.expr(), Expr::Compare(_) | Expr::BinOp(_) | Expr::UnaryOp(_) | Expr::Await(_)))
 }
 
 fn is_atomic(text: &str) -> bool {
