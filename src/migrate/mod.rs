@@ -763,6 +763,12 @@ mod tests {
         assert_eq!(line_of(&out, "# before accelerator"), "print(torchtpu_rank())  # before accelerator");
         assert_eq!(line_of(&out, "# after accelerator"), "print(accelerator.process_index)  # after accelerator");
         assert_eq!(line_of(&out, "# module"), "print(torchtpu_rank())  # module");
+
+        // Under Fabric no Trainer calls the hooks.
+        let src = "import lightning as L\nimport torch_xla.runtime as xr\n\n\
+                   class Model(L.LightningModule):\n    def training_step(self, batch, i):\n\
+                   \x20       return xr.world_size()  # fabric\n\nfabric = L.Fabric()\n";
+        assert_eq!(line_of(&run(src), "# fabric"), "return torchtpu_world_size()  # fabric");
     }
 
     #[test]

@@ -211,8 +211,15 @@ impl<'a> Checker<'a> {
         }
         let kind = self.managed_class(class, 0)?;
         let method = def.name.id.as_str();
+        // Fabric calls a module's hooks only when the program does (`fabric.call`), with no
+        // Trainer attached.
+        let fabric = || {
+            ["lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric"]
+                .iter()
+                .any(|f| self.inventory.file_calls(self.sem, f))
+        };
         let hook = match kind {
-            Managed::LightningModule | Managed::LightningDataModule => lightning_hook(method),
+            Managed::LightningModule | Managed::LightningDataModule => lightning_hook(method) && !fabric(),
             Managed::Trainer => method != "__init__" && !method.starts_with("__"),
             Managed::TrainerCallback => method.starts_with("on_"),
         };
