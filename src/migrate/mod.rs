@@ -807,6 +807,63 @@ mod tests {
     }
 
     #[test]
+    fn ranks_are_the_frameworks_where_a_framework_set_the_process_up() {
+        // Lightning, the HF Trainer and accelerate create no process group on one process:
+        // there the rank is the framework's own (`self.global_rank`), never `dist.get_rank()`.
+        let src = "import lightning as L\nimport torch_xla.core.xla_model as xm\nimport torch_xla.runtime as xr\n\
+                   from accelerate import Accelerator\nfrom transformers import Trainer, TrainerCallback\n\
+                   from ray.train.torch import TorchTrainer\n\n\
+                   class Base(L.LightningModule):\n    def __init__(self):\n        super().__init__()\n\
+                   \x20       self.r = xm.get_ordinal()  # init\n\n\
+                   \x20   def training_step(self, batch, batch_idx):\n        return xr.world_size()  # step\n\n\
+                   class Model(Base):\n    def on_train_epoch_end(self):\n        print(xm.is_master_ordinal(local=False))  # hook\n\n\
+                   \x20   def helper(self):\n        return xr.global_ordinal()  # not a hook\n\n\
+                   class Data(L.LightningDataModule):\n    def setup(self, stage):\n        self.n = xr.world_size()  # setup\n\n\
+                   \x20   def train_dataloader(self):\n        return xr.world_size()  # called by hand\n\n\
+                   class LightningModule:\n    def training_step(self, batch):\n        return xm.get_ordinal()  # own class\n\n\
+                   class MyTrainer(Trainer):\n    def compute_loss(self, model, inputs, **kw):\n        return xr.world_size()  # trainer\n\n\
+                   class Log(TrainerCallback):\n    def on_log(self, args, state, control, **kwargs):\n\
+                   \x20       print(xm.get_ordinal())  # callback\n\n\
+                   def loop(config):\n    print(xr.world_size())  # ray\n\n\
+                   def main():\n    print(xm.get_ordinal())  # before accelerator\n    accelerator = Accelerator()\n\
+                   \x20   print(xm.get_ordinal())  # after accelerator\n    Data().train_dataloader()\n    TorchTrainer(loop).fit()\n\n\
+                   main()\nprint(xm.get_ordinal())  # module\n";
+        let out = run(src);
+        assert_eq!(line_of(&out, "# init"), "self.r = torchtpu_rank()  # init");
+        assert_eq!(line_of(&out, "# step"), "return self.trainer.world_size  # step");
+        assert_eq!(line_of(&out, "# hook"), "print(self.global_rank == 0)  # hook");
+        assert_eq!(line_of(&out, "# not a hook"), "return torchtpu_rank()  # not a hook");
+        assert_eq!(line_of(&out, "# setup"), "self.n = self.trainer.world_size  # setup");
+        assert_eq!(line_of(&out, "# called by hand"), "return torchtpu_world_size()  # called by hand");
+        assert_eq!(line_of(&out, "# own class"), "return torchtpu_rank()  # own class");
+        assert_eq!(line_of(&out, "# trainer"), "return self.args.world_size  # trainer");
+        assert_eq!(line_of(&out, "# callback"), "print(args.process_index)  # callback");
+        // Ray Train joins every worker to the group, on any number of workers.
+        assert_eq!(line_of(&out, "# ray"), "print(dist.get_world_size())  # ray");
+        assert_eq!(line_of(&out, "# before accelerator"), "print(torchtpu_rank())  # before accelerator");
+        assert_eq!(line_of(&out, "# after accelerator"), "print(accelerator.process_index)  # after accelerator");
+        assert_eq!(line_of(&out, "# module"), "print(torchtpu_rank())  # module");
+
+        // Under Fabric no Trainer calls the hooks.
+        let src = "import lightning as L\nimport torch_xla.runtime as xr\n\n\
+                   class Model(L.LightningModule):\n    def training_step(self, batch, i):\n\
+                   \x20       return xr.world_size()  # fabric\n\nfabric = L.Fabric()\n";
+        assert_eq!(line_of(&run(src), "# fabric"), "return torchtpu_world_size()  # fabric");
+    }
+
+    #[test]
+    fn a_comparison_replacing_an_operand_of_and_gets_no_parentheses() {
+        let src = "import torch_xla.core.xla_model as xm\n\n\
+                   def f(ready):\n    a = ready and xm.is_master_ordinal(local=False)  # and\n\
+                   \x20   b = not xm.is_master_ordinal(local=False)  # not\n\
+                   \x20   c = xm.is_master_ordinal(local=False) == ready  # compare\n    return a, b, c\n";
+        let out = run(src);
+        assert_eq!(line_of(&out, "# and"), "a = ready and torchtpu_rank() == 0  # and");
+        assert_eq!(line_of(&out, "# not"), "b = not (torchtpu_rank() == 0)  # not");
+        assert_eq!(line_of(&out, "# compare"), "c = (torchtpu_rank() == 0) == ready  # compare");
+    }
+
+    #[test]
     fn step_level_idioms_stay_one_line() {
         let src = "import sys\nimport torch_xla.core.xla_model as xm\n\ndef step(opt, meter, loss):\n\
                    \x20   loss.backward()\n    xm.optimizer_step(opt)\n    xm.master_print(meter.update(loss), fd=sys.stderr)\n\n\

@@ -10,7 +10,7 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use super::shown;
 use super::{Checker, Diagnostic, Site};
 use crate::migrate::fix::{Edit, Fix, ImportRequest, StmtRef};
-use crate::migrate::rules::template::{Bound, ExpandContext, Signature, Template};
+use crate::migrate::rules::template::{Bound, ExpandContext, ProcessFact, Signature, Template};
 use crate::migrate::rules::{FixAction, Rule, RuleId};
 use crate::migrate::style::{FileStyle, reindent, requote_plain_strings};
 use crate::source::{indentation_at, newline_of};
@@ -425,7 +425,12 @@ impl<'a> Checker<'a> {
             FixAction::Replace(t) => {
                 let mut text = t.expand(&mut cx)?;
                 cx.check_consumed(spec, t)?;
-                if self.operand.last() == Some(&true) && !is_atomic(&text) {
+                let bare = match self.operand.last() {
+                    Some(super::Operand::Tight) => is_atomic(&text),
+                    Some(super::Operand::Boolean) => is_atomic(&text) || binds_tighter_than_not(&text),
+                    _ => true,
+                };
+                if !bare {
                     text = format!("({text})");
                 }
                 if let Some(Some(quote)) = self.fstring_quotes.last() {
@@ -1011,6 +1016,18 @@ impl ExpandContext for ExpandCx<'_, '_> {
         self.assign.clone()
     }
 
+    fn process(&self, fact: ProcessFact) -> Option<String> {
+        // Only at the match itself: helpers and preludes are expanded elsewhere.
+        if self.offset != self.site.expr.start() {
+            return None;
+        }
+        let process = self.checker.framework_process(self.offset)?;
+        Some(match fact {
+            ProcessFact::Rank => process.rank,
+            ProcessFact::WorldSize => process.world_size,
+        })
+    }
+
     fn fresh(&mut self, hint: &str) -> String {
         if let Some(name) = self.fresh.get(hint) {
             return name.clone();
@@ -1080,6 +1097,12 @@ fn same_quotes(original: &str, new: String) -> String {
         s.len() >= 2 && s.starts_with(q) && s.ends_with(q) && !s[1..s.len() - 1].contains(['\'', '"', '\\'])
     };
     if simple(original, '\'') && simple(&new, '"') { format!("'{}'", &new[1..new.len() - 1]) } else { new }
+}
+
+/// A comparison or arithmetic: an operand of `and`/`or` as it is.
+fn binds_tighter_than_not(text: &str) -> bool {
+    ruff_python_parser::parse_expression(text)
+        .is_ok_and(|p| matches!(p.expr(), Expr::Compare(_) | Expr::BinOp(_) | Expr::UnaryOp(_) | Expr::Await(_)))
 }
 
 fn is_atomic(text: &str) -> bool {

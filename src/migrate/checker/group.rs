@@ -16,6 +16,30 @@ const MAX_CALL_DEPTH: u32 = 3;
 /// The statements enclosing a place, outermost first: each body and the index in it.
 type Path<'a> = Vec<(&'a [Stmt], usize)>;
 
+/// Ray Train's trainer, whose `train_loop_per_worker` runs in a worker Ray has joined to the
+/// process group (`TorchConfig`'s backend, on any number of workers).
+const RAY_TORCH_TRAINERS: &[&str] = &["ray.train.torch.TorchTrainer", "ray.train.torch.torch_trainer.TorchTrainer"];
+
+/// The rank and world size of a process a framework set up, as that framework spells them.
+pub(super) struct Process {
+    pub rank: String,
+    pub world_size: String,
+}
+
+/// The framework classes whose methods run in a process the framework has set up.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Managed {
+    LightningModule,
+    LightningDataModule,
+    /// transformers' `Trainer` and its subclasses (TRL's trainers).
+    Trainer,
+    TrainerCallback,
+}
+
+/// How deep a chain of the file's own classes (`class Base(L.LightningModule)`, `class
+/// Model(Base)`) is followed to the framework's class.
+const MAX_CLASS_DEPTH: u32 = 3;
+
 impl<'a> Checker<'a> {
     /// Whether the match runs after this process joined the process group: a statement before
     /// it on its path (in its block or an enclosing one, within its function) creates the group,
@@ -112,9 +136,20 @@ impl<'a> Checker<'a> {
         };
         let mut uses = 0;
         for &(scope, call) in self.inventory.call_sites() {
-            let launcher =
-                self.sem.qualified_name(&call.func, scope).is_some_and(|q| LAUNCHERS.contains(&q.name.as_str()));
-            if launcher {
+            let callee = self.sem.qualified_name(&call.func, scope).map(|q| q.name);
+            let launcher = callee.as_deref().is_some_and(|q| LAUNCHERS.contains(&q));
+            if callee.as_deref().is_some_and(|q| RAY_TORCH_TRAINERS.contains(&q)) {
+                let worker = call
+                    .arguments
+                    .args
+                    .first()
+                    .or_else(|| call.arguments.find_keyword("train_loop_per_worker").map(|k| &k.value));
+                if let Some(Expr::Name(name)) = worker
+                    && is_def(name, scope)
+                {
+                    uses += 1;
+                }
+            } else if launcher {
                 let worker =
                     call.arguments.args.first().or_else(|| call.arguments.find_keyword("fn").map(|k| &k.value));
                 if let Some(Expr::Name(name)) = worker
@@ -135,6 +170,142 @@ impl<'a> Checker<'a> {
             }
         }
         uses > 0 && uses == self.loads_of(&def.name.id)
+    }
+
+    /// Where a framework has set up this process (its distributed state, and on several
+    /// processes its process group) before the match at `at` runs, and how it names the rank
+    /// and world size there: a hook of a `LightningModule`/`LightningDataModule` that Lightning
+    /// calls during fit, a method of a transformers/TRL `Trainer` subclass or of a
+    /// `TrainerCallback`, or code after `accelerator = Accelerator(...)` in the same function.
+    /// On one process none of them creates a group, so `dist.get_rank()` would raise there.
+    pub(super) fn framework_process(&self, at: TextSize) -> Option<Process> {
+        let path: Path<'a> = self.bodies.iter().zip(&self.stmt).map(|(body, (sref, _))| (*body, sref.index)).collect();
+        if !self.in_function_body(&path, self.scope) {
+            return None;
+        }
+        // The innermost function on the path, and what encloses it.
+        let def_level = path.iter().rposition(|&(body, i)| matches!(body[i], Stmt::FunctionDef(_)));
+        let function_levels = def_level.map_or(0, |l| l + 1);
+        // `accelerator = Accelerator(...)` earlier on the path, within the function.
+        for level in (function_levels..path.len()).rev() {
+            let (body, index) = path[level];
+            for stmt in body[..index].iter().rev() {
+                if let Some(name) = self.accelerator_created(stmt)
+                    && self.binds_only(&name.id, name.start(), at)
+                {
+                    let name = &name.id;
+                    return Some(Process {
+                        rank: format!("{name}.process_index"),
+                        world_size: format!("{name}.num_processes"),
+                    });
+                }
+            }
+        }
+        let def_level = def_level?;
+        let (body, index) = path[def_level];
+        let Stmt::FunctionDef(def) = &body[index] else { return None };
+        let (outer, at_class) = path[def_level.checked_sub(1)?];
+        let Stmt::ClassDef(class) = &outer[at_class] else { return None };
+        if !def.decorator_list.is_empty() || def.is_async {
+            return None;
+        }
+        let kind = self.managed_class(class, 0)?;
+        let method = def.name.id.as_str();
+        // Fabric calls a module's hooks only when the program does (`fabric.call`), with no
+        // Trainer attached.
+        let fabric = || {
+            ["lightning.Fabric", "lightning.fabric.Fabric", "lightning_fabric.Fabric"]
+                .iter()
+                .any(|f| self.inventory.file_calls(self.sem, f))
+        };
+        let hook = match kind {
+            Managed::LightningModule | Managed::LightningDataModule => lightning_hook(method) && !fabric(),
+            Managed::Trainer => method != "__init__" && !method.starts_with("__"),
+            Managed::TrainerCallback => method.starts_with("on_"),
+        };
+        // A hook the file calls itself (`dm.setup()` before `trainer.fit`) may run before the
+        // framework set anything up.
+        if !hook || (kind != Managed::Trainer && self.called_as_method(method)) {
+            return None;
+        }
+        let params: Vec<&ast::Parameter> =
+            def.parameters.posonlyargs.iter().chain(&def.parameters.args).map(|p| &p.parameter).collect();
+        // The parameter the expression reads (`self`, a callback's `args`), never rebound.
+        let param = |i: usize| {
+            let p = params.get(i)?;
+            self.binds_only(&p.name.id, p.name.start(), at).then(|| p.name.id.to_string())
+        };
+        Some(match kind {
+            Managed::LightningModule => {
+                let s = param(0)?;
+                Process { rank: format!("{s}.global_rank"), world_size: format!("{s}.trainer.world_size") }
+            }
+            Managed::LightningDataModule => {
+                let s = param(0)?;
+                Process { rank: format!("{s}.trainer.global_rank"), world_size: format!("{s}.trainer.world_size") }
+            }
+            Managed::Trainer => {
+                let s = param(0)?;
+                Process { rank: format!("{s}.args.process_index"), world_size: format!("{s}.args.world_size") }
+            }
+            Managed::TrainerCallback => {
+                // Callbacks are called as `on_event(args, state, control, **kwargs)`.
+                let a = param(1)?;
+                Process { rank: format!("{a}.process_index"), world_size: format!("{a}.world_size") }
+            }
+        })
+    }
+
+    /// Whether `name` at `at` (in the current scope) can only be the binding made at `start`.
+    fn binds_only(&self, name: &str, start: TextSize, at: TextSize) -> bool {
+        self.sem.unique_binding(name, self.scope, at).is_some_and(|b| self.sem.bindings[b].range.start() == start)
+    }
+
+    /// The name `stmt` binds to a new `accelerate.Accelerator`: `accelerator = Accelerator(...)`.
+    fn accelerator_created(&self, stmt: &'a Stmt) -> Option<&'a ast::ExprName> {
+        let Stmt::Assign(assign) = stmt else { return None };
+        let ([Expr::Name(target)], Expr::Call(call)) = (assign.targets.as_slice(), &*assign.value) else {
+            return None;
+        };
+        let callee = self.sem.qualified_name(&call.func, self.scope)?.name;
+        matches!(callee.as_str(), "accelerate.Accelerator" | "accelerate.accelerator.Accelerator").then_some(target)
+    }
+
+    /// Which framework class `class` derives from, through imports (`L.LightningModule`) or
+    /// the file's own top-level classes.
+    fn managed_class(&self, class: &ast::StmtClassDef, depth: u32) -> Option<Managed> {
+        if depth >= MAX_CLASS_DEPTH {
+            return None;
+        }
+        let own = self.sem.scope_of_node(class.range.start())?;
+        let scope = self.sem.scopes[own].parent?;
+        let bases = class.arguments.as_ref().map(|a| &a.args[..]).unwrap_or_default();
+        bases.iter().find_map(|base| {
+            if let Some(q) = self.sem.qualified_name(base, scope) {
+                return managed(&q.name);
+            }
+            let Expr::Name(name) = base else { return None };
+            let mut local = self.module.body.iter().filter_map(|s| match s {
+                Stmt::ClassDef(c) if c.name.id == name.id => Some(c),
+                _ => None,
+            });
+            match (local.next(), local.next()) {
+                (Some(parent), None) if !std::ptr::eq(parent, class) => self.managed_class(parent, depth + 1),
+                _ => None,
+            }
+        })
+    }
+
+    /// Whether the file calls a method named `method` on anything but `self` or `super()`.
+    fn called_as_method(&self, method: &str) -> bool {
+        self.inventory.call_sites().iter().any(|&(_, call)| match &*call.func {
+            Expr::Attribute(attr) if attr.attr.id.as_str() == method => match &*attr.value {
+                Expr::Name(n) => n.id.as_str() != "self",
+                Expr::Call(c) => !matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "super"),
+                _ => true,
+            },
+            _ => false,
+        })
     }
 
     /// The statements enclosing `offset`, outermost first.
@@ -169,6 +340,41 @@ impl<'a> Checker<'a> {
         loads.visit_body(&self.module.body);
         loads.1
     }
+}
+
+/// The framework class a qualified base class name is, if any.
+fn managed(qualified: &str) -> Option<Managed> {
+    let (package, rest) = qualified.split_once('.')?;
+    let class = rest.rsplit('.').next()?;
+    match package {
+        "lightning" | "pytorch_lightning" => match class {
+            "LightningModule" => Some(Managed::LightningModule),
+            "LightningDataModule" => Some(Managed::LightningDataModule),
+            _ => None,
+        },
+        "transformers" if class == "TrainerCallback" => Some(Managed::TrainerCallback),
+        "transformers" | "trl" if class.ends_with("Trainer") => Some(Managed::Trainer),
+        _ => None,
+    }
+}
+
+/// The hooks Lightning calls once the strategy has set the process up (during fit, validate,
+/// test, predict). `on_load_checkpoint` also runs from `load_from_checkpoint`, without a Trainer.
+fn lightning_hook(method: &str) -> bool {
+    matches!(
+        method,
+        "training_step"
+            | "validation_step"
+            | "test_step"
+            | "predict_step"
+            | "configure_optimizers"
+            | "setup"
+            | "teardown"
+            | "train_dataloader"
+            | "val_dataloader"
+            | "test_dataloader"
+            | "predict_dataloader"
+    ) || method.starts_with("on_") && method != "on_load_checkpoint"
 }
 
 /// The blocks of statements directly inside `stmt`.

@@ -158,7 +158,7 @@ struct Checker<'a> {
     stmt: Vec<(StmtRef, &'a Stmt)>,
     /// For each expression being walked: is it an operand (needs parentheses
     /// around a non-atomic replacement)?
-    operand: Vec<bool>,
+    operand: Vec<Operand>,
     used: FxHashSet<BindingId>,
     /// Arguments of a call a rule already reported (their constants are the rule's business).
     owned: FxHashSet<TextSize>,
@@ -483,7 +483,7 @@ impl<'a> Checker<'a> {
                         // sets or drops some keywords; the others are anyone's.
                         Some(edited) => {
                             self.owned.extend(edited);
-                            self.operand.push(false);
+                            self.operand.push(Operand::No);
                             self.visit_arguments(&call.arguments);
                             self.operand.pop();
                         }
@@ -509,7 +509,7 @@ impl<'a> Checker<'a> {
                 } else {
                     // e.g. `torch.compile(backend="inductor")`: not ours, and not a bare reference either.
                     self.check_device_arguments(call, Some(q));
-                    self.operand.push(false);
+                    self.operand.push(Operand::No);
                     self.visit_arguments(&call.arguments);
                     self.operand.pop();
                 }
@@ -543,7 +543,7 @@ impl<'a> Checker<'a> {
             && in_modules(&q.name, &self.rule(rule).modules)
         {
             // Arguments of a torch_xla call nobody converts stay torch_xla's (`xm.REDUCE_SUM` in them too).
-            self.operand.push(true);
+            self.operand.push(Operand::Tight);
             self.visit_expr(&call.func);
             self.operand.pop();
             self.visit_owned_arguments(call);
@@ -587,7 +587,7 @@ impl<'a> Checker<'a> {
         for kw in call.arguments.keywords.iter() {
             self.owned.insert(kw.value.start());
         }
-        self.operand.push(false);
+        self.operand.push(Operand::No);
         self.visit_arguments(&call.arguments);
         self.operand.pop();
     }
@@ -877,7 +877,7 @@ impl<'a> Checker<'a> {
     }
 
     fn walk_with_operand(&mut self, expr: &'a Expr) {
-        self.operand.push(is_operator_context(expr));
+        self.operand.push(operator_context(expr));
         visitor::walk_expr(self, expr);
         self.operand.pop();
     }
@@ -934,7 +934,7 @@ impl<'a> Visitor<'a> for Checker<'a> {
                     root = &inner.value;
                 }
                 if !matches!(root, Expr::Name(_)) {
-                    self.operand.push(true); // the object of an attribute access
+                    self.operand.push(Operand::Tight); // the object of an attribute access
                     self.visit_expr(root);
                     self.operand.pop();
                 } else if !self.visit_reference(expr) {
@@ -1040,20 +1040,30 @@ pub(super) fn shown(code: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn is_operator_context(expr: &Expr) -> bool {
-    matches!(
-        expr,
+/// What a replacement needs to stand as an operand: nothing, parentheses unless it is atomic,
+/// or only against what binds looser than `not` (an `and`/`or` operand: `a and b == 0`; under
+/// `not` a comparison keeps them, `not (a == 0)`, as people write it).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Operand {
+    No,
+    Tight,
+    Boolean,
+}
+
+fn operator_context(expr: &Expr) -> Operand {
+    match expr {
+        Expr::BoolOp(_) => Operand::Boolean,
         Expr::BinOp(_)
-            | Expr::UnaryOp(_)
-            | Expr::BoolOp(_)
-            | Expr::Compare(_)
-            | Expr::Await(_)
-            | Expr::Attribute(_)
-            | Expr::Subscript(_)
-            | Expr::Starred(_)
-            // `a if c else b` nested in another conditional changes how it groups.
-            | Expr::If(_)
-    )
+        | Expr::UnaryOp(_)
+        | Expr::Compare(_)
+        | Expr::Await(_)
+        | Expr::Attribute(_)
+        | Expr::Subscript(_)
+        | Expr::Starred(_)
+        // `a if c else b` nested in another conditional changes how it groups.
+        | Expr::If(_) => Operand::Tight,
+        _ => Operand::No,
+    }
 }
 
 /// A test that can be dropped together with its body: names, attributes,

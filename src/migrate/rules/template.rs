@@ -23,6 +23,7 @@
 //! | `{$receiver}`      | (method rules) the object the method is called on, when it is a bare name |
 //! | `{$assign}`        | (statements) `target = ` when the call is assigned, `return ` when returned, else empty |
 //! | `{$fresh:name}`    | `name`, or `name_2`… if the file already uses it              |
+//! | `{$process.rank}`  | the rank as the framework running the match knows it (`self.global_rank` in a Lightning step); `{$process.world_size}` likewise |
 //! | `{{` / `}}`        | literal braces                                                |
 //!
 //! An argument the call passes but the template does not carry over makes the
@@ -191,6 +192,14 @@ enum Piece {
     Receiver,
     Assign,
     Fresh(String),
+    Process(ProcessFact),
+}
+
+/// What a framework that set up this process knows about it (`{$process.rank}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessFact {
+    Rank,
+    WorldSize,
 }
 
 /// A parsed replacement template.
@@ -329,6 +338,10 @@ impl Template {
                 }
                 Piece::Assign => out.push_str(&cx.assign().ok_or("`{$assign}` is only available in statements")?),
                 Piece::Fresh(hint) => out.push_str(&cx.fresh(hint)),
+                Piece::Process(fact) => out.push_str(&cx.process(*fact).ok_or(
+                    "only converted when a framework has set up this process here (a Lightning hook, a \
+                     Trainer's method or callback, code after `Accelerator()`)",
+                )?),
             }
         }
         Ok(out)
@@ -359,6 +372,10 @@ pub trait ExpandContext {
     }
     /// A name that clashes with nothing in the file, stable within one fix.
     fn fresh(&mut self, hint: &str) -> String;
+    /// The rank or world size as the framework that set up this process there knows it.
+    fn process(&self, _fact: ProcessFact) -> Option<String> {
+        None
+    }
 }
 
 fn parse_placeholder(inner: &str) -> Option<Piece> {
@@ -378,6 +395,8 @@ fn parse_placeholder(inner: &str) -> Option<Piece> {
         "$name" => return Some(Piece::Name),
         "$receiver" => return Some(Piece::Receiver),
         "$assign" => return Some(Piece::Assign),
+        "$process.rank" => return Some(Piece::Process(ProcessFact::Rank)),
+        "$process.world_size" => return Some(Piece::Process(ProcessFact::WorldSize)),
         _ => {}
     }
     if let Some(hint) = inner.strip_prefix("$fresh:") {

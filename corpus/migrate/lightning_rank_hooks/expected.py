@@ -1,0 +1,143 @@
+# A LightningModule whose hooks ask torch_xla for the rank and replica count: the epoch summary
+# prints on the master only, and each process reports itself when fit ends.
+import os
+import lightning as L
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+import lightning.pytorch.accelerators
+import lightning.pytorch.plugins.precision
+import lightning.pytorch.strategies
+import torch.distributed as dist
+
+
+class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):
+    """The TorchTPU chip of this process (each process sees its chip as tpu:0), for
+    Lightning's Trainer and Fabric: `devices` counts the processes on this node."""
+
+    def setup_device(self, device):
+        # Lightning's automatic strategy would put a custom accelerator on the CPU.
+        if device.type != "tpu":
+            raise ValueError(f"TorchTPUAccelerator got device {device}: pass the strategy torchtpu_*_kwargs give")
+        torch.accelerator.set_device_index(0)
+
+    def teardown(self):
+        pass
+
+    @staticmethod
+    def parse_devices(devices):
+        processes = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+        if devices not in ("auto", -1, "-1") and int(devices) != processes:
+            raise ValueError(
+                f"devices={devices!r}, but TorchTPU runs one process per chip and this node runs "
+                f"{processes}: launch `torchrun --nproc_per_node={devices}` instead"
+            )
+        return processes
+
+    @staticmethod
+    def get_parallel_devices(devices):
+        return [torch.device("tpu", 0)] * devices
+
+    @staticmethod
+    def auto_device_count():
+        return int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+
+    @staticmethod
+    def is_available():
+        accelerator = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else None
+        return accelerator is not None and accelerator.type == "tpu"
+
+    @staticmethod
+    def name():
+        return "torchtpu"
+
+    def get_device_stats(self, device):
+        return {}
+
+
+class TorchTPUDDPStrategy(lightning.pytorch.strategies.DDPStrategy):
+    """The Trainer's DDP over TorchTPU's `tpu_dist` process group. Lightning would give DDP
+    `device_ids=[0]` and build it inside a CUDA stream; TorchTPU's DDP takes no device ids."""
+
+    def __init__(self, **kwargs):
+        super().__init__(process_group_backend="tpu_dist", **kwargs)
+
+    def setup_distributed(self):
+        torchtpu_unbound_process_group(self.process_group_backend)
+        super().setup_distributed()
+
+    def determine_ddp_device_ids(self):
+        return None
+
+
+def torchtpu_trainer_kwargs(precision=None):
+    """Lightning Trainer arguments for TorchTPU: one chip under `python`, DDP over every
+    process under torchrun (one per chip)."""
+    processes = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+    world = int(os.environ.get("WORLD_SIZE", processes))
+    if world > 1:
+        strategy = TorchTPUDDPStrategy()
+    else:
+        strategy = lightning.pytorch.strategies.SingleDeviceStrategy(device=torch.device("tpu", 0))
+    kwargs = dict(accelerator=TorchTPUAccelerator(), strategy=strategy, devices=processes, num_nodes=world // processes)
+    if precision in ("bf16", "bf16-mixed"):
+        # The plugin, not the string: Lightning would autocast on "cuda" (off here) and train in fp32.
+        kwargs["plugins"] = [lightning.pytorch.plugins.precision.MixedPrecision("bf16-mixed", "tpu")]
+    elif precision is not None:
+        kwargs["precision"] = precision
+    return kwargs
+
+
+def torchtpu_unbound_process_group(backend):
+    """Create the process group Lightning would bind to the chip (`device_id`), unbound:
+    the gloo group its barriers then create (`prepare_data`, `rank_zero_first`) would
+    inherit the binding, and gloo has no backend for a tpu device."""
+    if not dist.is_initialized():
+        dist.init_process_group(backend)
+
+
+class Regression(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(6, 1)
+        self.epoch_losses = []
+        self.trained_on = set()  # where the parameters were during training steps
+
+    def setup(self, stage):
+        self.replicas = self.trainer.world_size
+
+    def train_dataloader(self):
+        g = torch.Generator().manual_seed(3)
+        x = torch.randn(48, 6, generator=g)
+        y = x @ torch.linspace(0.5, 3.0, 6).unsqueeze(1) + 0.1 * torch.randn(48, 1, generator=g)
+        return DataLoader(TensorDataset(x, y), batch_size=8, shuffle=False)
+
+    def training_step(self, batch, batch_idx):
+        self.trained_on.update(p.device.type for p in self.parameters())
+        x, y = batch
+        loss = torch.nn.functional.mse_loss(self.layer(x), y)
+        self.epoch_losses.append(loss.detach())
+        return loss
+
+    def on_train_epoch_end(self):
+        mean = torch.stack(self.epoch_losses).mean().item()
+        self.epoch_losses.clear()
+        if self.global_rank == 0:
+            print(f"epoch {self.current_epoch} of {self.replicas} replicas loss={mean:.6f}")
+
+    def on_fit_end(self):
+        checksum = sum(p.detach().double().sum().item() for p in self.parameters())
+        print(f"rank {self.global_rank} of {self.trainer.world_size} trained_on={sorted(self.trained_on)} checksum={checksum:.8f}")
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.05)
+
+
+def main():
+    L.seed_everything(0, verbose=False)
+    trainer = L.Trainer(max_epochs=2, logger=False,
+                        enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False, **torchtpu_trainer_kwargs())
+    trainer.fit(Regression())
+
+
+if __name__ == "__main__":
+    main()
