@@ -109,11 +109,20 @@ def _tiny(model_type):
     ("gemma3", "Gemma3ForConditionalGeneration", {"vision_tower": 1}),
     ("gemma4", "Gemma4ForConditionalGeneration", {"vision_tower": 2, "audio_tower": 1}),  # image + video, audio
     ("gemma4_unified", "Gemma4UnifiedForConditionalGeneration", {"embed_vision": 2, "embed_audio": 1}),
+    ("idefics3", "Idefics3ForConditionalGeneration", {"vision_model": 1}),
+    ("smolvlm", "SmolVLMForConditionalGeneration", {"vision_model": 1}),
+    ("llava_next", "LlavaNextForConditionalGeneration", {"vision_tower": 1}),
+    ("llava_onevision", "LlavaOnevisionForConditionalGeneration", {"vision_tower": 1}),
+    ("kimi_k25", "Kimi_K25ForConditionalGeneration", {"vision_tower": 1}),
+    ("paddleocr_vl", "PaddleOCRVLForConditionalGeneration", {"visual": 1}),
+    ("minicpmv4_6", "MiniCPMV4_6ForConditionalGeneration", {"vision_tower": 1}),
+    ("inkling_mm_model", "InklingForConditionalGeneration", {"vision_tower": 1, "audio_tower": 1}),
 ])
 def test_a_multimodal_recipe_runs_the_encoders_of_every_modality_it_notes(model_type, cls_name, encoders):
-    """Issue 46: the Gemma VLMs' profiles traced the text path only (gemma4's default config has
-    no vision or audio tower). The recipe's inputs must reach every encoder, in one forward that
-    also checks the placeholder counts against the encoders' features, and train."""
+    """Issue 46: these VLMs' profiles traced the text path only (gemma4's default config has no
+    vision or audio tower; the others' default pixel layout or grid was not their processor's).
+    The recipe's inputs must reach every encoder, in one forward that also checks the placeholder
+    counts against the encoders' features, and train."""
     import transformers
 
     torch.manual_seed(0)
@@ -125,6 +134,7 @@ def test_a_multimodal_recipe_runs_the_encoders_of_every_modality_it_notes(model_
             calls[name] += 1
         getattr(model.model, name).register_forward_hook(hook)
     kw = hf_types.build_inputs(model, cfg, "image_text_to_text", with_labels=True)
+    calls.update(dict.fromkeys(encoders, 0))  # a recipe may run the tower to count the image tokens
     out = model(**kw)
     assert calls == encoders
     assert torch.isfinite(out.loss)
