@@ -84,8 +84,8 @@ def _():
     """The class default has neither a vision nor an audio tower (both sub-configs are optional,
     configuration_gemma4.py:363-366), so the image, video and audio inputs the model takes would
     never reach an encoder. Gemma4Config(text, vision, audio) with the sub-configs' defaults is the
-    google/gemma-4-e2b-it layout (configuration_gemma4.py:352-353); the larger checkpoints drop
-    the audio tower, so this is the union of what the family runs."""
+    google/gemma-4-e2b-it layout (configuration_gemma4.py:352-353); a checkpoint without an audio
+    tower runs a subset of it."""
     from transformers import Gemma4AudioConfig, Gemma4Config, Gemma4TextConfig, Gemma4VisionConfig
 
     return Gemma4Config(text_config=Gemma4TextConfig(), vision_config=Gemma4VisionConfig(), audio_config=Gemma4AudioConfig())
