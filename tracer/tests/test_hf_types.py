@@ -23,6 +23,7 @@ def test_every_recipe_is_for_a_model_type_transformers_knows():
     unknown = sorted({t for t, _ in _recipes() if t not in CONFIG_MAPPING})
     assert not unknown, f"recipes for types transformers does not have: {unknown}"
     assert hf_types.FEEDS_IMAGES <= set(hf_types.INPUTS)
+    assert set(hf_types.FEEDS) <= hf_types.FEEDS_IMAGES  # video/audio notes follow an image fed
 
 
 def test_every_recipe_says_why():
@@ -90,3 +91,52 @@ def test_a_mapped_class_transformers_does_not_export_is_found_in_its_model_packa
     assert hf._resolve("VoxtralRealtimeTextModel").__name__ == "VoxtralRealtimeTextModel"
     with pytest.raises(AttributeError):
         hf._resolve("NoSuchModelAnywhere")
+
+
+def _tiny(model_type):
+    from transformers import AutoConfig
+
+    from xla2tpu_tracer import configs
+
+    cfg = hf_types.BUILD[model_type]() if model_type in hf_types.BUILD else AutoConfig.for_model(model_type)
+    cfg = configs.shrink(cfg, "tiny")
+    configs.fix_query_image_token(cfg)
+    configs.fix_vocab(cfg, hf_inputs.special_token_ids(cfg))
+    return hf_types.fix_config(model_type, cfg, "tiny")
+
+
+@pytest.mark.parametrize("model_type, cls_name, encoders", [
+    ("gemma3", "Gemma3ForConditionalGeneration", {"vision_tower": 1}),
+    ("gemma4", "Gemma4ForConditionalGeneration", {"vision_tower": 2, "audio_tower": 1}),  # image + video, audio
+    ("gemma4_unified", "Gemma4UnifiedForConditionalGeneration", {"embed_vision": 2, "embed_audio": 1}),
+    ("idefics3", "Idefics3ForConditionalGeneration", {"vision_model": 1}),
+    ("smolvlm", "SmolVLMForConditionalGeneration", {"vision_model": 1}),
+    ("llava_next", "LlavaNextForConditionalGeneration", {"vision_tower": 1}),
+    ("llava_onevision", "LlavaOnevisionForConditionalGeneration", {"vision_tower": 1}),
+    ("kimi_k25", "Kimi_K25ForConditionalGeneration", {"vision_tower": 1}),
+    ("paddleocr_vl", "PaddleOCRVLForConditionalGeneration", {"visual": 1}),
+    ("minicpmv4_6", "MiniCPMV4_6ForConditionalGeneration", {"vision_tower": 1}),
+    ("inkling_mm_model", "InklingForConditionalGeneration", {"vision_tower": 1, "audio_tower": 1}),
+])
+def test_a_multimodal_recipe_runs_the_encoders_of_every_modality_it_notes(model_type, cls_name, encoders):
+    """Issue 46: these VLMs' profiles traced the text path only (gemma4's default config has no
+    vision or audio tower; the others' default pixel layout or grid was not their processor's).
+    The recipe's inputs must reach every encoder, in one forward that also checks the placeholder
+    counts against the encoders' features, and train."""
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = _tiny(model_type)
+    model = getattr(transformers, cls_name)(cfg)
+    calls = dict.fromkeys(encoders, 0)
+    for name in encoders:
+        def hook(*_, name=name):
+            calls[name] += 1
+        getattr(model.model, name).register_forward_hook(hook)
+    kw = hf_types.build_inputs(model, cfg, "image_text_to_text", with_labels=True)
+    calls.update(dict.fromkeys(encoders, 0))  # a recipe may run the tower to count the image tokens
+    out = model(**kw)
+    assert calls == encoders
+    assert torch.isfinite(out.loss)
+    out.loss.backward()
+    assert model_type in hf_types.FEEDS_IMAGES

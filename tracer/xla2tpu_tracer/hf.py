@@ -329,6 +329,8 @@ def _attempt_classes(cfg, class_list, method, env_kind, recorder_cls=OpRecorder)
                 notes.append(f"{cls_name}: inference only (training traced on the head class)")
             if want_image:
                 notes.append(f"{cls_name}: image fed" if used_image else f"{cls_name}: text only ({image_err or 'no image path'})")
+                # what else the type's input recipe feeds (video frames, audio clips)
+                notes.extend(f"{cls_name}: {m} fed" for m in hf_types.FEEDS.get(getattr(cfg, "model_type", ""), ()))
         except PhaseError as e:
             failures.append(f"{cls_name}: {e.phase} failed: {_short(e.err)}")
             coverage[cls_name] = phase_coverage(e.phase)

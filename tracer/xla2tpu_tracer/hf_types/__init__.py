@@ -13,8 +13,8 @@ from __future__ import annotations
 from ..hf_inputs import NoInputBuilder, generic_inputs
 
 # Importing the family modules registers their recipes.
-from . import audio, audio2, detection, text, vision, vlm, vlm2  # noqa: F401
-from .registry import BUILD, CONFIG, FEEDS_IMAGES, INPUTS, fix_config, fix_inputs, has_inputs  # noqa: F401
+from . import audio, audio2, detection, gemma, text, vision, vlm, vlm2  # noqa: F401
+from .registry import BUILD, CONFIG, FEEDS, FEEDS_IMAGES, INPUTS, fix_config, fix_inputs, has_inputs  # noqa: F401
 
 
 def build_inputs(model, cfg, head_kind: str, with_labels: bool):

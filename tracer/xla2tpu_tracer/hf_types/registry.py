@@ -14,6 +14,8 @@ CONFIG: dict[str, list[Callable]] = {}
 INPUTS: dict[str, list[Callable]] = {}
 # model types whose input recipe feeds the images itself (hf.add_image_inputs is not run)
 FEEDS_IMAGES: set[str] = set()
+# model type -> the other inputs (video, audio) its input recipe feeds, noted in the profile
+FEEDS: dict[str, tuple[str, ...]] = {}
 
 
 def build(*types: str):
@@ -32,12 +34,14 @@ def config(*types: str):
     return deco
 
 
-def inputs(*types: str, feeds_images: bool = False):
+def inputs(*types: str, feeds_images: bool = False, feeds: tuple[str, ...] = ()):
     def deco(fn):
         for t in types:
             INPUTS.setdefault(t, []).append(fn)
             if feeds_images:
                 FEEDS_IMAGES.add(t)
+            if feeds:
+                FEEDS[t] = feeds
         return fn
     return deco
 

@@ -411,3 +411,133 @@ def _(model, cfg, head_kind, kw, with_labels):
     s = int(cfg.vision_config.image_size)
     pixels = {"pixel_values": torch.randn(BATCH, 3, 3, s, s), "image_sizes": torch.tensor([[s, 2 * s]] * BATCH)}
     _image_prompt(model, cfg, kw, with_labels, pixels, count=lambda f: len(f.deepstack_features[0][1][0]))
+
+
+# --------------------------------------------------------------------------- idefics3 / smolvlm
+@config("idefics3", "smolvlm")
+def _(cfg, variant):
+    """The connector pixel-shuffles the square patch grid by scale_factor
+    (modeling_idefics3.py:368-377), so every checkpoint's grid side is a multiple of it
+    (Idefics3: 364 px / 14 = 26 patches, scale 2, the processor's 169 tokens,
+    processing_idefics3.py:44-50; SmolVLM: 512 / 16 = 32, scale 4); the class defaults
+    (224 px / 32 = 7 patches, scale 2) are not. Tiny: a grid of 2 * scale_factor a side."""
+    v = cfg.vision_config
+    v.image_size = _patch(v) * 2 * int(cfg.scale_factor)
+
+
+@inputs("idefics3", "smolvlm", feeds_images=True)
+def _(model, cfg, head_kind, kw, with_labels):
+    """Idefics3ImageProcessor / SmolVLMImageProcessor batch images per sample:
+    pixel_values (batch, num_images, C, H, W) at the vision tower's image_size, with a
+    pixel_attention_mask (batch, num_images, H, W) of the real pixels (modeling_idefics3.py:537-573);
+    one image per sample here, its image_seq_len tokens (pixel-shuffled patches) counted by
+    get_image_features."""
+    from ..hf_inputs import image_size
+
+    h, w = image_size(cfg)
+    pixels = {"pixel_values": torch.randn(BATCH, 1, 3, h, w),
+              "pixel_attention_mask": torch.ones(BATCH, 1, h, w, dtype=torch.bool)}
+    _image_prompt(model, cfg, kw, with_labels, pixels)
+
+
+# --------------------------------------------------------------------------- llava-next / onevision
+@config("llava_next", "llava_onevision")
+def _(cfg, variant):
+    """Anyres: the processor tiles each image at the best-fit image_grid_pinpoint, in tiles of
+    the vision tower's image_size, so every checkpoint's pinpoints are multiples of it
+    (llava-v1.6: 336 for CLIP-L/14-336, onevision: 384 for SigLIP; image_processing_utils.py:642
+    select_best_resolution, modeling_llava_next.py:47 get_anyres_image_grid_shape). The shrink
+    cut image_size, not the pinpoints: rescale them to the tiny tile."""
+    s = int(cfg.vision_config.image_size)
+    cfg.image_grid_pinpoints = [[s, 2 * s], [2 * s, s], [2 * s, 2 * s]]
+
+
+@inputs("llava_next", "llava_onevision", feeds_images=True)
+def _(model, cfg, head_kind, kw, with_labels):
+    """LlavaNextImageProcessor / LlavaOnevisionImageProcessor: per image the resized base view
+    plus the tiles of its best-fit pinpoint, (batch, 1 + tiles, C, s, s), and its (H, W) size
+    (modeling_llava_next.py:315-327, modeling_llava_onevision.py:316-330); a 1:2 image gives
+    2 tiles. The placeholder count (tiles unpadded, newline tokens) is get_image_features'."""
+    s = int(cfg.vision_config.image_size)
+    pixels = {"pixel_values": torch.randn(BATCH, 3, 3, s, s), "image_sizes": torch.tensor([[s, 2 * s]] * BATCH)}
+    _image_prompt(model, cfg, kw, with_labels, pixels)
+
+
+# --------------------------------------------------------------------------- kimi_k25 / paddleocr_vl
+@inputs("kimi_k25", "paddleocr_vl", feeds_images=True)
+def _(model, cfg, head_kind, kw, with_labels):
+    """Both image processors emit one (C, patch, patch) tile per patch, whose Conv2d patch
+    embedding takes it whole (modeling_kimi_k25.py:153, modeling_paddleocr_vl.py:607-610), and a
+    (t, h, w) patch grid per image, sides multiples of the merge window (kimi: merge_kernel_size,
+    modeling_kimi_k25.py:592; PaddleOCR-VL: spatial_merge_size, :1138)."""
+    v = cfg.vision_config
+    ps, ch = _patch(v), int(getattr(v, "num_channels", 3) or 3)
+    mh, mw = getattr(v, "merge_kernel_size", None) or [int(getattr(v, "spatial_merge_size", 2) or 2)] * 2
+    h, w = 2 * mh, 2 * mw
+    pixels = {"pixel_values": torch.randn(BATCH * h * w, ch, ps, ps), "image_grid_thw": torch.tensor([[1, h, w]] * BATCH)}
+    _image_prompt(model, cfg, kw, with_labels, pixels)
+    if "mm_token_type_ids" in kw:  # PaddleOCR-VL's rope index walks the processor's modality types (image 1)
+        from ..hf_inputs import image_token_id
+
+        kw["mm_token_type_ids"] = (kw["input_ids"] == image_token_id(cfg)).long()
+
+
+# --------------------------------------------------------------------------- minicpmv4_6
+@config("minicpmv4_6")
+def _(cfg, variant):
+    """The checkpoint's tokenizer has image and video placeholder tokens the config names (the
+    model scatters the features at input_ids == image_token_id, modeling_minicpmv4_6.py:635-662);
+    the class defaults are None: free low ids are used. The ViT window-attention merger sits after
+    vision layer insert_layer_id (default 6, configuration_minicpmv4_6.py:94, copied to the vision
+    config at :106): keep it inside the shrunk stack, or it never runs."""
+    from ..hf_inputs import special_token_ids
+
+    specials = special_token_ids(cfg)
+    free = (i for i in range(3, 1000) if i not in specials)
+    for k in ("image_token_id", "video_token_id"):
+        if getattr(cfg, k) is None:
+            setattr(cfg, k, next(free))
+    n = int(cfg.vision_config.num_hidden_layers)
+    if cfg.insert_layer_id >= n - 1:
+        cfg.insert_layer_id = cfg.vision_config.insert_layer_id = max(0, n - 2)
+
+
+@inputs("minicpmv4_6", feeds_images=True)
+def _(model, cfg, head_kind, kw, with_labels):
+    """MiniCPM-V 4.6's image processor packs every patch of every image side by side into one
+    (1, C, p, n*p) strip with each image's (h, w) patch grid (as minicpm_ocr_vision), sides
+    multiples of 4 for the ViT merger's and the MLP merger's 2x2 windows
+    (modeling_minicpmv4_6.py:605-633); the placeholder count is get_image_features'."""
+    v = cfg.vision_config
+    ps, ch = _patch(v), int(v.num_channels or 3)
+    sizes = torch.tensor([[8, 8]] * BATCH, dtype=torch.int32)
+    n = int(sizes.prod(-1).sum())
+    _image_prompt(model, cfg, kw, with_labels, {"pixel_values": torch.randn(1, ch, ps, n * ps), "target_sizes": sizes})
+
+
+# --------------------------------------------------------------------------- inkling
+INKLING_PATCHES, INKLING_FRAMES = 2, 6  # image patches and audio frames per sample
+
+
+@inputs("inkling_mm_model", feeds_images=True, feeds=("audio",))
+def _(model, cfg, head_kind, kw, with_labels):
+    """InklingProcessor: each image is cut into patch x patch tiles, each repeated over the two
+    temporal slots, (num_patches, 2, p, p, C) (image_processing_inkling.py:149-162), one image
+    token per tile; audio is log-mel frames discretized into dMel bins, audio_input_ids
+    (num_audios, frames, n_mel_bins) in [0, mel_vocab_size) with audio_input_ids_mask, one audio
+    token per valid frame (processing_inkling.py:86-111; the model embeds the bins per codebook,
+    modeling_inkling.py:818-830)."""
+    from ..hf_inputs import text_ids
+
+    v, a = cfg.vision_config, cfg.audio_config
+    ps, ch, t = _patch(v), int(v.num_channels), int(v.temporal_patch_size)
+    pv = (torch.rand(BATCH * INKLING_PATCHES, 1, ps, ps, ch) * 2 - 1).repeat(1, t, 1, 1, 1)
+    audio = torch.randint(0, int(a.mel_vocab_size), (BATCH, INKLING_FRAMES, int(a.n_mel_bins)), dtype=torch.int32)
+    head = torch.cat([torch.full((INKLING_PATCHES,), cfg.image_token_id), torch.full((INKLING_FRAMES,), cfg.audio_token_id)])
+    ids = torch.cat([head.expand(BATCH, -1), text_ids(cfg, length=8)], dim=1)
+    kw.update(input_ids=ids, attention_mask=torch.ones_like(ids), pixel_values=pv, audio_input_ids=audio,
+              audio_input_ids_mask=torch.ones(BATCH, INKLING_FRAMES, dtype=torch.long))
+    if kw.pop("labels", None) is not None and with_labels:
+        labels = ids.clone()
+        labels[:, :len(head)] = -100
+        kw["labels"] = labels
