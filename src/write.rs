@@ -102,34 +102,10 @@ pub fn create(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 /// Write a new file beside the sources (`migrate --write`'s helper module), whole or not at
 /// all, and never over a file that appeared meanwhile: then it fails, and nothing is replaced.
 pub fn create_new(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let failed = || format!("cannot create {}", path.display());
     if std::fs::symlink_metadata(path).is_ok() {
         bail!("{} exists; not replaced", path.display());
     }
-    match stage(path, bytes, None).with_context(failed)? {
-        Staged::Anonymous { file, .. } => {
-            // Linked in under its name at once: `linkat` refuses a name that exists.
-            let proc_path = format!("/proc/self/fd/{}\0", std::os::fd::AsRawFd::as_raw_fd(&file));
-            let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())?;
-            // SAFETY: both paths are NUL-terminated and live across the call.
-            let rc = unsafe {
-                libc::linkat(
-                    libc::AT_FDCWD,
-                    proc_path.as_ptr().cast(),
-                    libc::AT_FDCWD,
-                    name.as_ptr(),
-                    libc::AT_SYMLINK_FOLLOW,
-                )
-            };
-            if rc != 0 {
-                return Err(std::io::Error::last_os_error()).with_context(failed);
-            }
-        }
-        Staged::Named(tmp) => {
-            tmp.persist_noclobber(path).map_err(|e| e.error).with_context(failed)?;
-        }
-    }
-    Ok(())
+    stage(path, bytes, None)?.persist_new(path).with_context(|| format!("cannot create {}", path.display()))
 }
 
 /// `/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`: what they name is whatever the descriptor is
@@ -190,26 +166,24 @@ fn stage(target: &Path, bytes: &[u8], like: Option<&Metadata>) -> anyhow::Result
 }
 
 impl Staged {
+    /// In place under `target`, where no file of that name may exist (`linkat` and
+    /// `persist_noclobber` refuse one).
+    fn persist_new(self, target: &Path) -> anyhow::Result<()> {
+        match self {
+            Staged::Anonymous { file, .. } => link_at(&file, target)?,
+            Staged::Named(tmp) => {
+                tmp.persist_noclobber(target).map_err(|e| e.error)?;
+            }
+        }
+        Ok(())
+    }
+
     fn persist(self, target: &Path) -> anyhow::Result<()> {
         match self {
             Staged::Anonymous { file, dir } => {
                 // Linked in under a temporary name, then renamed at once: only between these two
                 // calls does a name exist that a kill could leave behind.
-                let proc_path = format!("/proc/self/fd/{}\0", std::os::fd::AsRawFd::as_raw_fd(&file));
-                let linked = temp_builder().make_in(&dir, |name| {
-                    let name = std::ffi::CString::new(name.as_os_str().as_encoded_bytes())?;
-                    // SAFETY: both paths are NUL-terminated and live across the call.
-                    let rc = unsafe {
-                        libc::linkat(
-                            libc::AT_FDCWD,
-                            proc_path.as_ptr().cast(),
-                            libc::AT_FDCWD,
-                            name.as_ptr(),
-                            libc::AT_SYMLINK_FOLLOW,
-                        )
-                    };
-                    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
-                })?;
+                let linked = temp_builder().make_in(&dir, |name| link_at(&file, name))?;
                 linked.persist(target).map_err(|e| e.error)?;
             }
             Staged::Named(tmp) => {
@@ -218,6 +192,17 @@ impl Staged {
         }
         Ok(())
     }
+}
+
+/// Give the unnamed `file` the name `name` (`linkat` through `/proc`); fails if `name` exists.
+fn link_at(file: &File, name: &Path) -> std::io::Result<()> {
+    let proc_path = format!("/proc/self/fd/{}\0", std::os::fd::AsRawFd::as_raw_fd(file));
+    let name = std::ffi::CString::new(name.as_os_str().as_encoded_bytes())?;
+    // SAFETY: both paths are NUL-terminated and live across the call.
+    let rc = unsafe {
+        libc::linkat(libc::AT_FDCWD, proc_path.as_ptr().cast(), libc::AT_FDCWD, name.as_ptr(), libc::AT_SYMLINK_FOLLOW)
+    };
+    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }
 
 fn temp_builder() -> tempfile::Builder<'static, 'static> {
