@@ -131,3 +131,31 @@ fn the_checks_see_what_they_look_for() {
     assert!(!passes(&ruff, &["check", "--select", "F,E9,E1"], &bad), "F401 unused os");
     assert!(!passes(&ruff, &["format", "--check"], &bad), "a line past 88 columns");
 }
+
+/// Every helper of `rules/helpers.yaml` is written as `ruff format` writes it (88 columns), with
+/// its names spelled as a migration usually spells them (`dist`, full module paths), so a helper
+/// never makes a formatted file unformatted.
+#[test]
+fn helpers_are_formatted() {
+    let Some(ruff) = ruff() else { return };
+    let text = std::fs::read_to_string(root().join("rules/helpers.yaml")).expect("rules/helpers.yaml");
+    let file: yaml_serde::Value = yaml_serde::from_str(&text).expect("YAML");
+    let helpers = file["helpers"].as_mapping().expect("a helpers mapping");
+    assert!(helpers.len() > 10, "the helpers were not read");
+    let placeholder = regex::Regex::new(r"\{@([\w.]+)\}").expect("regex");
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut unformatted = Vec::new();
+    for (name, body) in helpers {
+        let (name, body) = (name.as_str().expect("a name"), body.as_str().expect("a template"));
+        let spelled = placeholder.replace_all(body, |c: &regex::Captures| match &c[1] {
+            "torch.distributed" => "dist".to_string(),
+            module => module.to_string(),
+        });
+        let path = dir.path().join(format!("{name}.py"));
+        std::fs::write(&path, spelled.replace("{{", "{").replace("}}", "}")).expect("write");
+        if !passes(&ruff, &["format", "--check"], &path) {
+            unformatted.push(name.to_string());
+        }
+    }
+    assert!(unformatted.is_empty(), "helpers `ruff format` would change: {unformatted:?}");
+}
