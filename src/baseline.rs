@@ -37,7 +37,8 @@ impl Anchor {
             .iter()
             .find(|c| (start..=end).contains(&usize::from(c.start())))
             .map_or(end, |c| usize::from(c.start()));
-        let mut code = normalize(&text[start..comment]);
+        // A baseline is committed: credentials in an index URL never go into it.
+        let mut code = crate::redact::credentials(&normalize(&text[start..comment]));
         if code.len() > Self::MAX_CODE {
             // Generated code: a baseline keeps a digest of the line, not 100 KB of it.
             code = format!("sha256:{}", &hex(&digest(&[&code]))[..24]);

@@ -5,6 +5,16 @@
 /// `text` with the user information of every `scheme://user[:password]@host` in it replaced by
 /// `***`.
 pub fn credentials(text: &str) -> String {
+    replace_userinfo(text, |_| "***".to_string())
+}
+
+/// [`credentials`] that keeps every byte offset: each byte of the user information becomes `*`
+/// (for code frames, whose labels point into the text by offset).
+pub fn credentials_in_place(text: &str) -> String {
+    replace_userinfo(text, |info| "*".repeat(info.len()))
+}
+
+fn replace_userinfo(text: &str, mask: impl Fn(&str) -> String) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("://") {
@@ -16,7 +26,7 @@ pub fn credentials(text: &str) -> String {
             .unwrap_or(after.len());
         match after[..authority_end].rfind('@') {
             Some(at) if at > 0 => {
-                out.push_str("***");
+                out.push_str(&mask(&after[..at]));
                 rest = &after[at..];
             }
             _ => rest = after,
@@ -55,6 +65,9 @@ mod tests {
             "https://pypi.org/simple `x@y` s3://bucket"
         );
         assert_eq!(credentials("git+ssh://git@github.com/a/b"), "git+ssh://***@github.com/a/b");
+        let line = "-f https://mé:s3@pypi.example/simple";
+        assert_eq!(credentials_in_place(line), "-f https://******@pypi.example/simple");
+        assert_eq!(credentials_in_place(line).len(), line.len());
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub fn replace_if_unchanged(path: &Path, expected: &[u8], bytes: &[u8]) -> anyho
     if now != expected {
         bail!("changed while xla2tpu was running; not written (run again)");
     }
-    let staged = stage(&target, bytes, Some(&before))?;
+    let staged = stage(&target, bytes, Some(Like { meta: &before, mode: true }))?;
     // The slow part (writing, syncing) is over: look again just before the rename, which is
     // what an edit saved meanwhile would lose. The window left is this stat to the rename.
     crate::migrate::fault_injection_change(path, crate::migrate::Stage::AfterSync);
@@ -94,18 +94,22 @@ pub fn create(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (path.to_path_buf(), None),
         Err(e) => return Err(e).with_context(|| format!("cannot write {}", path.display())),
     };
-    stage(&target, bytes, existing.as_ref())?
+    stage(&target, bytes, existing.as_ref().map(|meta| Like { meta, mode: true }))?
         .persist(&target)
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Write a new file beside the sources (`migrate --write`'s helper module), whole or not at
 /// all, and never over a file that appeared meanwhile: then it fails, and nothing is replaced.
-pub fn create_new(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+/// It belongs to whoever owns `sibling` (a source beside it), as the rewritten sources do.
+pub fn create_new(path: &Path, bytes: &[u8], sibling: &Path) -> anyhow::Result<()> {
     if std::fs::symlink_metadata(path).is_ok() {
         bail!("{} exists; not replaced", path.display());
     }
-    stage(path, bytes, None)?.persist_new(path).with_context(|| format!("cannot create {}", path.display()))
+    let owner = std::fs::metadata(sibling).with_context(|| format!("cannot stat {}", sibling.display()))?;
+    stage(path, bytes, Some(Like { meta: &owner, mode: false }))?
+        .persist_new(path)
+        .with_context(|| format!("cannot create {}", path.display()))
 }
 
 /// `/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`: what they name is whatever the descriptor is
@@ -122,7 +126,14 @@ enum Staged {
     Named(tempfile::NamedTempFile),
 }
 
-fn stage(target: &Path, bytes: &[u8], like: Option<&Metadata>) -> anyhow::Result<Staged> {
+/// The file a staged one stands in for, or stands beside: its owner and group are kept, and its
+/// mode with `mode` (a new file beside it gets an output's 0644 instead).
+struct Like<'a> {
+    meta: &'a Metadata,
+    mode: bool,
+}
+
+fn stage(target: &Path, bytes: &[u8], like: Option<Like>) -> anyhow::Result<Staged> {
     let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -141,21 +152,21 @@ fn stage(target: &Path, bytes: &[u8], like: Option<&Metadata>) -> anyhow::Result
     };
     let mut writer: &File = file;
     writer.write_all(bytes)?;
-    match like {
-        Some(meta) => {
-            // As root (a Docker CI on a bind-mounted checkout) the new inode would be root's.
-            if (file.metadata()?.uid(), file.metadata()?.gid()) != (meta.uid(), meta.gid()) {
-                std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid())).map_err(|e| {
-                    anyhow::anyhow!(
-                        "owned by uid {} gid {}, which the rewritten file could not keep ({e}); not written",
-                        meta.uid(),
-                        meta.gid()
-                    )
-                })?;
-            }
-            file.set_permissions(meta.permissions())?;
+    if let Some(Like { meta, .. }) = like {
+        // As root (a Docker CI on a bind-mounted checkout) the new inode would be root's.
+        if (file.metadata()?.uid(), file.metadata()?.gid()) != (meta.uid(), meta.gid()) {
+            std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid())).map_err(|e| {
+                anyhow::anyhow!(
+                    "owned by uid {} gid {}, which the written file could not keep ({e}); not written",
+                    meta.uid(),
+                    meta.gid()
+                )
+            })?;
         }
-        None => {
+    }
+    match like {
+        Some(Like { meta, mode: true }) => file.set_permissions(meta.permissions())?,
+        _ => {
             // Temporary files are created 0600; outputs are not secret.
             use std::os::unix::fs::PermissionsExt;
             file.set_permissions(std::fs::Permissions::from_mode(0o644))?;

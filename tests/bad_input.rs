@@ -8,6 +8,9 @@ use std::process::Output;
 
 use assert_cmd::Command;
 
+#[path = "support/skip.rs"]
+mod skip;
+
 const GOOD: &str = "import torch_xla.core.xla_model as xm\n\nxm.mark_step()\n";
 
 struct Tree(tempfile::TempDir);
@@ -360,7 +363,7 @@ fn outputs_that_are_not_regular_files_are_written_into_not_replaced() {
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         assert!(fs::symlink_metadata(t.path("null")).expect("there").file_type().is_char_device(), "replaced");
     } else {
-        eprintln!("not root: the device case is left to CI");
+        skip::skip("XLA2TPU_REQUIRE_ROOT", "not root: the character-device case needs root (CI runs as root)");
     }
 }
 
@@ -373,10 +376,11 @@ fn write_keeps_owner_and_mode_and_refuses_hard_links() {
     let t = Tree::new();
     let owned = t.write("owned.py", GOOD.as_bytes());
     fs::set_permissions(&owned, fs::Permissions::from_mode(0o640)).expect("chmod");
-    if is_root() {
+    let root = is_root();
+    if root {
         std::os::unix::fs::chown(&owned, Some(1234), Some(2345)).expect("chown");
     } else {
-        eprintln!("not root: the owner case is left to CI");
+        skip::skip("XLA2TPU_REQUIRE_ROOT", "not root: the owner cases need root (CI runs as root)");
     }
     let before = fs::metadata(&owned).expect("stat");
     let linked = t.write("linked.py", GOOD.as_bytes());
@@ -390,6 +394,47 @@ fn write_keeps_owner_and_mode_and_refuses_hard_links() {
     assert_eq!((after.uid(), after.gid(), after.mode()), (before.uid(), before.gid(), before.mode()));
     assert_eq!(fs::read_to_string(&linked).expect("read"), GOOD);
     assert_eq!(fs::metadata(&linked).expect("stat").nlink(), 2);
+
+    // The helper module a run creates beside two host-owned sources is theirs too, not root's.
+    fs::create_dir(t.path("proj")).expect("mkdir");
+    for name in ["a.py", "b.py"] {
+        let path = t.write(&format!("proj/{name}"), SAVES.as_bytes());
+        if root {
+            std::os::unix::fs::chown(&path, Some(1234), Some(2345)).expect("chown");
+        }
+    }
+    let out = t.run(&["migrate", "--unsafe-fixes", "--write", "proj"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let module = fs::metadata(t.path("proj/_torchtpu.py")).expect("the helper module was written");
+    let source = fs::metadata(t.path("proj/a.py")).expect("stat");
+    assert_eq!((module.uid(), module.gid()), (source.uid(), source.gid()), "the helper module's owner");
+    assert_eq!(module.mode() & 0o777, 0o644);
+}
+
+/// A source whose migration needs a helper (`xm.save` → `torchtpu_save`, an unsafe fix).
+const SAVES: &str =
+    "import torch\nimport torch_xla.core.xla_model as xm\n\nxm.save({\"w\": torch.ones(2)}, \"w.pt\")\n";
+
+/// Files that share a helper module are finished after every worker is done, in one more step:
+/// a panic there is one file's internal error, as in any other pass; the others are written
+/// with the module, and the run ends with its summary.
+#[test]
+fn a_panic_while_files_share_a_helper_module_is_one_files_error() {
+    let t = Tree::new();
+    fs::create_dir(t.path("proj")).expect("mkdir");
+    t.write("proj/a.py", SAVES.as_bytes());
+    let marker = xla2tpu::migrate::PANIC_ON_FINISH_MARKER;
+    let bad = format!("{SAVES}NOTE = \"{marker}\"\n");
+    t.write("proj/b.py", bad.as_bytes());
+    let out = t.run(&["migrate", "--unsafe-fixes", "--write", "proj"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("b.py: internal error, file left unchanged"), "{err}");
+    assert!(err.contains("1 file skipped with errors"), "no summary: {err}");
+    assert_eq!(fs::read_to_string(t.path("proj/b.py")).expect("read"), bad);
+    let a = fs::read_to_string(t.path("proj/a.py")).expect("read");
+    assert!(a.contains("from _torchtpu import torchtpu_save"), "{a}");
+    assert!(fs::read_to_string(t.path("proj/_torchtpu.py")).expect("the module").contains("def torchtpu_save"));
 }
 
 /// An edit saved, or the file deleted, while the new content is being written and synced (the
@@ -454,7 +499,7 @@ fn cr_only_line_ends_are_lines() {
 
 /// A file name can neither close its code span early nor inject HTML into the Markdown report
 /// (rendered by a CommonMark parser here, as a code host renders it); credentials in index URLs
-/// are shown as `***` in findings and reports.
+/// are shown as `***` in findings, code frames, baselines and reports.
 #[test]
 fn the_markdown_report_escapes_names_and_nothing_shows_credentials() {
     let t = Tree::new();
@@ -468,6 +513,17 @@ fn the_markdown_report_escapes_names_and_nothing_shows_credentials() {
     let out = t.run(&["check", "--output-format", "concise", "."]);
     let shown = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
     assert!(shown.contains("`-f https://***@storage.googleapis.com/libtpu-releases/index.html`"), "{shown}");
+    assert!(!shown.contains("s3cr3t"), "{shown}");
+    // The default output's code frames, and a baseline (which is committed), mask them too.
+    let out = t.run(&["check", "--write-baseline", "base.json", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let baseline = fs::read_to_string(t.path("base.json")).expect("baseline");
+    assert!(baseline.contains("-f https://***@storage.googleapis.com") && !baseline.contains("s3cr3t"), "{baseline}");
+    let out = t.run(&["check", "--baseline", "base.json", "."]);
+    assert_eq!(out.status.code(), Some(0), "the baseline matches its findings: {}", stderr(&out));
+    let out = t.run(&["check", "--output-format", "full", "--color", "never", "requirements.txt"]);
+    let shown = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(shown.contains("-f https://*********@storage.googleapis.com"), "{shown}");
     assert!(!shown.contains("s3cr3t"), "{shown}");
     for report in ["r.md", "r.json"] {
         let out = t.run(&["migrate", "--report", report, "."]);

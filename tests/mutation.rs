@@ -278,6 +278,69 @@ fn whole_file(text: &str) -> Vec<(String, Vec<u8>)> {
     ]
 }
 
+/// What the mutants of some corpus inputs came to.
+#[derive(Default)]
+struct Tally {
+    checked: usize,
+    parsed: usize,
+    changed: usize,
+    failures: Vec<String>,
+}
+
+impl std::iter::Sum for Tally {
+    fn sum<I: Iterator<Item = Tally>>(iter: I) -> Tally {
+        iter.fold(Tally::default(), |mut all, one| {
+            all.checked += one.checked;
+            all.parsed += one.parsed;
+            all.changed += one.changed;
+            all.failures.extend(one.failures);
+            all
+        })
+    }
+}
+
+/// Mutate one corpus input (its own seeded draw, so the split across threads changes nothing)
+/// and check every property on each mutant.
+fn mutants_of(root: &Path, file: &Path, seed: u64, rounds: usize) -> Tally {
+    let mut tally = Tally::default();
+    let name = file.strip_prefix(root).unwrap_or(file).display().to_string();
+    let source = SourceFile::read(file).expect("corpus inputs are UTF-8");
+    let mut rng = Rng(seed ^ fnv(&name));
+    let mut mutants = whole_file(&source.text);
+    let mut text = source.text.clone();
+    for round in 0..rounds {
+        // Every third mutant builds on the previous one, so mutations combine.
+        if round % 3 == 0 {
+            text = source.text.clone();
+        }
+        if let Some((what, mutant)) = mutate(&text, &mut rng) {
+            mutants.push((what, mutant.clone().into_bytes()));
+            text = mutant;
+        }
+    }
+    for (what, bytes) in mutants {
+        tally.checked += 1;
+        match std::panic::catch_unwind(|| properties::check_bytes(&bytes)) {
+            Ok(outcome) => {
+                tally.parsed += usize::from(outcome.parsed);
+                tally.changed += usize::from(outcome.changed);
+            }
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                tally.failures.push(format!(
+                    "{name} ({what}; seed {seed}): {message}\n--- mutant\n{}",
+                    String::from_utf8_lossy(&bytes)
+                ));
+            }
+        }
+    }
+    tally
+}
+
 #[test]
 fn mutants_of_the_corpus_keep_every_property() {
     let started = Instant::now();
@@ -287,45 +350,18 @@ fn mutants_of_the_corpus_keep_every_property() {
     let files = corpus_inputs();
     assert!(files.len() >= 50, "only {} corpus inputs", files.len());
 
-    let (mut checked, mut parsed, mut changed) = (0usize, 0usize, 0usize);
-    let mut failures = Vec::new();
-    for file in &files {
-        let name = file.strip_prefix(root).unwrap_or(file).display().to_string();
-        let source = SourceFile::read(file).expect("corpus inputs are UTF-8");
-        let mut rng = Rng(seed ^ fnv(&name));
-        let mut mutants = whole_file(&source.text);
-        let mut text = source.text.clone();
-        for round in 0..rounds {
-            // Every third mutant builds on the previous one, so mutations combine.
-            if round % 3 == 0 {
-                text = source.text.clone();
-            }
-            if let Some((what, mutant)) = mutate(&text, &mut rng) {
-                mutants.push((what, mutant.clone().into_bytes()));
-                text = mutant;
-            }
-        }
-        for (what, bytes) in mutants {
-            checked += 1;
-            match std::panic::catch_unwind(|| properties::check_bytes(&bytes)) {
-                Ok(outcome) => {
-                    parsed += usize::from(outcome.parsed);
-                    changed += usize::from(outcome.changed);
-                }
-                Err(panic) => {
-                    let message = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default();
-                    failures.push(format!(
-                        "{name} ({what}; seed {seed}): {message}\n--- mutant\n{}",
-                        String::from_utf8_lossy(&bytes)
-                    ));
-                }
-            }
-        }
-    }
+    // The files are independent: check them on every core, each thread its own share.
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let shares: Vec<Tally> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                let share: Vec<&PathBuf> = files.iter().skip(k).step_by(threads).collect();
+                scope.spawn(move || share.into_iter().map(|file| mutants_of(root, file, seed, rounds)).sum::<Tally>())
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("a mutation worker")).collect()
+    });
+    let Tally { checked, parsed, changed, failures } = shares.into_iter().sum();
     println!(
         "{checked} mutants of {} corpus inputs checked in {:.1?}: {parsed} parsed, {changed} migrated",
         files.len(),

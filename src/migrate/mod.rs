@@ -137,6 +137,10 @@ pub const PANIC_MARKER: &str = "# xla2tpu-fault-injection: panic";
 /// its kind, so the integration tests can prove the per-file guard covers every pass.
 pub const PANIC_ON_READ_MARKER: &str = "xla2tpu-fault-injection: panic-on-read";
 
+/// Debug builds panic on a file holding this marker when its migration is finished (diffed or
+/// written), which for files sharing a helper module happens after every worker is done.
+pub const PANIC_ON_FINISH_MARKER: &str = "xla2tpu-fault-injection: panic-on-finish";
+
 /// Debug builds append to a file holding this marker just before `--write` replaces it, so the
 /// integration tests can prove an edit made during a run is never overwritten.
 pub const CHANGE_MARKER: &str = "# xla2tpu-fault-injection: change-before-write";

@@ -326,7 +326,9 @@ impl Excerpt {
         }
         // From the file's line index: counting newlines up to here would scan the file per frame.
         let first_line = lines.line_col(text, TextSize::try_from(base).ok()?).0 - 1;
-        Some(Excerpt { name: name.to_string(), text: text[base..stop].to_string(), base, first_line })
+        // Credentials in an index URL are masked, byte for byte so that the labels stay in place.
+        let text = crate::redact::credentials_in_place(&text[base..stop]);
+        Some(Excerpt { name: name.to_string(), text, base, first_line })
     }
 }
 

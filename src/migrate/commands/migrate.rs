@@ -260,6 +260,16 @@ struct FileMigration {
     module_written: bool,
 }
 
+impl FileMigration {
+    /// The file whose finish waits for [`share_helpers`].
+    fn pending_file(&self) -> Option<&Path> {
+        match &self.pending.as_ref()?.0.input {
+            Input::File(p) => Some(p),
+            Input::Stdin(_) => None,
+        }
+    }
+}
+
 /// Something a migration left: (notebook cell, line, column, diagnostic), located in the input.
 type Left = (Option<usize>, usize, usize, Diagnostic);
 
@@ -333,6 +343,9 @@ fn helper_import(l: &Loaded) -> Option<String> {
 
 /// What a migration of `l` leaves, and its diff or write.
 fn finish(out: &mut FileMigration, l: &Loaded, m: Migrated, write: bool, color: bool) {
+    if cfg!(debug_assertions) && l.source.text.contains(crate::migrate::PANIC_ON_FINISH_MARKER) {
+        panic!("fault injected for testing");
+    }
     let path = out.outcome.path.clone();
     out.warnings.extend(m.reverted);
     out.warnings.extend(unchecked_parts(l, &path));
@@ -391,13 +404,14 @@ const HELPER_MODULE_DOC: &str =
 
 /// Files whose helpers may go to their directory's helper module: where two or more of a
 /// directory need helpers (or xla2tpu's module is already there), they import them from it and
-/// the module is written (or extended) once; elsewhere each file is migrated again with its
-/// helpers inline. A file of that name xla2tpu did not write is left alone, said once.
+/// the module is written (or extended) once, before them; elsewhere, or when the module cannot
+/// be made, each file is migrated again with its helpers inline. A file of that name xla2tpu did
+/// not write is left alone, said once. Every step runs under the per-file guard.
 fn share_helpers(mut results: Vec<FileMigration>, write: bool, color: bool) -> Vec<FileMigration> {
     let mut groups: BTreeMap<(std::path::PathBuf, String), Vec<usize>> = BTreeMap::new();
     for (i, r) in results.iter().enumerate() {
-        if let Some(pending) = &r.pending
-            && let (Input::File(p), Some(import)) = (&pending.0.input, &pending.0.selection.helper_module)
+        if let (Some(p), Some(pending)) = (r.pending_file(), &r.pending)
+            && let Some(import) = &pending.0.selection.helper_module
         {
             let dir = p.parent().unwrap_or(Path::new("")).to_path_buf(); // "": the working directory
             groups.entry((dir, import.clone())).or_default().push(i);
@@ -406,62 +420,87 @@ fn share_helpers(mut results: Vec<FileMigration>, write: bool, color: bool) -> V
     for ((dir, import), members) in groups {
         let name = import.trim_start_matches('.');
         let module_path = dir.join(format!("{name}.py"));
+        let shown = module_path.display().to_string();
         let existing = std::fs::read(&module_path).ok();
         let ours = existing.as_deref().map(|b| String::from_utf8_lossy(b).starts_with(HELPER_MODULE_DOC));
         if ours == Some(false) {
             results[members[0]].warnings.push(format!(
-                "{}: not written by xla2tpu; the helpers of {} stay in each file",
-                module_path.display(),
+                "{shown}: not written by xla2tpu; the helpers of {} stay in each file",
                 count(members.len(), "file")
             ));
         }
-        if ours == Some(false) || (ours.is_none() && members.len() < 2) {
-            for &i in &members {
-                let r = &mut results[i];
-                let (mut l, _) = *r.pending.take().expect("pending");
-                l.selection.helper_module = None;
-                let path = r.outcome.path.clone();
-                match migrate_python(&l, &path, &mut r.warnings) {
-                    Ok(m) => finish(r, &l, m, write, color),
-                    Err(e) => r.outcome.error = Some(e),
-                }
+        let shared = ours != Some(false) && (ours.is_some() || members.len() >= 2);
+        let old = existing.map(|b| String::from_utf8_lossy(&b).into_owned());
+        let module = shared.then(|| module_text(&results, &members, old.as_deref())).flatten();
+        let module = match module {
+            Some(Err(panic)) => {
+                let first = &mut results[members[0]];
+                first.warnings.push(format!("{shown}: internal error, helpers kept in each file: {panic}"));
+                None
             }
-            continue;
-        }
-        let mut helpers: BTreeMap<String, crate::migrate::fix::Helper> = BTreeMap::new();
+            Some(Ok(new)) if write && old.as_deref() != Some(new.as_str()) => {
+                // The module first: a file importing from a module that could not be written
+                // would not run. When it fails, the files keep their helpers. A new module
+                // belongs to the owner of the files it serves.
+                let sibling = results[members[0]].pending_file().expect("members are files").to_path_buf();
+                let done = match &old {
+                    Some(old) => crate::write::replace_if_unchanged(&module_path, old.as_bytes(), new.as_bytes()),
+                    None => crate::write::create_new(&module_path, new.as_bytes(), &sibling),
+                };
+                let last = &mut results[*members.last().expect("a member")];
+                match done {
+                    Ok(()) => last.module_written = true,
+                    Err(e) => last.outcome.error = Some(format!("{shown}: {e:#}")),
+                }
+                last.module_written.then_some(new)
+            }
+            Some(Ok(new)) => Some(new),
+            None => None,
+        };
         for &i in &members {
             let r = &mut results[i];
-            let (l, m) = *r.pending.take().expect("pending");
-            for (n, h) in &m.helpers {
-                helpers.entry(n.clone()).or_insert_with(|| h.clone());
+            let (mut l, m) = *r.pending.take().expect("pending");
+            let input = l.input.clone();
+            let done = crate::isolate::catch(|| match module {
+                Some(_) => finish(r, &l, m, write, color),
+                None => {
+                    l.selection.helper_module = None;
+                    let path = r.outcome.path.clone();
+                    match migrate_python(&l, &path, &mut r.warnings) {
+                        Ok(m) => finish(r, &l, m, write, color),
+                        Err(e) => r.outcome.error = Some(e),
+                    }
+                }
+            });
+            if let Err(panic) = done {
+                let module_written = r.module_written;
+                *r = FileMigration { module_written, ..FileMigration::internal_error(&input, panic) };
             }
-            finish(r, &l, m, write, color);
         }
-        let old = existing.map(|b| String::from_utf8_lossy(&b).into_owned());
-        let new = helper_module_text(old.as_deref(), &helpers);
-        if old.as_deref() == Some(new.as_str()) {
-            continue;
-        }
-        let last = &mut results[*members.last().expect("a member")];
-        let shown = module_path.display().to_string();
-        if write {
-            let done = match &old {
-                Some(old) => crate::write::replace_if_unchanged(&module_path, old.as_bytes(), new.as_bytes()),
-                None => crate::write::create_new(&module_path, new.as_bytes()),
-            };
-            match done {
-                Ok(()) => last.module_written = true,
-                Err(e) => last.outcome.error = Some(format!("{shown}: {e:#}")),
-            }
-        } else {
+        if let Some(new) = module.filter(|new| !write && old.as_deref() != Some(new.as_str())) {
             let diff = match &old {
                 Some(old) => render::unified_diff(&shown, old, &new, color),
                 None => render::new_file_diff(&shown, &new, color),
             };
-            last.stdout.extend(diff.into_bytes());
+            results[*members.last().expect("a member")].stdout.extend(diff.into_bytes());
         }
     }
     results
+}
+
+/// The helper module of a group's pending files, under the guard.
+fn module_text(
+    results: &[FileMigration],
+    members: &[usize],
+    old: Option<&str>,
+) -> Option<Result<String, crate::isolate::Panic>> {
+    let mut helpers: BTreeMap<String, crate::migrate::fix::Helper> = BTreeMap::new();
+    for &i in members {
+        for (n, h) in &results[i].pending.as_ref()?.1.helpers {
+            helpers.entry(n.clone()).or_insert_with(|| h.clone());
+        }
+    }
+    Some(crate::isolate::catch(|| helper_module_text(old, &helpers)))
 }
 
 /// The helper module: `existing` (one xla2tpu wrote) with the helpers it lacks added, or a new
