@@ -11,9 +11,10 @@ use anyhow::{Context, bail};
 
 use crate::discover::FileId;
 
-/// `n` and the noun, plural unless `n` is 1: "1 file", "2 files", "3 fixes", "2 entries".
-pub fn count(n: usize, noun: &str) -> String {
-    if n == 1 { format!("{n} {noun}") } else { format!("{n} {}", plural(noun)) }
+/// `n` (any unsigned count) and the noun, plural unless `n` is 1: "1 file", "2 files",
+/// "3 fixes", "2 entries".
+pub fn count<N: std::fmt::Display + PartialEq + From<u8>>(n: N, noun: &str) -> String {
+    if n == N::from(1) { format!("{n} {noun}") } else { format!("{n} {}", plural(noun)) }
 }
 
 /// The regular English plural, which is all our nouns need.

@@ -124,7 +124,7 @@ fn diff_fixture_backend_against_torchtpu() {
         "{out}"
     );
     assert!(out.contains("model types passing: 1 -> 2"), "{out}");
-    assert!(out.contains("Ops used by profiles, gained (1):\n  aten::_scaled_dot_product_flash_attention_for_cpu_backward  (1 model types)"), "{out}");
+    assert!(out.contains("Ops used by profiles, gained (1):\n  aten::_scaled_dot_product_flash_attention_for_cpu_backward  (1 model type)"), "{out}");
 }
 
 #[test]
@@ -155,9 +155,11 @@ fn show_lists_profiles_using_the_op() {
     assert!(out.contains("Inside composite ops in 1 more: transformers/good"), "{out}");
     let out = stdout_of(ops_fixture(&["show", "mm"]), 0);
     assert!(
-        out.contains("Used by 2 profile(s)\n  transformers/good (12 calls)\n  transformers/trainbad (3 calls)"),
+        out.contains("Used by 2 profiles\n  transformers/good (12 calls)\n  transformers/trainbad (3 calls)"),
         "{out}"
     );
+    let out = stdout_of(ops_fixture(&["show", "aten::median"]), 0);
+    assert!(out.contains("Used by 1 profile\n  timm/broken (1 call)\n"), "{out}");
 }
 
 #[test]

@@ -13,6 +13,7 @@ use super::{
     Completeness, DEFAULT_BACKEND, Evaluation, IndexEntry, Profile, Profiles, Registry, Support, api, evaluate,
     op_support, op_support_with_inner,
 };
+use crate::output::count;
 
 #[derive(Debug, clap::Args)]
 pub struct OpsArgs {
@@ -161,8 +162,8 @@ fn resolve<'p>(profiles: &'p Profiles, query: &str) -> anyhow::Result<Resolved<'
         );
     }
     bail!(
-        "no profile for {query:?} ({} profiles known; `xla2tpu ops trace --only {query}` can add one)",
-        profiles.ids().len()
+        "no profile for {query:?} ({} known; `xla2tpu ops trace --only {query}` can add one)",
+        count(profiles.ids().len(), "profile")
     )
 }
 
@@ -335,7 +336,7 @@ fn render_diff(r: &DiffReport, all: bool) -> String {
     use std::fmt::Write;
     const SHOWN: usize = 25;
     let mut out = String::new();
-    let _ = writeln!(out, "Migrating from {} to {} ({} profiles)", r.from, r.to, r.profiles);
+    let _ = writeln!(out, "Migrating from {} to {} ({})", r.from, r.to, count(r.profiles, "profile"));
     let _ = writeln!(out, "  model types passing: {} -> {}", r.pass_counts[0], r.pass_counts[1]);
     for (title, map) in [("Now failing (missing ops)", &r.now_failing), ("Now passing (were missing)", &r.now_passing)]
     {
@@ -350,7 +351,7 @@ fn render_diff(r: &DiffReport, all: bool) -> String {
         rows.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
         let _ = writeln!(out, "\n{title} ({}):", rows.len());
         for (op, ids) in rows {
-            let _ = writeln!(out, "  {op}  ({} model types)", ids.len());
+            let _ = writeln!(out, "  {op}  ({})", count(ids.len(), "model type"));
         }
     }
     for (title, ops) in [("All ops, lost", &r.all_lost), ("All ops, gained", &r.all_gained)] {
@@ -455,15 +456,49 @@ fn render_show(r: &ShowReport) -> String {
         }
         let _ = writeln!(out, "\n      {}", b.verdict);
         if !b.neutral.is_empty() {
-            let _ = writeln!(out, "      resolves device-neutral requirement(s): {}", b.neutral.join(", "));
+            let neutral = count(b.neutral.len(), "device-neutral requirement");
+            let _ = writeln!(out, "      resolves {neutral}: {}", b.neutral.join(", "));
         }
     }
-    let _ = writeln!(out, "Used by {} profile(s)", r.used_by.len());
-    for (id, count) in &r.used_by {
-        let _ = writeln!(out, "  {id} ({count} calls)");
+    let _ = writeln!(out, "Used by {}", count(r.used_by.len(), "profile"));
+    for (id, calls) in &r.used_by {
+        let _ = writeln!(out, "  {id} ({})", count(*calls, "call"));
     }
     if !r.inner_of.is_empty() {
         let _ = writeln!(out, "Inside composite ops in {} more: {}", r.inner_of.len(), r.inner_of.join(", "));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_and_show_count_in_words() {
+        let mut r = DiffReport { profiles: 1, ..Default::default() };
+        r.seen_lost.insert("aten::a".into(), vec!["x".into(), "y".into()]);
+        r.seen_gained.insert("aten::b".into(), vec!["x".into()]);
+        let text = render_diff(&r, false);
+        assert!(text.contains("(1 profile)\n"), "{text}");
+        assert!(text.contains("aten::a  (2 model types)") && text.contains("aten::b  (1 model type)"), "{text}");
+        let view = |neutral: &[&str]| BackendView {
+            backend: "b".into(),
+            class: None,
+            effective: None,
+            delegate: None,
+            verdict: "v".into(),
+            neutral: neutral.iter().map(|n| n.to_string()).collect(),
+        };
+        let show = ShowReport {
+            op: "aten::a".into(),
+            backends: vec![view(&["n"]), view(&["n", "m"])],
+            used_by: vec![("x".into(), 1)],
+            inner_of: Vec::new(),
+        };
+        let text = render_show(&show);
+        assert!(text.contains("resolves 1 device-neutral requirement: n\n"), "{text}");
+        assert!(text.contains("resolves 2 device-neutral requirements: n, m\n"), "{text}");
+        assert!(text.contains("Used by 1 profile\n  x (1 call)\n"), "{text}");
+    }
 }

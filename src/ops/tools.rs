@@ -7,6 +7,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 use super::{Class, Registry};
+use crate::output::count;
 
 const DUMP_SCRIPT: &str = include_str!("dump_backend.py");
 
@@ -74,7 +75,8 @@ pub fn dump_backend(args: &DumpArgs) -> anyhow::Result<ExitCode> {
     let registry = Registry::parse(&name, &tsv, Default::default()).context("dump_backend.py output does not parse")?;
     std::fs::write(&args.output, &tsv).with_context(|| format!("writing {}", args.output.display()))?;
     let kernels = registry.ops().filter(|(_, e)| e.class == Class::Kernel).count();
-    eprintln!("wrote {} ({} ops, {kernels} with a backend kernel)", args.output.display(), registry.ops().count());
+    let ops = count(registry.ops().count(), "op");
+    eprintln!("wrote {} ({ops}, {kernels} with a backend kernel)", args.output.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -218,12 +220,12 @@ fn fetch_hub_configs(args: &TraceArgs, dir: &Path) -> anyhow::Result<()> {
         eprintln!("warning: {failure}");
     }
     eprintln!(
-        "{} of the top {} models: {} configs ({} from the cache, {} requests), {} not transformers (skipped), {} failed",
+        "{} of the top {}: {} ({} from the cache, {}), {} not transformers (skipped), {} failed",
         list.models.len(),
-        top,
-        fetched.written,
+        count(top, "model"),
+        count(fetched.written, "config"),
         fetched.cached,
-        fetched.stats.requests,
+        count(fetched.stats.requests, "request"),
         fetched.skipped_other_library,
         fetched.failures.len()
     );

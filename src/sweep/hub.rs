@@ -28,6 +28,7 @@ use reqwest::header::{HeaderMap, LINK, RETRY_AFTER};
 use serde::{Deserialize, Serialize};
 
 use super::models::{self, ModelList, ModelRecord, SourceInfo};
+use crate::output::count;
 
 pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 /// The Hub's largest page.
@@ -203,11 +204,11 @@ pub fn list_top(opts: &HubOptions, top: usize, progress: &ProgressBar) -> Result
             attribution: "live listing from the Hugging Face Hub API, sorted by downloads".into(),
             captured,
             notes: vec![format!(
-                "{} pages from the cache ({}), {} fetched with {} requests",
-                stats.pages_cached,
+                "{} from the cache ({}), {} fetched with {}",
+                count(stats.pages_cached, "page"),
                 cache.dir.display(),
                 stats.pages_fetched,
-                stats.requests
+                count(stats.requests, "request")
             )],
             rows: models.len(),
         },
@@ -356,7 +357,7 @@ fn get_retrying<T>(
             std::thread::sleep(wait);
         }
     }
-    bail!("GET {url} failed after {} attempts; last error: {last}", policy.attempts.max(1))
+    bail!("GET {url} failed after {}; last error: {last}", count(policy.attempts.max(1), "attempt"))
 }
 
 fn read_page(resp: Response, url: &str, max: u64) -> Result<(Page, Vec<ModelRecord>)> {

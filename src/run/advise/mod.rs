@@ -13,6 +13,7 @@ pub mod html;
 
 pub use super::advice::{Advice, Analysis, CompileFacts, Finding, OptimizerInfo, Reason, SiteCount, StepTotals};
 use super::site::{Site, site_fn};
+use crate::output::count;
 
 /// Assumed costs, in microseconds of host time per occurrence.
 const SYNC_US: f64 = 100.0;
@@ -316,7 +317,12 @@ fn optimizer_finding(o: &OptimizerInfo) -> Option<Finding> {
     let ops = o.ops as f64 / o.steps as f64;
     let mut f = blank(
         "optimizer_loop",
-        format!("{} steps its {} parameters one at a time ({} ops per step)", o.class, o.params, ops.round()),
+        format!(
+            "{} steps its {} one at a time ({} per step)",
+            o.class,
+            count(o.params, "parameter"),
+            count(ops.round() as u64, "op")
+        ),
         1.0,
         ops * OP_US,
     );
@@ -344,7 +350,7 @@ fn optimizer_finding(o: &OptimizerInfo) -> Option<Finding> {
 fn eager_finding(ops: u64, syncs: u64, steps: u64) -> Finding {
     let mut f = blank(
         "eager_dispatch",
-        format!("{ops} ops per step dispatched one at a time (Strict Eager, TorchTPU's default)"),
+        format!("{} per step dispatched one at a time (Strict Eager, TorchTPU's default)", count(ops, "op")),
         1.0,
         ops as f64 * OP_US,
     );
@@ -449,17 +455,16 @@ pub fn render(out: &mut impl std::io::Write, a: &Analysis, who: Option<&str>, ma
     let p = &a.per_step;
     writeln!(
         out,
-        "xla2tpu run --advise{whose}: {} ({source}); per step{}: {} ops, {} host syncs, {} copies to the chip ({}), \
-         {} to the host ({}), {} dynamic-shape ops{}",
-        crate::output::count(a.steps, "step"),
+        "xla2tpu run --advise{whose}: {} ({source}); per step{}: {}, {}, {} to the chip ({}), {} to the host ({}), {}{}",
+        count(a.steps, "step"),
         if a.steps > 1 { format!(" after the first (mean of {})", a.steady_steps) } else { String::new() },
-        p.ops,
-        p.syncs,
-        p.h2d,
+        count(p.ops, "op"),
+        count(p.syncs, "host sync"),
+        count(p.h2d, "copy"),
         bytes(p.h2d_bytes),
         p.d2h,
         bytes(p.d2h_bytes),
-        p.dynamic,
+        count(p.dynamic, "dynamic-shape op"),
         if a.compiled {
             ", compiled with torch.compile".to_string()
         } else {
@@ -478,11 +483,16 @@ pub fn render(out: &mut impl std::io::Write, a: &Analysis, who: Option<&str>, ma
         let how_often = match f.kind {
             "eager_dispatch" | "optimizer_loop" => String::new(),
             "graph_break" => {
-                format!(" (found in {} compilation{})", f.steps_seen, if f.steps_seen == 1 { "" } else { "s" })
+                format!(" (found in {})", count(f.steps_seen, "compilation"))
             }
             "recompile" if f.steps_seen == 1 => " (once)".to_string(),
             "recompile" => format!(" ({} times)", f.steps_seen),
-            _ => format!(" ({} per step, in {} of {} steps)", trim_float(f.per_step), f.steps_seen, a.steady_steps),
+            _ => format!(
+                " ({} per step, in {} of {})",
+                trim_float(f.per_step),
+                f.steps_seen,
+                count(a.steady_steps, "step")
+            ),
         };
         writeln!(out, "  {}. {}{place}{how_often}: ~{}/step", i + 1, f.what, micros(f.cost_us_per_step))?;
         writeln!(out, "     why: {}", f.why)?;
@@ -570,6 +580,29 @@ mod tests {
         assert_eq!(whats.len(), 2, "a DataLoader batch is not advised on: {whats:?}");
         assert!(whats.iter().any(|w| w.starts_with("the same host tensor (1.0 KiB)")), "{whats:?}");
         assert!(whats.iter().any(|w| w.starts_with("a new small tensor (64 B)")), "{whats:?}");
+    }
+
+    #[test]
+    fn the_summary_counts_in_words() {
+        let summary = |n: u64| {
+            let each = serde_json::json!({"ops": n, "syncs": n, "h2d": n, "d2h": n, "dynamic": n, "eager_mode": "DEFER_NEVER"});
+            let a = advice(serde_json::json!({"step_source": "optimizer", "steps": [each.clone(), each], "sites": []}));
+            let mut out = Vec::new();
+            render(&mut out, &a.analyse(), None, false).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let one = summary(1);
+        assert!(
+            one.contains(": 1 op, 1 host sync, 1 copy to the chip (0 B), 1 to the host (0 B), 1 dynamic-shape op"),
+            "{one}"
+        );
+        assert!(one.contains("1 op per step dispatched one at a time"), "{one}");
+        let two = summary(2);
+        assert!(
+            two.contains(": 2 ops, 2 host syncs, 2 copies to the chip (0 B), 2 to the host (0 B), 2 dynamic-shape ops"),
+            "{two}"
+        );
+        assert!(two.contains("2 ops per step dispatched one at a time"), "{two}");
     }
 
     #[test]
