@@ -229,6 +229,70 @@ fn dump_backend_rejects_output_that_is_not_a_backend_tsv() {
     assert!(!out.exists());
 }
 
+/// `dump-backend --output` replaces only an earlier backend table, through a symlink too, and
+/// never an input of the run or another file.
+#[cfg(unix)]
+#[test]
+fn dump_backend_replaces_only_an_earlier_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = std::fs::read_to_string(fixtures().join("backends/mini-1.tsv")).unwrap();
+    let python = fake_python(dir.path(), &tsv);
+    let dump = |output: &Path| {
+        let mut cmd = ops_fixture(&["dump-backend", "--python"]);
+        cmd.arg(&python).arg("--registered").arg(dir.path().join("kernels.txt")).arg("--output").arg(output);
+        cmd
+    };
+    std::fs::write(dir.path().join("kernels.txt"), "aten::mm\n").unwrap();
+    std::fs::write(dir.path().join("notes.md"), "# notes\n").unwrap();
+    for input in ["kernels.txt", "notes.md"] {
+        dump(&dir.path().join(input))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("is not an earlier backend table; not overwritten"));
+    }
+    assert_eq!(std::fs::read_to_string(dir.path().join("kernels.txt")).unwrap(), "aten::mm\n");
+    assert_eq!(std::fs::read_to_string(dir.path().join("notes.md")).unwrap(), "# notes\n");
+    // An earlier table, reached through a symlink: written through it, the link stays.
+    let table = dir.path().join("old.tsv");
+    std::fs::write(&table, "# format: xla2tpu-backend/1\n# backend: old\nop\tclass\teffective\tstructured_delegate\n")
+        .unwrap();
+    let link = dir.path().join("link.tsv");
+    std::os::unix::fs::symlink(&table, &link).unwrap();
+    dump(&link).assert().success();
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&table).unwrap(), tsv);
+}
+
+/// `ops check/diff/show -o FILE` write what standard output gets, and replace only an earlier
+/// `ops` result.
+#[test]
+fn ops_results_go_to_the_output_file_and_replace_only_earlier_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = mini_backend();
+    let commands: [&[&str]; 3] =
+        [&["check", "good", "--backend", &backend], &["diff", &backend, "torchtpu-0.2.0"], &["show", "mm"]];
+    for command in commands {
+        for format in ["text", "json"] {
+            let mut print = ops_fixture(command);
+            print.args(["--output-format", format]);
+            let printed = stdout_of(print, 0);
+            let file = dir.path().join(format!("{}.{format}", command[0]));
+            for _ in 0..2 {
+                ops_fixture(command).args(["--output-format", format, "-o"]).arg(&file).assert().success().stdout("");
+                assert_eq!(std::fs::read_to_string(&file).unwrap(), printed, "{command:?} {format}");
+            }
+        }
+    }
+    let readme = dir.path().join("README.md");
+    std::fs::write(&readme, "# My project\n").unwrap();
+    ops_fixture(&["show", "mm", "--output-file"])
+        .arg(&readme)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not an earlier ops result; not overwritten"));
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), "# My project\n");
+}
+
 #[test]
 fn trace_without_venv_points_to_setup_script() {
     let repo = tempfile::tempdir().unwrap();

@@ -13,7 +13,7 @@ use super::{
     Completeness, DEFAULT_BACKEND, Evaluation, IndexEntry, Profile, Profiles, Registry, Support, api, evaluate,
     op_support, op_support_with_inner,
 };
-use crate::output::count;
+use crate::output::{OutputFile, count};
 
 #[derive(Debug, clap::Args)]
 pub struct OpsArgs {
@@ -47,6 +47,18 @@ enum Format {
     Json,
 }
 
+/// Where and how `ops check/diff/show` print their result, as in `check` and `sweep`.
+#[derive(Debug, clap::Args)]
+struct Output {
+    /// How to print the result (`--format` is the same option).
+    #[arg(long = "output-format", alias = "format", value_enum, default_value_t)]
+    format: Format,
+    /// Write the result to this file instead of standard output. It replaces only an earlier
+    /// `ops` result (`--output` is the same option).
+    #[arg(short, long = "output-file", alias = "output", value_name = "FILE")]
+    output_file: Option<PathBuf>,
+}
+
 #[derive(Debug, clap::Args)]
 struct CheckArgs {
     /// Model type (`bert`), profile id (`transformers/bert`) or Hub id (`google-bert/bert-base-uncased`).
@@ -54,9 +66,8 @@ struct CheckArgs {
     /// Builtin backend name or path to a backend TSV.
     #[arg(long, default_value = DEFAULT_BACKEND)]
     backend: String,
-    /// How to print the result (`--format` is the same option).
-    #[arg(long = "output-format", alias = "format", value_enum, default_value_t)]
-    format: Format,
+    #[command(flatten)]
+    out: Output,
 }
 
 #[derive(Debug, clap::Args)]
@@ -68,21 +79,27 @@ struct DiffArgs {
     /// List every op that changes, not just the first ones.
     #[arg(long)]
     all: bool,
-    /// How to print the result (`--format` is the same option).
-    #[arg(long = "output-format", alias = "format", value_enum, default_value_t)]
-    format: Format,
+    #[command(flatten)]
+    out: Output,
 }
 
 #[derive(Debug, clap::Args)]
 struct ShowArgs {
     /// Op name, `aten::` optional (`addmm`, `aten::add.Tensor`).
     op: String,
-    /// How to print the result (`--format` is the same option).
-    #[arg(long = "output-format", alias = "format", value_enum, default_value_t)]
-    format: Format,
+    #[command(flatten)]
+    out: Output,
 }
 
 pub fn run(args: OpsArgs) -> anyhow::Result<ExitCode> {
+    // Claimed before anything is read: a refused file costs nothing.
+    let output = match &args.command {
+        OpsCommand::Check(CheckArgs { out, .. })
+        | OpsCommand::Diff(DiffArgs { out, .. })
+        | OpsCommand::Show(ShowArgs { out, .. }) => out.output_file.as_deref(),
+        OpsCommand::DumpBackend(_) | OpsCommand::Trace(_) => None,
+    };
+    let output = output.map(|path| OutputFile::claim(path, "ops result", is_earlier_result)).transpose()?;
     let owned;
     let profiles = match &args.profiles {
         Some(dir) => {
@@ -95,25 +112,43 @@ pub fn run(args: OpsArgs) -> anyhow::Result<ExitCode> {
         eprintln!("warning: skipped unreadable profile {err}");
     }
     match args.command {
-        OpsCommand::Check(a) => check(profiles, &a),
-        OpsCommand::Diff(a) => diff(profiles, &a),
-        OpsCommand::Show(a) => show(profiles, &a),
+        OpsCommand::Check(a) => check(profiles, &a, output.as_ref()),
+        OpsCommand::Diff(a) => diff(profiles, &a, output.as_ref()),
+        OpsCommand::Show(a) => show(profiles, &a, output.as_ref()),
         OpsCommand::DumpBackend(a) => super::tools::dump_backend(&a),
         OpsCommand::Trace(a) => super::tools::trace(&a),
     }
 }
 
-/// Prints a report as text or JSON. A closed pipe (`| head`) is not an error.
-fn emit(format: Format, value: &impl Serialize, render: impl FnOnce() -> String) -> anyhow::Result<()> {
+/// Prints a report as text or JSON, to standard output (where a closed pipe, `| head`, is not
+/// an error) or to the `--output-file`.
+fn emit(
+    format: Format,
+    file: Option<&OutputFile>,
+    value: &impl Serialize,
+    render: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
     use std::io::Write;
     let text = match format {
         Format::Json => serde_json::to_string_pretty(value)? + "\n",
         Format::Text => render(),
     };
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
+    match file {
+        Some(file) => file.write(text.as_bytes()),
+        None => Ok(crate::output::tolerate_closed_reader(std::io::stdout().lock().write_all(text.as_bytes()))?),
     }
+}
+
+/// Whether `head` begins an earlier result of `ops check`, `diff` or `show`, as text or JSON.
+fn is_earlier_result(head: &str) -> bool {
+    let first = head.lines().next().unwrap_or_default();
+    let json_key = head.strip_prefix("{\n  \"").and_then(|rest| rest.split('"').next());
+    let verdict = |v: &str| ["PASS", "FAIL", "INCOMPLETE"].iter().any(|w| v.starts_with(w));
+    matches!(json_key, Some("query" | "from" | "op"))
+        || first.starts_with("Migrating from ")
+        || first.starts_with("note: model type '")
+        || first.split_once(": ").is_some_and(|(who, v)| who.contains(" on ") && verdict(v))
+        || (first.contains("::") && !first.contains(' ') && head.contains("\nUsed by "))
 }
 
 // ---------------------------------------------------------------------------------------- check
@@ -193,7 +228,7 @@ struct BackendInfo<'a> {
     provenance: &'a str,
 }
 
-fn check(profiles: &Profiles, args: &CheckArgs) -> anyhow::Result<ExitCode> {
+fn check(profiles: &Profiles, args: &CheckArgs, output: Option<&OutputFile>) -> anyhow::Result<ExitCode> {
     let registry = Registry::load(&args.backend)?;
     let resolved = resolve(profiles, &args.model)?;
     let p = resolved.profile;
@@ -211,7 +246,7 @@ fn check(profiles: &Profiles, args: &CheckArgs) -> anyhow::Result<ExitCode> {
         backend: BackendInfo { name: registry.name(), provenance: registry.provenance() },
         evaluation: evaluate(&registry, p),
     };
-    emit(args.format, &report, || render_check(&report))?;
+    emit(args.out.format, output, &report, || render_check(&report))?;
     // 0 only for a pass the profile can prove; 3 when nothing is missing but the trace is partial.
     Ok(match (report.evaluation.pass, report.evaluation.coverage.completeness) {
         (false, _) => ExitCode::from(1),
@@ -293,7 +328,7 @@ struct DiffReport {
     all_ops: usize,
 }
 
-fn diff(profiles: &Profiles, args: &DiffArgs) -> anyhow::Result<ExitCode> {
+fn diff(profiles: &Profiles, args: &DiffArgs, output: Option<&OutputFile>) -> anyhow::Result<ExitCode> {
     let (from, to) = (Registry::load(&args.from)?, Registry::load(&args.to)?);
     let mut r = DiffReport { from: from.name().into(), to: to.name().into(), ..Default::default() };
     for profile in profiles.iter() {
@@ -328,7 +363,7 @@ fn diff(profiles: &Profiles, args: &DiffArgs) -> anyhow::Result<ExitCode> {
             _ => {}
         }
     }
-    emit(args.format, &r, || render_diff(&r, args.all))?;
+    emit(args.out.format, output, &r, || render_diff(&r, args.all))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -390,7 +425,7 @@ struct BackendView {
     neutral: Vec<String>,
 }
 
-fn show(profiles: &Profiles, args: &ShowArgs) -> anyhow::Result<ExitCode> {
+fn show(profiles: &Profiles, args: &ShowArgs, output: Option<&OutputFile>) -> anyhow::Result<ExitCode> {
     let op = if args.op.contains("::") { args.op.clone() } else { format!("aten::{}", args.op) };
     // What the op's composite kernel calls, as some trace recorded it (a model's or an API's).
     let inner = profiles
@@ -438,7 +473,7 @@ fn show(profiles: &Profiles, args: &ShowArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let report = ShowReport { op, backends, used_by, inner_of };
-    emit(args.format, &report, || render_show(&report))?;
+    emit(args.out.format, output, &report, || render_show(&report))?;
     Ok(ExitCode::SUCCESS)
 }
 

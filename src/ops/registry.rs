@@ -120,6 +120,14 @@ impl Registry {
         Registry::parse(stem, &tsv, neutral).with_context(|| format!("parsing {}", path.display()))
     }
 
+    /// Whether `head` (a file's beginning) is a backend TSV of any format version: the only file
+    /// `ops dump-backend` replaces.
+    pub fn is_table(head: &str) -> bool {
+        head.lines()
+            .take_while(|line| line.starts_with('#'))
+            .any(|line| line.trim_start_matches('#').trim().starts_with("format: xla2tpu-backend/"))
+    }
+
     /// Parses the TSV text. `name` is used unless the file has a `# backend:` line.
     pub fn parse(name: &str, tsv: &str, neutral: NeutralMap) -> anyhow::Result<Registry> {
         let mut name = name.to_string();

@@ -7,7 +7,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 use super::{Class, Registry};
-use crate::output::count;
+use crate::output::{OutputFile, count};
 
 const DUMP_SCRIPT: &str = include_str!("dump_backend.py");
 
@@ -43,6 +43,8 @@ pub struct DumpArgs {
 }
 
 pub fn dump_backend(args: &DumpArgs) -> anyhow::Result<ExitCode> {
+    // Claimed first: only an earlier backend table is replaced, never an input or another file.
+    let table = OutputFile::claim(&args.output, "backend table", Registry::is_table)?;
     let mut script = tempfile::Builder::new().prefix("xla2tpu_dump_backend").suffix(".py").tempfile()?;
     script.write_all(DUMP_SCRIPT.as_bytes())?;
     let name = match &args.name {
@@ -73,7 +75,7 @@ pub fn dump_backend(args: &DumpArgs) -> anyhow::Result<ExitCode> {
     let tsv = String::from_utf8(output.stdout).context("dump_backend.py printed non-UTF-8")?;
     // Parse before writing so a broken dump never replaces a good file.
     let registry = Registry::parse(&name, &tsv, Default::default()).context("dump_backend.py output does not parse")?;
-    std::fs::write(&args.output, &tsv).with_context(|| format!("writing {}", args.output.display()))?;
+    table.write(tsv.as_bytes())?;
     let kernels = registry.ops().filter(|(_, e)| e.class == Class::Kernel).count();
     let ops = count(registry.ops().count(), "op");
     eprintln!("wrote {} ({ops}, {kernels} with a backend kernel)", args.output.display());
