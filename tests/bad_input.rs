@@ -694,3 +694,115 @@ fn what_is_not_read_is_said() {
         assert!(err.contains("caf\u{fffd}.py: the file name is not UTF-8; skipped"), "{command}: {err}");
     }
 }
+
+/// Generated code can put thousands of findings on one long line: each finding gives its
+/// location instead of a frame that would print the line again (2,000 copies of 32 KB).
+#[test]
+fn thousands_of_findings_on_one_generated_line_give_locations_not_the_line() {
+    let t = Tree::new();
+    let line = "xm.mark_step(); ".repeat(2000);
+    t.write("generated.py", format!("import torch_xla.core.xla_model as xm\n{line}\n").as_bytes());
+    let out = t.run(&["check", "generated.py"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // 2,001 findings: the import's frame would show line 2 as context.
+    assert_eq!(stdout.matches("; the line is too long to show").count(), 2001, "every finding gives its location");
+    assert!(stdout.contains("(generated.py:2:31985; the line is too long to show"), "the last one");
+    assert!(!stdout.contains("xm.mark_step(); xm.mark_step(); xm.mark_step();"), "the line was printed");
+    assert!(stdout.len() < 2 << 20, "{} bytes of output", stdout.len());
+}
+
+/// The 64 MiB limit holds for a file on disk (not only standard input), and both limits hold
+/// for `migrate` as for `check`; too deep YAML is a warning, in a conda environment an error.
+#[test]
+fn limits_hold_for_files_on_disk_and_for_migrate_too() {
+    let t = Tree::new();
+    // Sparse: 64 MiB and a byte of zeros, without writing them.
+    fs::File::create(t.path("big.py")).and_then(|f| f.set_len((64 << 20) + 1)).expect("sparse file");
+    let huge = format!("import torch_xla\n{}", "x = 1\n".repeat((16 << 20) / 6 + 1));
+    t.write("huge.py", huge.as_bytes());
+    let deep = format!("a: {}{}\n", "[".repeat(1000), "]".repeat(1000));
+    t.write("job.yaml", deep.as_bytes());
+    t.write("environment.yml", deep.as_bytes());
+    for command in ["check", "migrate"] {
+        let out = t.run(&[command, "."]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{command}: {err}");
+        assert!(
+            err.contains("big.py: cannot read: larger than 64 MiB, the most xla2tpu reads of one file"),
+            "{command}: {err}"
+        );
+        assert!(err.contains("huge.py: 16.0 MiB of Python is over the 16 MiB limit for one file"), "{command}: {err}");
+        let nested = |name: &str| {
+            let what = format!("{name}: invalid YAML: flow collections nested more than 512 levels");
+            err.lines().find(|l| l.contains(&what)).unwrap_or_default().to_string()
+        };
+        assert!(nested("job.yaml").starts_with("warning: "), "{command}: {err}");
+        assert!(nested("environment.yml").starts_with("error: "), "{command}: {err}");
+        let errors = if command == "check" { "; 3 errors" } else { "; 3 files skipped with errors" };
+        assert!(err.contains(errors), "{command}: {err}");
+    }
+}
+
+/// `check` does not read the here-documents of a notebook's `%%bash` cell as commands either:
+/// only the command after them is a finding.
+#[test]
+fn notebook_shell_here_documents_are_not_checked() {
+    let t = Tree::new();
+    let cell = "%%bash\ncat > env.sh <<'EOF'\nexport PJRT_DEVICE=TPU\n\npip install torch_xla\nEOF\ncat <<-END >> log\n\texport PJRT_DEVICE=TPU\n\tEND\nexport PJRT_DEVICE=TPU\n";
+    let notebook = serde_json::json!({
+        "cells": [{"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": cell}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    });
+    t.write("nb.ipynb", notebook.to_string().as_bytes());
+    let out = t.run(&["check", "--output-format", "concise", "nb.ipynb"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().map(|l| l.split(": ").next().unwrap_or_default()).collect();
+    assert_eq!(lines, ["nb.ipynb:cell 1:10:8"], "{stdout}{}", stderr(&out));
+}
+
+/// Where `O_TMPFILE` cannot be used (here: `/proc` hidden, so an unnamed file cannot be linked
+/// in), `--write` stages the new content in a hidden `.xla2tpu-*.tmp` instead: the result and
+/// the mode are the same, nothing is left after a run, and a `kill -9` leaves the file whole and
+/// only that hidden file behind.
+#[test]
+fn without_o_tmpfile_a_hidden_temporary_file_is_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let without_proc = |t: &Tree, args: &[&str]| {
+        std::process::Command::new("unshare")
+            .args(["--mount", "--fork", "sh", "-c", "mount -t tmpfs none /proc && exec \"$0\" \"$@\""])
+            .arg(assert_cmd::cargo::cargo_bin("xla2tpu"))
+            .args(args)
+            .current_dir(t.0.path())
+            .output()
+            .expect("unshare runs")
+    };
+    let t = Tree::new();
+    if !is_root() {
+        skip::skip("XLA2TPU_REQUIRE_ROOT", "not root: hiding /proc takes a mount namespace (CI runs as root)");
+        return;
+    }
+    if !without_proc(&t, &["--version"]).status.success() {
+        skip::skip("XLA2TPU_REQUIRE_ROOT", "no mount namespace here (unshare --mount failed)");
+        return;
+    }
+    fs::set_permissions(t.path("good.py"), fs::Permissions::from_mode(0o640)).expect("chmod");
+    let out = without_proc(&t, &["migrate", "--write", "good.py"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let expected = Tree::new();
+    assert_eq!(expected.run(&["migrate", "--write", "good.py"]).status.code(), Some(0));
+    assert_eq!(fs::read(t.path("good.py")).expect("read"), fs::read(expected.path("good.py")).expect("read"));
+    assert_eq!(fs::metadata(t.path("good.py")).expect("stat").permissions().mode() & 0o777, 0o640);
+    assert!(leftovers(&t, &["good.py"]).is_empty(), "{:?}", leftovers(&t, &["good.py"]));
+
+    let text = format!("{GOOD}{}\n", xla2tpu::migrate::KILL_DURING_WRITE_MARKER);
+    let victim = t.write("victim.py", text.as_bytes());
+    let out = without_proc(&t, &["migrate", "--write", "victim.py"]);
+    assert!(!out.status.success(), "killed: {}", stderr(&out));
+    assert_eq!(fs::read_to_string(&victim).expect("read"), text, "whole");
+    let left = leftovers(&t, &["good.py", "victim.py"]);
+    let hidden = |p: &PathBuf| {
+        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(".xla2tpu-") && n.ends_with(".tmp"))
+    };
+    assert!(left.len() == 1 && hidden(&left[0]), "{left:?}");
+}

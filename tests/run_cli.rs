@@ -304,12 +304,35 @@ os.rename("pids.tmp", "pids")
 time.sleep(300)
 "#;
 
+/// SLEEPER, but it writes the number of a SIGINT or SIGHUP it gets into `got` and exits, and
+/// ignores SIGTERM.
+const TRAPPER: &str = r#"
+import os, signal, subprocess, sys, time
+def got(signum, frame):
+    with open("got", "w") as f:
+        f.write(str(signum))
+    sys.exit(0)
+signal.signal(signal.SIGINT, got)
+signal.signal(signal.SIGHUP, got)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+with open("pids.tmp", "w") as f:
+    f.write(f"{os.getpid()} {child.pid}")
+os.rename("pids.tmp", "pids")
+while True:
+    time.sleep(1)
+"#;
+
 /// Starts `xla2tpu run ARGS -- python train.py` on SLEEPER with its own TMPDIR; returns the
 /// process, the directory and the program's and grandchild's pids once they are running.
 fn start_sleeper(extra: &[&str]) -> Option<(std::process::Child, tempfile::TempDir, [i32; 2])> {
+    start(SLEEPER, extra)
+}
+
+fn start(program: &str, extra: &[&str]) -> Option<(std::process::Child, tempfile::TempDir, [i32; 2])> {
     let python = python()?;
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("train.py"), SLEEPER).unwrap();
+    std::fs::write(dir.path().join("train.py"), program).unwrap();
     std::fs::create_dir(dir.path().join("tmp")).unwrap();
     let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/xla2tpu-test-cache");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("xla2tpu"))
@@ -377,6 +400,33 @@ fn sigterm_stops_the_whole_program_and_cleans_up() {
     let (code, err) = finish(child, &dir, pids);
     assert_eq!(code, Some(143), "{err}");
     assert!(err.contains("stopped by signal 15"), "{err}");
+}
+
+/// SIGINT (Ctrl-C from a parent) and SIGHUP (a closed session) are passed on to the program as
+/// they are: it gets the same signal and may handle it.
+#[test]
+fn sigint_and_sighup_reach_the_program_as_they_are() {
+    for signal in [libc::SIGINT, libc::SIGHUP] {
+        let Some((child, dir, pids)) = start(TRAPPER, &[]) else { return };
+        // SAFETY: signalling the process this test started.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let (code, err) = finish(child, &dir, pids);
+        assert_eq!(code, Some(128 + signal), "{err}");
+        assert_eq!(std::fs::read_to_string(dir.path().join("got")).ok(), Some(signal.to_string()), "{err}");
+    }
+}
+
+/// A program that ignores the SIGTERM is killed once the 10 s grace period has passed.
+#[test]
+fn a_program_that_ignores_sigterm_is_killed_after_the_grace_period() {
+    let Some((child, dir, pids)) = start(TRAPPER, &[]) else { return };
+    let started = std::time::Instant::now();
+    // SAFETY: signalling the process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let (code, err) = finish(child, &dir, pids);
+    assert_eq!(code, Some(143), "{err}");
+    assert!(started.elapsed() >= std::time::Duration::from_secs(10), "not the grace period: {:?}", started.elapsed());
+    assert!(!dir.path().join("got").exists(), "{err}");
 }
 
 #[test]

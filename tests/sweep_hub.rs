@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 use sweep_support::{Reply, Server, entries, page_of};
-use xla2tpu::sweep::hub::{HubOptions, RetryPolicy, list_top};
+use xla2tpu::sweep::hub::{self, HubOptions, RetryPolicy, list_top};
 
 fn opts(server: &Server, cache: &Path) -> HubOptions {
     HubOptions {
@@ -271,14 +271,46 @@ fn bodies_past_the_cap_are_refused_and_never_cached() {
     assert_eq!(cached_files(tmp.path()).len(), 1);
 }
 
+/// The same cap on a single file (`ops trace --hub`'s config.json downloads, `hub::get_file`):
+/// an endless body is refused at once and not retried; an oversized one is never cached.
+#[test]
+fn files_past_the_cap_are_refused_and_never_cached() {
+    let server = Server::start(|_, _, _| Reply::Endless);
+    let tmp = tempfile::tempdir().unwrap();
+    let o = HubOptions { max_body: 1 << 20, timeout: Duration::from_secs(30), ..opts(&server, tmp.path()) };
+    let url = format!("{}/org/model/resolve/main/config.json", server.url());
+    let started = Instant::now();
+    let fetched = hub::get_file(&hub::client(&o).unwrap(), &o, &url, &mut hub::Stats::default(), |_| Ok(()));
+    let err = format!("{:#}", fetched.unwrap_err());
+    assert!(err.contains("larger than 1 MiB"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "read until the timeout: {:?}", started.elapsed());
+    assert_eq!(server.hits(), 1, "not retried");
+
+    let big = Server::start(|_, _, _| Reply::Page {
+        body: format!("{{\"pad\": \"{}\"}}", "x".repeat(100 << 10)),
+        next: None,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let url = format!("{}/org/model/resolve/main/config.json", big.url());
+    let get = |o: &HubOptions| hub::get_file(&hub::client(o).unwrap(), o, &url, &mut hub::Stats::default(), |_| Ok(()));
+    let err = format!("{:#}", get(&HubOptions { max_body: 64 << 10, ..opts(&big, tmp.path()) }).unwrap_err());
+    assert!(err.contains("is larger than"), "{err}");
+    assert!(cached_files(tmp.path()).is_empty(), "an oversized file is never cached");
+    // Under the default cap the same file is read and cached.
+    assert!(!get(&opts(&big, tmp.path())).unwrap().1, "fetched, not from the cache");
+    assert_eq!(cached_files(tmp.path()).len(), 1);
+}
+
 /// `HF_ENDPOINT=http://user:secret@host` authenticates, and the secret is in no output and
 /// no report; a model id a spreadsheet would run as a formula is quoted in the CSV.
 #[test]
 fn endpoint_credentials_are_never_shown_and_csv_cells_are_not_formulas() {
     let server = Server::start(|_, _, _| {
-        let mut page = entries(0..3);
+        let mut page = entries(0..5);
         page[1]["id"] = "=HYPERLINK(\"http://evil.example\",\"x\")".into();
         page[2]["id"] = "@SUM(1+1)".into();
+        page[3]["id"] = "+SUM(1+1)".into();
+        page[4]["id"] = "-2+3".into();
         Reply::Page { body: serde_json::to_string(&page).unwrap(), next: None }
     });
     let tmp = tempfile::tempdir().unwrap();
@@ -288,7 +320,7 @@ fn endpoint_credentials_are_never_shown_and_csv_cells_are_not_formulas() {
     for (path, format) in [(&csv_path, "csv"), (&md_path, "md")] {
         let out = assert_cmd::Command::cargo_bin("xla2tpu")
             .unwrap()
-            .args(["sweep", "--hub", "--top", "3", "--format", format, "--output"])
+            .args(["sweep", "--hub", "--top", "5", "--format", format, "--output"])
             .arg(path)
             .env_remove("HF_TOKEN")
             .env("HF_TOKEN_PATH", "/nonexistent/xla2tpu-test/token") // no saved token of this machine
@@ -312,6 +344,7 @@ fn endpoint_credentials_are_never_shown_and_csv_cells_are_not_formulas() {
     let ids: Vec<String> = rdr.records().map(|r| r.unwrap()[1].to_string()).collect();
     assert!(ids.contains(&"'=HYPERLINK(\"http://evil.example\",\"x\")".to_string()), "{ids:?}");
     assert!(ids.contains(&"'@SUM(1+1)".to_string()), "{ids:?}");
+    assert!(ids.contains(&"'+SUM(1+1)".to_string()) && ids.contains(&"'-2+3".to_string()), "{ids:?}");
 }
 
 /// Without `HF_TOKEN`, the token `huggingface-cli login` saved in `$HF_HOME/token` is sent, as
