@@ -213,8 +213,33 @@ pub fn plan_deletions(text: &str, blocks: &[Block], deletes: &BTreeSet<StmtRef>)
             _ => merged.push(r),
         }
     }
-    edits.extend(merged.into_iter().map(|r| Edit::delete(after_header(text, r))));
+    edits.extend(merged.into_iter().map(|r| Edit::delete(after_header(text, between_blank_runs(text, r)))));
     edits
+}
+
+/// A run of deleted lines with blank lines on both sides (the last imports of a block, between
+/// the block and what follows it) also takes the blank lines before it: those after separate
+/// what follows, and the two runs together would be one blank line too many.
+fn between_blank_runs(text: &str, r: TextRange) -> TextRange {
+    let (start, end) = (usize::from(r.start()), usize::from(r.end()));
+    let whole_lines = line_start(text, start) == start && (end == text.len() || line_start(text, end) == end);
+    let blank_after = end < text.len() && text[end..line_end_inclusive(text, end)].trim().is_empty();
+    if !whole_lines || !blank_after {
+        return r;
+    }
+    let mut s = start;
+    while s > 0 {
+        let ls = line_start(text, s - 1);
+        if !text[ls..s].trim().is_empty() {
+            break;
+        }
+        s = ls;
+    }
+    // Only between code: a deletion after the file's leading blank lines keeps them.
+    if s == start || s == 0 {
+        return r;
+    }
+    TextRange::new(TextSize::try_from(s).unwrap_or(r.start()), r.end())
 }
 
 /// A deletion that starts a block (right after `try:`, `if …:`) also takes

@@ -419,7 +419,8 @@ impl Pass<'_> {
         edits.extend(fix::plan_deletions(self.text, self.blocks, &deletes));
         for (side, since) in [(0, None), (1, barrier)] {
             if !imports[side].is_empty() || !helpers[side].is_empty() {
-                edits.extend(import_edits(self.module, self.text, &imports[side], &helpers[side], since));
+                let added = import_edits(self.module, self.text, &imports[side], &helpers[side], since, &edits);
+                edits.extend(added);
             }
         }
         // Two fixes may need the same edit (two launchers of one worker insert its prelude):
@@ -448,6 +449,7 @@ fn import_edits(
     imports: &BTreeSet<ImportRequest>,
     helpers: &BTreeSet<&fix::Helper>,
     since: Option<TextSize>,
+    planned: &[Edit],
 ) -> Vec<Edit> {
     let newline = newline_of(text);
     let at_line_end = |end: TextSize| TextSize::try_from(line_end_inclusive(text, end.into())).unwrap_or_default();
@@ -527,10 +529,57 @@ fn import_edits(
     if let (Some(first), false) = (first_import, stdlib.is_empty()) {
         edits.push(Edit::insert(first, lines(&stdlib)));
     }
-    let rest: Vec<&ImportRequest> = match first_import {
+    let mut rest: Vec<&ImportRequest> = match first_import {
         Some(_) => others,
         None => imports.iter().filter(|r| !present(r)).collect(),
     };
+    // Beside its own package in the block (`import torch.distributed as dist` under
+    // `import torch`), in the block's order; only what has no such neighbour goes to the end.
+    let leading: Vec<&ast::StmtImport> = body
+        .iter()
+        .take_while(|stmt| imports_end.is_some_and(|end| stmt.end() <= end))
+        .filter_map(Stmt::as_import_stmt)
+        .collect();
+    rest.retain(|r| {
+        let package = r.module.split('.').next().unwrap_or_default();
+        let neighbour = leading.iter().rev().find(|i| {
+            i.names.iter().all(|a| {
+                let name = a.name.id.as_str();
+                name.split('.').next() == Some(package) && name <= r.module.as_str()
+            })
+        });
+        // After the block's last line is where the rest go anyway, ahead of the helpers: one
+        // insertion there, so that nothing orders two at one place.
+        match neighbour.map(|i| at_line_end(i.end())) {
+            Some(at) if Some(at) != imports_end.map(at_line_end) => edits.push(Edit::insert(at, lines(&[r]))),
+            _ => return true,
+        }
+        false
+    });
+    // The same import further down (a later notebook cell's) would now rebind the name for
+    // nothing (F811): the one at the top serves both.
+    for r in imports.iter().filter(|r| !present(r)) {
+        let later = body.iter().skip_while(|stmt| imports_end.is_some_and(|end| stmt.end() <= end)).find(|stmt| {
+            matches!(stmt, Stmt::Import(i) if i.names.len() == 1
+                && i.names[0].name.id.as_str() == r.module
+                && i.names[0].asname.as_ref().map(|n| n.id.as_str()) == r.alias.as_deref())
+        });
+        if let Some(stmt) = later {
+            let start = crate::source::line_start(text, stmt.start().into());
+            let end = line_end_inclusive(text, stmt.end().into());
+            let line = &text[start..end];
+            // Only a line of its own (a trailing comment, such as `# noqa: E402`, goes with it).
+            let own_line = line[..usize::from(stmt.end()) - start].trim_start() == &text[stmt.range()]
+                && line[usize::from(stmt.end()) - start..].trim_start().chars().next().is_none_or(|c| c == '#');
+            if own_line {
+                let range = ruff_text_size::TextRange::new(
+                    TextSize::try_from(start).unwrap_or_default(),
+                    TextSize::try_from(end).unwrap_or_default(),
+                );
+                edits.push(Edit::delete(range));
+            }
+        }
+    }
     if rest.is_empty() && helpers.is_empty() && from_lines.is_empty() {
         return edits;
     }
@@ -543,6 +592,15 @@ fn import_edits(
     match imports_end.or(header_end) {
         Some(end) => {
             let at = at_line_end(end);
+            // Helpers right after the block keep two blank lines above them, counting the blank
+            // lines left above `at` once the deletions planned with them are made (the block's
+            // last lines are often the torch_xla imports going away).
+            if text_of.starts_with(newline) {
+                let blank = blank_lines_before(text, at.into(), planned);
+                for _ in 0..blank.min(2) {
+                    text_of = text_of.strip_prefix(newline).unwrap_or(&text_of).to_string();
+                }
+            }
             if !helpers.is_empty() {
                 // Two blank lines between the last helper and the code that follows.
                 let after = &text[usize::from(at)..];
@@ -571,6 +629,27 @@ fn import_edits(
         }
     }
     edits
+}
+
+/// The blank lines right above `at` in `text` once the deletions in `planned` are made.
+fn blank_lines_before(text: &str, at: usize, planned: &[Edit]) -> usize {
+    let deleted = |a: usize, b: usize| {
+        planned
+            .iter()
+            .any(|e| e.content.is_empty() && usize::from(e.range.start()) <= a && b <= usize::from(e.range.end()))
+    };
+    let (mut blank, mut end) = (0, at);
+    while end > 0 {
+        let start = crate::source::line_start(text, end - 1);
+        if !deleted(start, end) {
+            if !text[start..end].trim().is_empty() {
+                break;
+            }
+            blank += 1;
+        }
+        end = start;
+    }
+    blank
 }
 
 /// `from module import a, b`, one name a line in parentheses where it would pass 88 columns
@@ -709,6 +788,24 @@ mod tests {
             run(src),
             "\"\"\"Doc.\"\"\"\nfrom __future__ import annotations\nimport os\nimport torch.distributed as dist\n\n\ndef torchtpu_rank():\n    \"\"\"This process's rank: the process group's, else torchrun's `RANK` (0 in a single process).\"\"\"\n    if dist.is_initialized():\n        return dist.get_rank()\n    return int(os.environ.get(\"RANK\", \"0\"))\n\n\nprint(torchtpu_rank())\n"
         );
+    }
+
+    #[test]
+    fn new_imports_join_their_package_in_the_block_and_replace_a_later_copy() {
+        let src = "import os\nimport torch\nimport torch.nn as nn\nimport torch_xla.core.xla_model as xm\nfrom torch.utils.data import DataLoader\n\nxm.rendezvous(\"x\")\nprint(DataLoader, nn)\n\nimport torch.distributed as dist  # noqa: E402\n\nprint(dist.is_available())\n";
+        let out = run(src);
+        assert!(
+            out.starts_with("import os\nimport torch\nimport torch.distributed as dist\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader\n"),
+            "{out}"
+        );
+        assert_eq!(out.matches("import torch.distributed as dist").count(), 1, "{out}");
+        assert!(out.ends_with("print(DataLoader, nn)\n\n\nprint(dist.is_available())\n"), "{out}");
+    }
+
+    #[test]
+    fn deleting_the_blocks_last_imports_leaves_no_third_blank_line() {
+        let src = "import torch\n\nimport torch_xla\nimport torch_xla.core.xla_model as xm\n\n\ndef f():\n    xm.mark_step()\n";
+        assert_eq!(run(src), "import torch\n\n\ndef f():\n    pass\n");
     }
 
     #[test]

@@ -3,9 +3,9 @@
 # picked the XLA device and the processes itself; the script only used xm to print once.
 import os
 import torch
+import torch.distributed as dist
 from accelerate import Accelerator
 from torch.utils.data import DataLoader, TensorDataset
-import torch.distributed as dist
 
 
 def accelerate_tpu_processes():

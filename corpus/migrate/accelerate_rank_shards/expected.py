@@ -2,8 +2,8 @@
 # after the Accelerator has set the process up, and prints once from the master.
 import os
 import torch
-from accelerate import Accelerator
 import torch.distributed as dist
+from accelerate import Accelerator
 
 
 def accelerate_tpu_processes():

@@ -2,8 +2,8 @@
 import os
 
 import torch
-import torch_xla.utils.serialization as xser
 import torch.distributed as dist
+import torch_xla.utils.serialization as xser
 
 
 def torchtpu_save(data, path):

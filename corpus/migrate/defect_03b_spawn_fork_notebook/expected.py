@@ -7,8 +7,8 @@ import os
 import sys
 
 import torch, torch.distributed as dist
-import torch.nn as nn
 import torch.multiprocessing as mp
+import torch.nn as nn
 
 
 def torchtpu_optimizer_step(optimizer):

@@ -4,9 +4,9 @@ import os
 import argparse
 
 import torch, torch.distributed as dist
+import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
-import torch.multiprocessing as mp
 
 
 def torchtpu_optimizer_step(optimizer):

@@ -3,8 +3,8 @@ import os
 import argparse
 
 import torch, torch.distributed as dist
-import torch.nn as nn
 import torch.multiprocessing as mp
+import torch.nn as nn
 
 
 def torchtpu_spawn(

@@ -5,13 +5,12 @@ one process per device, gradients all-reduced by xm.optimizer_step.
 """
 import os
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
-
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 
 def torchtpu_optimizer_step(optimizer):

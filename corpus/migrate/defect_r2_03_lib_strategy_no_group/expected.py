@@ -2,8 +2,8 @@
 group (or torch_xla's runtime) is set up by whoever launches the job, not by this module."""
 import os
 import torch
-import torch_xla.core.xla_model as xm
 import torch.distributed as dist
+import torch_xla.core.xla_model as xm
 
 
 def torchtpu_world_size():

@@ -35,6 +35,5 @@ log(f"sum={weights.sum().item():.6f}")
 wait_for_everyone()
 
 # --- a later cell ---
-import torch.distributed as dist  # noqa: E402
 
 log(f"distributed available={dist.is_available()}")

@@ -1,10 +1,9 @@
 """A 2019-era torch_xla script: the package's Python modules still lived in torch_xla_py."""
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
-
-import torch.distributed as dist
 
 
 def torchtpu_optimizer_step(optimizer):

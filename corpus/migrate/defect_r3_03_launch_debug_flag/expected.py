@@ -8,9 +8,9 @@ import os
 import argparse
 
 import torch
-import torch.nn as nn
 import torch.distributed as dist
 import torch.multiprocessing as mp
+import torch.nn as nn
 
 
 def torchtpu_launch(fn, args=(), start_method="spawn", debug_single_process=False):

@@ -8,10 +8,10 @@ import os
 import argparse
 
 import torch
-import torch.nn as nn
-from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 import torch.distributed as dist
 import torch.multiprocessing as mp
+import torch.nn as nn
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 
 def torchtpu_optimizer_step(optimizer):

@@ -2,9 +2,9 @@
 # GPT-2 ties its LM head to the token embeddings: one matrix, trained once.
 import os
 import torch
+import torch.distributed as dist
 from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
 import functools
-import torch.distributed as dist
 
 
 def accelerate_tpu_processes():

@@ -9,9 +9,9 @@ import os
 import sys
 
 import torch
-import torch.nn as nn
 import torch.distributed as dist
 import torch.multiprocessing as mp
+import torch.nn as nn
 
 
 def torchtpu_spawn(

@@ -5,10 +5,10 @@ Run with: python xla_spawn.py --num_cores 8 finetune.py
 import os
 import numpy as np
 import torch
+import torch.distributed as dist
 from transformers import DistilBertConfig, DistilBertForSequenceClassification, Trainer, TrainingArguments
 import dataclasses
 import functools
-import torch.distributed as dist
 
 
 def accelerate_tpu_processes():

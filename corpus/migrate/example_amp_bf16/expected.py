@@ -1,7 +1,7 @@
 # bf16 autocast training on a single TPU core (torch_xla.amp)
 import torch
-import torch.nn as nn
 import torch.distributed as dist
+import torch.nn as nn
 
 
 def torchtpu_optimizer_step(optimizer):

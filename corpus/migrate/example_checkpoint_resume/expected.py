@@ -4,9 +4,9 @@ New-style torch_xla API (torch_xla.device / torch_xla.sync), one process per cor
 """
 import os
 import torch
-import torch.nn as nn
 import torch.distributed as dist
 import torch.multiprocessing as mp
+import torch.nn as nn
 
 
 def torchtpu_optimizer_step(optimizer):

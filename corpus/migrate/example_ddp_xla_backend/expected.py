@@ -7,13 +7,12 @@ gradients, so every rank must end with the same parameters (the checksum line).
 import os
 import torch
 import torch.distributed as dist
+import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.optim as optim
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
-
-import torch.multiprocessing as mp
 
 
 def torchtpu_spawn(

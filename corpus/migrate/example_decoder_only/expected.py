@@ -9,12 +9,11 @@ import math
 from dataclasses import dataclass
 
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 import torch.optim as optim
-
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 
 def torchtpu_launch(fn, args=(), start_method='spawn', debug_single_process=False):

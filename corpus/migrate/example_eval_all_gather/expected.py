@@ -4,10 +4,9 @@ Launched on every core of the host; the master writes the summary file.
 """
 import os
 import torch
-import torch.nn as nn
-
 import torch.distributed as dist
 import torch.multiprocessing as mp
+import torch.nn as nn
 
 
 def torchtpu_spawn(

@@ -7,11 +7,10 @@ import os
 import argparse
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
 import torch.distributed as dist
 import torch.multiprocessing as mp
+import torch.nn as nn
+import torch.nn.functional as F
 
 
 def torchtpu_world_size():

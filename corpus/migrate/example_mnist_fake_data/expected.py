@@ -8,12 +8,11 @@ import os
 import argparse
 
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 import torch.optim as optim
-
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 
 def torchtpu_world_size():

@@ -1,8 +1,7 @@
 # Simplest possible torch_xla script: one device, a small MLP fitting y = f(x) on random data.
 import torch
-import torch.nn as nn
-
 import torch.distributed as dist
+import torch.nn as nn
 
 
 def torchtpu_save(data, path):

@@ -7,10 +7,9 @@ import time
 import argparse
 
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
-
-import torch.distributed as dist
 
 
 def close_summary_writer(summary_writer):

@@ -6,12 +6,11 @@ import itertools
 import time
 
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 import torch.optim as optim
-
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 
 class RateTracker:

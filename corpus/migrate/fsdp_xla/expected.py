@@ -3,11 +3,11 @@ import os
 import functools
 
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 import torch.nn as nn
 from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP, checkpoint_module
 from torch_xla.distributed.fsdp.wrap import transformer_auto_wrap_policy
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 
 def torchtpu_spawn(

@@ -13,12 +13,11 @@ import time
 
 import numpy as np
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
-
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 
 def torchtpu_optimizer_step(optimizer):

@@ -1,9 +1,9 @@
 """A framework's torch_xla launcher (the shape of ignite's and Lightning's XLA launchers)."""
 import os
 import torch
+import torch.distributed as dist
 import torch_xla.core.xla_model as xm
 import torch_xla.distributed.xla_multiprocessing as xmp
-import torch.distributed as dist
 
 
 def torchtpu_rank():

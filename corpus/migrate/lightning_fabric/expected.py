@@ -3,12 +3,12 @@
 # optimizer, built on the CPU parameters, at the ones on the device.
 import os
 import lightning as L
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 import lightning.fabric.plugins.precision
 import lightning.fabric.strategies
 import lightning.pytorch.accelerators
+import torch
 import torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
 
 
 class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):

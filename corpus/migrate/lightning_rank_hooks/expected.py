@@ -2,12 +2,12 @@
 # prints on the master only, and each process reports itself when fit ends.
 import os
 import lightning as L
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 import lightning.pytorch.accelerators
 import lightning.pytorch.plugins.precision
 import lightning.pytorch.strategies
+import torch
 import torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
 
 
 class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):

@@ -2,12 +2,12 @@
 # Lightning's XLA strategy started one torch_xla process per core by itself.
 import os
 import lightning as L
-import torch
-from torch.utils.data import DataLoader, TensorDataset
 import lightning.pytorch.accelerators
 import lightning.pytorch.plugins.precision
 import lightning.pytorch.strategies
+import torch
 import torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
 
 
 class TorchTPUAccelerator(lightning.pytorch.accelerators.Accelerator):

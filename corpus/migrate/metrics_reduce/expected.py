@@ -2,8 +2,8 @@
 import os
 import numpy as np
 import torch
-import torch_xla.core.xla_model as xm
 import torch.distributed as dist
+import torch_xla.core.xla_model as xm
 
 
 def torchtpu_rank():

@@ -1,9 +1,9 @@
 # Fine-tune Gemma with FSDPv2 on a TPU v5e using optimum-tpu and the HF Trainer.
 import os
 import torch
+import torch.distributed as dist
 from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingArguments, DataCollatorForLanguageModeling
 import functools
-import torch.distributed as dist
 
 
 def accelerate_tpu_processes():

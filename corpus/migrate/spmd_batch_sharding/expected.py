@@ -5,15 +5,15 @@
 import os
 import numpy as np
 import torch
+import torch.distributed as dist
+import torch.distributed.device_mesh
+import torch.distributed.tensor
 import torch.nn as nn
 import builtins
 import functools
 import itertools
 import math
 import socket
-import torch.distributed as dist
-import torch.distributed.device_mesh
-import torch.distributed.tensor
 import warnings
 import weakref
 

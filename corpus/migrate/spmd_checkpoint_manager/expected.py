@@ -5,6 +5,9 @@ import os
 import numpy as np
 import torch
 import torch.distributed as dist
+import torch.distributed.checkpoint
+import torch.distributed.device_mesh
+import torch.distributed.tensor
 import torch.nn as nn
 import torch.nn.functional as F
 import builtins
@@ -13,9 +16,6 @@ import functools
 import itertools
 import math
 import socket
-import torch.distributed.checkpoint
-import torch.distributed.device_mesh
-import torch.distributed.tensor
 import warnings
 import weakref
 

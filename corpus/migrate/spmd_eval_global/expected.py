@@ -3,6 +3,9 @@
 import os
 import numpy as np
 import torch
+import torch.distributed as dist
+import torch.distributed.device_mesh
+import torch.distributed.tensor
 import torch.nn.functional as F
 import torch_xla.distributed.spmd as xs
 import builtins
@@ -10,9 +13,6 @@ import functools
 import itertools
 import math
 import socket
-import torch.distributed as dist
-import torch.distributed.device_mesh
-import torch.distributed.tensor
 import warnings
 import weakref
 

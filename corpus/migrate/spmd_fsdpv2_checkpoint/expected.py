@@ -8,17 +8,17 @@ import math
 
 import numpy as np
 import torch
+import torch.distributed as dist
 import torch.distributed.checkpoint as dist_cp
+import torch.distributed.device_mesh
+import torch.distributed.fsdp
+import torch.distributed.fsdp.wrap
+import torch.distributed.tensor
 import torch.nn as nn
 import torch.nn.functional as F
 import builtins
 import itertools
 import socket
-import torch.distributed as dist
-import torch.distributed.device_mesh
-import torch.distributed.fsdp
-import torch.distributed.fsdp.wrap
-import torch.distributed.tensor
 import warnings
 import weakref
 

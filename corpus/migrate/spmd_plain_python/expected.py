@@ -3,14 +3,14 @@ ran it (one process driving every chip). No launch script comes with it."""
 import os
 import numpy as np
 import torch
+import torch.distributed as dist
+import torch.distributed.device_mesh
+import torch.distributed.tensor
 import builtins
 import functools
 import itertools
 import math
 import socket
-import torch.distributed as dist
-import torch.distributed.device_mesh
-import torch.distributed.tensor
 import warnings
 import weakref
 

@@ -7,6 +7,9 @@ import argparse
 
 import numpy as np
 import torch
+import torch.distributed as dist
+import torch.distributed.device_mesh
+import torch.distributed.tensor
 import torch.nn as nn
 import torch.nn.functional as F
 import torch_xla.distributed.spmd as xs
@@ -15,9 +18,6 @@ import functools
 import itertools
 import math
 import socket
-import torch.distributed as dist
-import torch.distributed.device_mesh
-import torch.distributed.tensor
 import warnings
 import weakref
 

@@ -3,8 +3,8 @@ import sys
 import time
 
 import torch
-from torch.utils.data import DataLoader, TensorDataset
 import torch.distributed as dist
+from torch.utils.data import DataLoader, TensorDataset
 
 
 def torchtpu_rank():

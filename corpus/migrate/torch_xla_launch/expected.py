@@ -2,9 +2,9 @@
 import os
 import torch
 import torch.distributed as dist
+import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
-import torch.multiprocessing as mp
 
 
 def torchtpu_launch(fn, args=(), start_method="spawn", debug_single_process=False):

@@ -5,10 +5,10 @@ import sys
 from dataclasses import dataclass, field
 
 import torch
+import torch.distributed as dist
 from transformers import BertConfig, BertForSequenceClassification, HfArgumentParser, Trainer, TrainingArguments
 import dataclasses
 import functools
-import torch.distributed as dist
 
 
 def accelerate_tpu_processes():

@@ -2,9 +2,9 @@
 # replicas: the Trainer subclass logs on the master only, a callback reports each process at the end.
 import os
 import torch
+import torch.distributed as dist
 from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainerCallback, TrainingArguments
 import functools
-import torch.distributed as dist
 
 
 def accelerate_tpu_processes():

@@ -2,9 +2,9 @@
 # The Trainer finds the XLA device by itself; we only use xm for logging.
 import os
 import torch
+import torch.distributed as dist
 from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
 import functools
-import torch.distributed as dist
 
 
 def accelerate_tpu_processes():

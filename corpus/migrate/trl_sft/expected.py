@@ -2,10 +2,10 @@
 # did it: the Trainer finds the XLA device itself; xm only reports where the model trained.
 import os
 import torch
+import torch.distributed as dist
 from datasets import Dataset
 from trl import SFTConfig, SFTTrainer
 import functools
-import torch.distributed as dist
 
 
 def accelerate_tpu_processes():

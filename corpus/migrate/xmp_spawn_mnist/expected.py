@@ -4,14 +4,13 @@ import os
 import sys
 
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 import torch.optim as optim
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
-
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 
 def torchtpu_optimizer_step(optimizer):

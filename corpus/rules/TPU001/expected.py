@@ -1,8 +1,8 @@
 # TPU001 xla-import: imports removed once nothing uses them, and so are assignments aliasing them
 import os
 import torch
-import torch_xla.debug.metrics as met  # still used below: must stay
 import torch.distributed as dist
+import torch_xla.debug.metrics as met  # still used below: must stay
 
 
 def torchtpu_rank():
@@ -17,8 +17,6 @@ def torchtpu_world_size():
     if dist.is_initialized():
         return dist.get_world_size()
     return int(os.environ.get("WORLD_SIZE", "1"))
-
-
 
 device = torch.device("tpu:0")
 print(torchtpu_world_size(), torchtpu_rank())

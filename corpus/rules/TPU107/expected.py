@@ -1,8 +1,8 @@
 # TPU107 xla-save
 import os
 import torch
-import torch_xla.core.xla_model as xm
 import torch.distributed as dist
+import torch_xla.core.xla_model as xm
 
 
 def torchtpu_rank():

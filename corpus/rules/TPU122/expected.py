@@ -1,8 +1,8 @@
 # TPU122 openxla-string
 import os
 import torch
-from transformers import TrainingArguments
 import torch.distributed as dist
+from transformers import TrainingArguments
 
 
 def accelerate_tpu_processes():

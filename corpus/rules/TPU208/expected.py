@@ -1,7 +1,7 @@
 # TPU208 all-gather
 import torch
-import torch_xla.core.xla_model as xm
 import torch.distributed as dist
+import torch_xla.core.xla_model as xm
 
 
 def main():

@@ -3,8 +3,8 @@ import os
 import sys
 
 import torch.distributed as dist
-import torch
 import torch.multiprocessing as mp
+import torch
 
 
 def torchtpu_launch(fn, args=(), start_method="spawn", debug_single_process=False):

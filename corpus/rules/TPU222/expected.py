@@ -2,15 +2,15 @@
 # ZeRO are reported
 import os
 import torch
+import torch.distributed as dist
+import torch.distributed.fsdp
+import torch.distributed.tensor
 from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP, checkpoint_module
 from torch_xla.experimental.spmd_fully_sharded_data_parallel import SpmdFullyShardedDataParallel as FSDPv2
 import builtins
 import functools
 import itertools
 import socket
-import torch.distributed as dist
-import torch.distributed.fsdp
-import torch.distributed.tensor
 import warnings
 import weakref
 

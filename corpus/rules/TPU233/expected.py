@@ -2,14 +2,14 @@
 # tensors; the optimizer's, a call with arguments and another model's are left alone or reported
 import os
 import torch
-import builtins
-import functools
-import itertools
-import socket
 import torch.distributed as dist
 import torch.distributed.checkpoint.state_dict
 import torch.distributed.fsdp
 import torch.distributed.tensor
+import builtins
+import functools
+import itertools
+import socket
 import warnings
 import weakref
 

@@ -1,12 +1,12 @@
 # TPU710 lightning-tpu
 import os
 import lightning as L
-from lightning.fabric import Fabric
 import lightning.fabric.plugins.precision
 import lightning.fabric.strategies
 import lightning.pytorch.accelerators
 import lightning.pytorch.plugins.precision
 import lightning.pytorch.strategies
+from lightning.fabric import Fabric
 import torch
 import torch.distributed as dist
 

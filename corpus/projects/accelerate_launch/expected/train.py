@@ -7,9 +7,9 @@ import os
 import argparse
 
 import torch
+import torch.distributed as dist
 from accelerate import Accelerator
 from torch.utils.data import DataLoader, TensorDataset
-import torch.distributed as dist
 
 
 def accelerate_tpu_processes():

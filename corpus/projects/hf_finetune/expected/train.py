@@ -7,9 +7,9 @@ import os
 import argparse
 
 import torch
+import torch.distributed as dist
 from transformers import BertConfig, BertForSequenceClassification, Trainer, TrainingArguments
 import functools
-import torch.distributed as dist
 
 
 def accelerate_tpu_processes():

@@ -3,13 +3,13 @@ import argparse
 import os
 
 import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 from tpu_trainer import evaluate, train_one_epoch
 from tpu_trainer.model import Classifier
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 
 def torchtpu_rank():

@@ -3,10 +3,10 @@ import os
 import argparse
 
 import torch
+import torch.distributed as dist
 import torch.nn as nn
 
 from compat import get_device
-import torch.distributed as dist
 
 
 def torchtpu_rank():
