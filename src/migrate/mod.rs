@@ -202,6 +202,7 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
     }
     // A pass's result is parsed once, to prove it still parses, and that tree is the next pass's.
     let mut reparsed: Option<Parsed<ast::ModModule>> = None;
+    let mut broke_calls = false;
     for pass in 0..=MAX_PASSES {
         let parsed = match reparsed.take().map_or_else(|| time(Phase::Parse, || parse_module(&m.output)), Ok) {
             Ok(parsed) => parsed,
@@ -237,6 +238,18 @@ pub fn migrate(original: &str, rules: &RuleSet, selection: &Selection) -> Migrat
             .filter(|d| !m.was_reverted(&rules.rules[d.rule].code, d.range.start()))
             .collect();
         if fixable.is_empty() {
+            // The fixes are done: break the calls they made too long, and check that text again.
+            if pass < MAX_PASSES
+                && !broke_calls
+                && m.output != original
+                && let Some((next, edits, tree)) = break_long_calls(original, &m.output, &parsed)
+            {
+                broke_calls = true;
+                m.output = next;
+                m.passes.push(edits);
+                reparsed = Some(tree);
+                continue;
+            }
             m.remaining = diagnostics;
             return m;
         }
@@ -434,6 +447,26 @@ impl Pass<'_> {
     }
 }
 
+/// [`style::break_long_calls`] made: the text, its edits and its tree; `None` when there is
+/// nothing to break (or, which cannot happen, the result would not parse).
+fn break_long_calls(
+    original: &str,
+    text: &str,
+    parsed: &Parsed<ast::ModModule>,
+) -> Option<(String, Vec<Edit>, Parsed<ast::ModModule>)> {
+    let unit = style::FileStyle::read(parsed.tokens(), text).unit;
+    let mut edits: Vec<Edit> = style::break_long_calls(original, text, parsed.syntax(), unit)
+        .into_iter()
+        .map(|(range, content)| Edit::replace(range, content))
+        .collect();
+    if edits.is_empty() {
+        return None;
+    }
+    let next = fix::apply(text, &mut edits)?;
+    let tree = parse_module(&next).ok()?;
+    Some((next, edits, tree))
+}
+
 /// The standard-library modules fixes import; isort puts them above third-party ones.
 const STDLIB: &[&str] = &["datetime", "multiprocessing", "os", "sys", "time", "unittest"];
 
@@ -552,7 +585,22 @@ fn import_edits(
         // insertion there, so that nothing orders two at one place.
         match neighbour.map(|i| at_line_end(i.end())) {
             Some(at) if Some(at) != imports_end.map(at_line_end) => edits.push(Edit::insert(at, lines(&[r]))),
-            _ => return true,
+            Some(_) => return true,
+            None => {
+                // Above the package's first import that sorts after it (`import torch` above
+                // `import torch.distributed as dist`).
+                let next = leading
+                    .iter()
+                    .find(|i| i.names.iter().all(|a| a.name.id.as_str().split('.').next() == Some(package)));
+                match next {
+                    Some(i) => {
+                        let at =
+                            TextSize::try_from(crate::source::line_start(text, i.start().into())).unwrap_or_default();
+                        edits.push(Edit::insert(at, lines(&[r])));
+                    }
+                    None => return true,
+                }
+            }
         }
         false
     });
@@ -1014,7 +1062,7 @@ mod tests {
         assert!(safe.output.contains("init_process_group(\"xla\""), "{}", safe.output);
         let all = migrate(src, &rules, &Selection { unsafe_fixes: true, ..Selection::default() });
         assert!(!all.output.contains("torch_xla"), "{}", all.output);
-        assert!(all.output.contains("init_process_group(\"tpu_dist\""), "{}", all.output);
+        assert!(all.output.contains("init_process_group(\n            \"tpu_dist\","), "{}", all.output);
     }
 
     #[test]

@@ -12,7 +12,11 @@ def setup():
             torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
             os.environ.setdefault("MASTER_ADDR", "localhost")
             os.environ.setdefault("MASTER_PORT", "29500")
-        dist.init_process_group("tpu_dist", rank=int(os.environ.get("RANK", "0")), world_size=int(os.environ.get("WORLD_SIZE", "1")))
+        dist.init_process_group(
+            "tpu_dist",
+            rank=int(os.environ.get("RANK", "0")),
+            world_size=int(os.environ.get("WORLD_SIZE", "1")),
+        )
     rank = dist.get_rank()
     world_size = dist.get_world_size()
     return rank, world_size

@@ -106,7 +106,9 @@ class TrainDDP:
   def train(self):
     self.model.train()
     for step, (data, target) in enumerate(self.train_device_loader):
-      (data, target) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(self.device), (data, target))
+      (data, target) = torch.utils._pytree.tree_map_only(
+        torch.Tensor, lambda t: t.to(self.device), (data, target)
+      )
       if step >= self.num_steps:
         break
       self.optimizer.zero_grad()

@@ -236,7 +236,9 @@ def train_imagenet(flags):
     tracker = RateTracker()
     model.train()
     for step, (data, target) in enumerate(loader):
-      (data, target) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (data, target))
+      (data, target) = torch.utils._pytree.tree_map_only(
+        torch.Tensor, lambda t: t.to(device), (data, target)
+      )
       optimizer.zero_grad()
       output = model(data)
       loss = loss_fn(output, target)
@@ -251,7 +253,9 @@ def train_imagenet(flags):
     model.eval()
     step = 0
     for step, (data, target) in enumerate(loader):
-      (data, target) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (data, target))
+      (data, target) = torch.utils._pytree.tree_map_only(
+        torch.Tensor, lambda t: t.to(device), (data, target)
+      )
       output = model(data)
       pred = output.max(1, keepdim=True)[1]
       correct += pred.eq(target.view_as(pred)).sum()

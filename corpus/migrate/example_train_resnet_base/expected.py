@@ -192,7 +192,9 @@ class TrainBase():
     self.model.train()
     loader = itertools.islice(loader, self.num_steps)
     for step, (data, target) in enumerate(loader):
-      (data, target) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(self.device), (data, target))
+      (data, target) = torch.utils._pytree.tree_map_only(
+        torch.Tensor, lambda t: t.to(self.device), (data, target)
+      )
       self.optimizer.zero_grad()
       output = self.model(data)
       loss = self.loss_fn(output, target)

@@ -10,7 +10,11 @@ import torch_xla
 import torch_xla.runtime as xr
 
 print(torch.__version__, torch_xla.__version__)
-print("devices:", xr.global_runtime_device_count(), (torch.accelerator.current_accelerator() or torch.device("cpu")).type)
+print(
+    "devices:",
+    xr.global_runtime_device_count(),
+    (torch.accelerator.current_accelerator() or torch.device("cpu")).type,
+)
 
 # %%
 torch.manual_seed(0)

@@ -214,7 +214,9 @@ def train(model, optimizer, mesh, device, steps):
 def main():
     torchtpu_spmd_processes()
     num_devices = int(os.environ.get("WORLD_SIZE", "1"))
-    mesh = torchtpu_device_mesh(np.arange(num_devices), (num_devices,), axis_names=("data",))
+    mesh = torchtpu_device_mesh(
+        np.arange(num_devices), (num_devices,), axis_names=("data",)
+    )
     device = torch.device("tpu:0")
 
     model = make_model(0).to(device)

@@ -63,7 +63,9 @@ def _worker(index, lr):
     device = torch.device("tpu:0")
     rank = dist.get_rank()
     world = dist.get_world_size()
-    print(f"rank {rank}/{world} local={dist.get_node_local_rank(fallback_rank=0)} on {device}")
+    print(
+        f"rank {rank}/{world} local={dist.get_node_local_rank(fallback_rank=0)} on {device}"
+    )
 
     torch.manual_seed(0)  # same weights and batches on every rank
     model = nn.Linear(32, 32).to(device)

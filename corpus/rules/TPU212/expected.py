@@ -1,10 +1,10 @@
 # TPU212 spawn
 import os
+import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch_xla.distributed.xla_multiprocessing as xmp
 from trainer import train_worker
-import torch
 
 
 def torchtpu_spawn(

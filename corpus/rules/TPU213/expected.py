@@ -2,9 +2,9 @@
 import os
 import sys
 
+import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch
 
 
 def torchtpu_launch(fn, args=(), start_method="spawn", debug_single_process=False):

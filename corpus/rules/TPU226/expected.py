@@ -139,7 +139,9 @@ def torchtpu_spmd_processes():
 
 
 num_devices = xr.global_runtime_device_count()
-mesh = torchtpu_device_mesh(np.array(range(num_devices)), (num_devices, 1), axis_names=("data", "model"))
+mesh = torchtpu_device_mesh(
+    np.array(range(num_devices)), (num_devices, 1), axis_names=("data", "model")
+)
 flat = torchtpu_device_mesh(np.arange(num_devices), (num_devices,))
 torchtpu_global_mesh(mesh)
 fsdp_mesh = xs.get_1d_mesh("fsdp")

@@ -111,7 +111,12 @@ def torchtpu_fabric_kwargs(precision=None):
         strategy = TorchTPUFabricDDPStrategy()
     else:
         strategy = TorchTPUFabricSingleDeviceStrategy(device=torch.device("tpu", 0))
-    kwargs = dict(accelerator=TorchTPUAccelerator(), strategy=strategy, devices=processes, num_nodes=world // processes)
+    kwargs = dict(
+        accelerator=TorchTPUAccelerator(),
+        strategy=strategy,
+        devices=processes,
+        num_nodes=world // processes,
+    )
     if precision in ("bf16", "bf16-mixed"):
         # The plugin, not the string: Lightning would autocast on "cuda" (off here).
         kwargs["plugins"] = [lightning.fabric.plugins.precision.MixedPrecision("bf16-mixed", "tpu")]
@@ -147,8 +152,15 @@ def torchtpu_trainer_kwargs(precision=None):
     if world > 1:
         strategy = TorchTPUDDPStrategy()
     else:
-        strategy = lightning.pytorch.strategies.SingleDeviceStrategy(device=torch.device("tpu", 0))
-    kwargs = dict(accelerator=TorchTPUAccelerator(), strategy=strategy, devices=processes, num_nodes=world // processes)
+        strategy = lightning.pytorch.strategies.SingleDeviceStrategy(
+            device=torch.device("tpu", 0)
+        )
+    kwargs = dict(
+        accelerator=TorchTPUAccelerator(),
+        strategy=strategy,
+        devices=processes,
+        num_nodes=world // processes,
+    )
     if precision in ("bf16", "bf16-mixed"):
         # The plugin, not the string: Lightning would autocast on "cuda" (off here) and train in fp32.
         kwargs["plugins"] = [lightning.pytorch.plugins.precision.MixedPrecision("bf16-mixed", "tpu")]

@@ -32,7 +32,9 @@ def train_one_epoch(model, loader, optimizer, device, log_every=4):
     model.train()
     device_loader = loader
     for step, (inputs, labels) in enumerate(device_loader):
-        (inputs, labels) = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (inputs, labels))
+        (inputs, labels) = torch.utils._pytree.tree_map_only(
+            torch.Tensor, lambda t: t.to(device), (inputs, labels)
+        )
         optimizer.zero_grad()
         loss = torch.nn.functional.cross_entropy(model(inputs), labels)
         loss.backward()
@@ -51,7 +53,9 @@ def evaluate(model, loader, device):
     model.eval()
     correct, total = 0, 0
     for inputs, labels in loader:
-        inputs, labels = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (inputs, labels))
+        inputs, labels = torch.utils._pytree.tree_map_only(
+            torch.Tensor, lambda t: t.to(device), (inputs, labels)
+        )
         correct += (model(inputs).argmax(-1) == labels).sum().item()
         total += labels.numel()
     gathered = [correct] * (dist.get_world_size() if dist.is_initialized() else 1)
