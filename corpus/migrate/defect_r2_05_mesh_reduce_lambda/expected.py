@@ -8,6 +8,15 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_mesh_reduce(data, reduce_fn):
+    """`reduce_fn` of the list of every rank's `data` (`[data]` in a single process)."""
+    if not dist.is_initialized():
+        return reduce_fn([data])
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, data)
+    return reduce_fn(gathered)
+
+
 def torchtpu_spawn(
     fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
 ):
@@ -62,18 +71,9 @@ def _mp_fn(index, num_cores):
         preds = model(data[shard].to(device)).argmax(dim=1).cpu()
     correct = int((preds == labels[shard]).sum())
     seen = len(preds)
-    gathered = [(correct, seen)] * (dist.get_world_size() if dist.is_initialized() else 1)
-    if dist.is_initialized():
-        dist.all_gather_object(gathered, gathered[0])
-    totals = (lambda pairs: tuple(map(sum, zip(*pairs))))(gathered)
-    gathered = [correct] * (dist.get_world_size() if dist.is_initialized() else 1)
-    if dist.is_initialized():
-        dist.all_gather_object(gathered, gathered[0])
-    first = (lambda xs: xs[0])(gathered)
-    gathered = [correct / seen] * (dist.get_world_size() if dist.is_initialized() else 1)
-    if dist.is_initialized():
-        dist.all_gather_object(gathered, gathered[0])
-    best = max(gathered)
+    totals = torchtpu_mesh_reduce((correct, seen), lambda pairs: tuple(map(sum, zip(*pairs))))
+    first = torchtpu_mesh_reduce(correct, lambda xs: xs[0])
+    best = torchtpu_mesh_reduce(correct / seen, max)
     print(f"rank {dist.get_rank()} of {dist.get_world_size()} accuracy={totals[0] / totals[1]:.6f} first={first} best={best:.6f}")
 
 

@@ -89,6 +89,15 @@ def print_training_update(device, step, loss, rate, global_rate, epoch=None, sum
     summary_writer.add_scalar('average_examples/sec', global_rate)
 
 
+def torchtpu_mesh_reduce(data, reduce_fn):
+  """`reduce_fn` of the list of every rank's `data` (`[data]` in a single process)."""
+  if not dist.is_initialized():
+    return reduce_fn([data])
+  gathered = [None] * dist.get_world_size()
+  dist.all_gather_object(gathered, data)
+  return reduce_fn(gathered)
+
+
 def torchtpu_optimizer_step(optimizer):
   """Average the gradients over the process group (if any), then `optimizer.step()`."""
   if dist.is_initialized():
@@ -261,10 +270,7 @@ def train_imagenet(flags):
       correct += pred.eq(target.view_as(pred)).sum()
       total_samples += data.size()[0]
     accuracy = 100.0 * correct.item() / total_samples
-    gathered = [accuracy] * (dist.get_world_size() if dist.is_initialized() else 1)
-    if dist.is_initialized():
-      dist.all_gather_object(gathered, gathered[0])
-    accuracy = np.mean(gathered)
+    accuracy = torchtpu_mesh_reduce(accuracy, np.mean)
     print_test_update(device, accuracy, epoch, step)
     return accuracy
 

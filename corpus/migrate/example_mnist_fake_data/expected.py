@@ -22,6 +22,15 @@ def torchtpu_world_size():
     return int(os.environ.get("WORLD_SIZE", "1"))
 
 
+def torchtpu_mesh_reduce(data, reduce_fn):
+    """`reduce_fn` of the list of every rank's `data` (`[data]` in a single process)."""
+    if not dist.is_initialized():
+        return reduce_fn([data])
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, data)
+    return reduce_fn(gathered)
+
+
 def torchtpu_optimizer_step(optimizer):
     """Average the gradients over the process group (if any), then `optimizer.step()`."""
     if dist.is_initialized():
@@ -151,10 +160,7 @@ def train_mnist(flags):
             correct += pred.eq(target.view_as(pred)).sum()
             total_samples += data.size()[0]
         accuracy = 100.0 * correct.item() / total_samples
-        gathered = [accuracy] * (dist.get_world_size() if dist.is_initialized() else 1)
-        if dist.is_initialized():
-            dist.all_gather_object(gathered, gathered[0])
-        return (lambda xs: sum(xs) / len(xs))(gathered)
+        return torchtpu_mesh_reduce(accuracy, lambda xs: sum(xs) / len(xs))
 
     train_device_loader = train_loader
     test_device_loader = test_loader

@@ -6,6 +6,15 @@ import torch.distributed as dist
 import torch_xla.core.xla_model as xm
 
 
+def torchtpu_mesh_reduce(data, reduce_fn):
+    """`reduce_fn` of the list of every rank's `data` (`[data]` in a single process)."""
+    if not dist.is_initialized():
+        return reduce_fn([data])
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, data)
+    return reduce_fn(gathered)
+
+
 def torchtpu_rank():
     """This process's rank: the process group's, else torchrun's `RANK` (0 in a single process)."""
     if dist.is_initialized():
@@ -44,10 +53,7 @@ def evaluate(model, loader, device):
     seen = xm.all_reduce("sum", seen)
     accuracy = (correct / seen).item()
     # gather python floats from every core and average them on the host
-    gathered = [accuracy] * (dist.get_world_size() if dist.is_initialized() else 1)
-    if dist.is_initialized():
-        dist.all_gather_object(gathered, gathered[0])
-    mean_acc = np.mean(gathered)
+    mean_acc = torchtpu_mesh_reduce(accuracy, np.mean)
     torchtpu_rank0_print(f"accuracy={mean_acc:.4f}")
     return mean_acc
 

@@ -12,6 +12,15 @@ from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 
+def torchtpu_mesh_reduce(data, reduce_fn):
+    """`reduce_fn` of the list of every rank's `data` (`[data]` in a single process)."""
+    if not dist.is_initialized():
+        return reduce_fn([data])
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, data)
+    return reduce_fn(gathered)
+
+
 def torchtpu_optimizer_step(optimizer):
     """Average the gradients over the process group (if any), then `optimizer.step()`."""
     if dist.is_initialized():
@@ -127,10 +136,7 @@ def test_loop(model, loader, device):
             data, target = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to(device), (data, target))
             correct += model(data).argmax(dim=1).eq(target).sum().item()
             total += target.size(0)
-    gathered = [correct / total] * (dist.get_world_size() if dist.is_initialized() else 1)
-    if dist.is_initialized():
-        dist.all_gather_object(gathered, gathered[0])
-    return (lambda xs: sum(xs) / len(xs))(gathered)
+    return torchtpu_mesh_reduce(correct / total, lambda xs: sum(xs) / len(xs))
 
 
 def _mp_fn(index, args):

@@ -4,6 +4,15 @@ import torch
 import torch.distributed as dist
 
 
+def torchtpu_mesh_reduce(data, reduce_fn):
+    """`reduce_fn` of the list of every rank's `data` (`[data]` in a single process)."""
+    if not dist.is_initialized():
+        return reduce_fn([data])
+    gathered = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, data)
+    return reduce_fn(gathered)
+
+
 def torchtpu_optimizer_step(optimizer):
     """Average the gradients over the process group (if any), then `optimizer.step()`."""
     if dist.is_initialized():
@@ -58,12 +67,6 @@ def evaluate(model, loader, device):
         )
         correct += (model(inputs).argmax(-1) == labels).sum().item()
         total += labels.numel()
-    gathered = [correct] * (dist.get_world_size() if dist.is_initialized() else 1)
-    if dist.is_initialized():
-        dist.all_gather_object(gathered, gathered[0])
-    correct = sum(gathered)
-    gathered = [total] * (dist.get_world_size() if dist.is_initialized() else 1)
-    if dist.is_initialized():
-        dist.all_gather_object(gathered, gathered[0])
-    total = sum(gathered)
+    correct = torchtpu_mesh_reduce(correct, sum)
+    total = torchtpu_mesh_reduce(total, sum)
     return correct / total
