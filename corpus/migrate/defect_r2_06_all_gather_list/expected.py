@@ -9,6 +9,15 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 
+def torchtpu_all_gather(value, dim=0):
+    """`value` (or each tensor of a list) gathered from every rank along `dim`."""
+    if not dist.is_initialized():
+        return value
+    if isinstance(value, list):
+        return [torch.tpu.ops.all_gather_dim(t, dim) for t in value]
+    return torch.tpu.ops.all_gather_dim(value, dim)
+
+
 def torchtpu_spawn(
     fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
 ):
@@ -57,7 +66,7 @@ def _mp_fn(index):
     rank, world = dist.get_rank(), dist.get_world_size()
     preds = torch.tensor([float(rank), 10.0 + rank]).to(device)
     counts = torch.tensor([rank + 1.0]).to(device)
-    gathered_preds, gathered_counts = [torch.tpu.ops.all_gather_dim(tensor, 0) for tensor in [preds, counts]] if dist.is_initialized() else [preds, counts]
+    gathered_preds, gathered_counts = torchtpu_all_gather([preds, counts], dim=0)
     print(f"rank {rank} of {world} preds={gathered_preds.cpu().tolist()}")
     print(f"total={gathered_counts.sum().item()}")
 

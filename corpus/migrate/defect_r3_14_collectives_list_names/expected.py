@@ -14,6 +14,15 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 
 
+def torchtpu_all_gather(value, dim=0):
+    """`value` (or each tensor of a list) gathered from every rank along `dim`."""
+    if not dist.is_initialized():
+        return value
+    if isinstance(value, list):
+        return [torch.tpu.ops.all_gather_dim(t, dim) for t in value]
+    return torch.tpu.ops.all_gather_dim(value, dim)
+
+
 def torchtpu_spawn(
     fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
 ):
@@ -87,7 +96,7 @@ def _mp_fn(index, steps):
     for tensor in counts:  # xm.all_reduce reduced a list in place
         dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
     outputs = [pred.float(), target.float()]
-    all_pred, all_target = [torch.tpu.ops.all_gather_dim(tensor, 0) for tensor in outputs] if dist.is_initialized() else outputs
+    all_pred, all_target = torchtpu_all_gather(outputs)
     accuracy = (counts[0] / counts[1]).item()
     weight_norm = model.weight.norm().item()
     print(f"rank {dist.get_rank()} of {world} accuracy={accuracy:.6f} gathered={len(all_pred)} weights={weight_norm:.6f}", flush=True)

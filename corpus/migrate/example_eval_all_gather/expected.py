@@ -9,6 +9,15 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 
 
+def torchtpu_all_gather(value, dim=0):
+    """`value` (or each tensor of a list) gathered from every rank along `dim`."""
+    if not dist.is_initialized():
+        return value
+    if isinstance(value, list):
+        return [torch.tpu.ops.all_gather_dim(t, dim) for t in value]
+    return torch.tpu.ops.all_gather_dim(value, dim)
+
+
 def torchtpu_spawn(
     fn, args=(), nprocs=None, join=True, daemon=False, start_method="spawn"
 ):
@@ -87,8 +96,8 @@ def evaluate(index):
         local_preds = logits.argmax(dim=1)
         local_hits = (local_preds == ys).long()
 
-    preds = torch.tpu.ops.all_gather_dim(local_preds, 0) if dist.is_initialized() else local_preds
-    hits = torch.tpu.ops.all_gather_dim(local_hits, 0) if dist.is_initialized() else local_hits
+    preds = torchtpu_all_gather(local_preds, dim=0)
+    hits = torchtpu_all_gather(local_hits, dim=0)
     n = preds.shape[0]
     accuracy = hits.sum().item() / n
     print(f"rank {rank} of {world} gathered={n} accuracy={accuracy:.6f}")

@@ -6,6 +6,15 @@ import torch.distributed as dist
 import torch_xla.core.xla_model as xm
 
 
+def torchtpu_all_gather(value, dim=0):
+    """`value` (or each tensor of a list) gathered from every rank along `dim`."""
+    if not dist.is_initialized():
+        return value
+    if isinstance(value, list):
+        return [torch.tpu.ops.all_gather_dim(t, dim) for t in value]
+    return torch.tpu.ops.all_gather_dim(value, dim)
+
+
 def torchtpu_mesh_reduce(data, reduce_fn):
     """`reduce_fn` of the list of every rank's `data` (`[data]` in a single process)."""
     if not dist.is_initialized():
@@ -59,7 +68,7 @@ def evaluate(model, loader, device):
 
 
 def gather_predictions(preds):
-    all_preds = torch.tpu.ops.all_gather_dim(preds, 0) if dist.is_initialized() else preds
+    all_preds = torchtpu_all_gather(preds, dim=0)
     max_loss = xm.all_reduce(xm.REDUCE_MAX, preds.float().max())
     if dist.is_initialized():
         dist.barrier()
