@@ -217,7 +217,7 @@ mod tests {
         // They do not: one a line, with the trailing comma.
         let args = format!("{}, {}", "a".repeat(50), "b".repeat(50));
         assert_eq!(
-            broken("x = 1\n", &format!("    f({args})\n").trim_start().to_string()),
+            broken("x = 1\n", &format!("f({args})\n")),
             format!("f(\n    {},\n    {},\n)\n", "a".repeat(50), "b".repeat(50))
         );
         // One string that fits nowhere: hugged, left long, as ruff leaves it.
