@@ -265,8 +265,8 @@ fn after_header(text: &str, r: TextRange) -> TextRange {
     TextRange::new(r.start(), TextSize::try_from(end).unwrap_or(r.end()))
 }
 
-/// The full lines a statement occupies, if nothing else shares them.
-fn whole_lines(text: &str, range: TextRange) -> Option<TextRange> {
+/// The full lines a statement occupies, if nothing else shares them (a trailing comment may).
+pub(crate) fn whole_lines(text: &str, range: TextRange) -> Option<TextRange> {
     let (start, end) = (usize::from(range.start()), usize::from(range.end()));
     let ls = line_start(text, start);
     if !text[ls..start].trim().is_empty() {

@@ -432,8 +432,7 @@ impl Pass<'_> {
         edits.extend(fix::plan_deletions(self.text, self.blocks, &deletes));
         for (side, since) in [(0, None), (1, barrier)] {
             if !imports[side].is_empty() || !helpers[side].is_empty() {
-                let added = import_edits(self.module, self.text, &imports[side], &helpers[side], since, &edits);
-                edits.extend(added);
+                edits.extend(import_edits(self.module, self.text, &imports[side], &helpers[side], since));
             }
         }
         // Two fixes may need the same edit (two launchers of one worker insert its prelude):
@@ -482,7 +481,6 @@ fn import_edits(
     imports: &BTreeSet<ImportRequest>,
     helpers: &BTreeSet<&fix::Helper>,
     since: Option<TextSize>,
-    planned: &[Edit],
 ) -> Vec<Edit> {
     let newline = newline_of(text);
     let at_line_end = |end: TextSize| TextSize::try_from(line_end_inclusive(text, end.into())).unwrap_or_default();
@@ -514,17 +512,15 @@ fn import_edits(
     };
     // `import a.b.c` binds `a`, so name lookup cannot tell that an earlier pass already added it
     // to the leading imports (one further down runs too late for the helpers above it).
-    let present = |r: &ImportRequest| {
-        let leading = body.iter().take_while(|stmt| imports_end.is_some_and(|end| stmt.end() <= end));
-        leading.into_iter().any(|stmt| match stmt {
-            Stmt::Import(i) => i.names.iter().any(|a| {
-                a.name.id.as_str() == r.module && a.asname.as_ref().map(|n| n.id.as_str()) == r.alias.as_deref()
-            }),
-            _ => false,
-        })
+    let leading_count = body.iter().take_while(|stmt| imports_end.is_some_and(|end| stmt.end() <= end)).count();
+    let leading: Vec<&ast::StmtImport> = body[..leading_count].iter().filter_map(Stmt::as_import_stmt).collect();
+    let is_request = |a: &ast::Alias, r: &ImportRequest| {
+        a.name.id.as_str() == r.module && a.asname.as_ref().map(|n| n.id.as_str()) == r.alias.as_deref()
     };
+    let missing: Vec<&ImportRequest> =
+        imports.iter().filter(|r| !leading.iter().any(|i| i.names.iter().any(|a| is_request(a, r)))).collect();
     let (stdlib, others): (Vec<&ImportRequest>, Vec<&ImportRequest>) =
-        imports.iter().filter(|r| !present(r)).partition(|r| STDLIB.contains(&r.module.as_str()));
+        missing.iter().copied().partition(|r| STDLIB.contains(&r.module.as_str()));
     let mut edits = Vec::new();
     // Helpers of the project's helper module: one `from _torchtpu import a, b` per file, an
     // earlier pass's extended in place.
@@ -564,68 +560,46 @@ fn import_edits(
     }
     let mut rest: Vec<&ImportRequest> = match first_import {
         Some(_) => others,
-        None => imports.iter().filter(|r| !present(r)).collect(),
+        None => missing.clone(),
     };
-    // Beside its own package in the block (`import torch.distributed as dist` under
-    // `import torch`), in the block's order; only what has no such neighbour goes to the end.
-    let leading: Vec<&ast::StmtImport> = body
-        .iter()
-        .take_while(|stmt| imports_end.is_some_and(|end| stmt.end() <= end))
-        .filter_map(Stmt::as_import_stmt)
-        .collect();
+    // Beside its own package in the block, in the block's order: after the last of its imports
+    // that sorts before it (`import torch.distributed as dist` under `import torch`), else above
+    // the first (`import torch` above `import torch.distributed`). Only what has no such
+    // neighbour, or would go after the block's last line anyway, goes with the rest, ahead of
+    // the helpers (one insertion there: nothing orders two at one place).
+    let block_end = imports_end.map(at_line_end);
     rest.retain(|r| {
         let package = r.module.split('.').next().unwrap_or_default();
-        let neighbour = leading.iter().rev().find(|i| {
+        let of_package = |i: &ast::StmtImport, sorts_before: bool| {
             i.names.iter().all(|a| {
                 let name = a.name.id.as_str();
-                name.split('.').next() == Some(package) && name <= r.module.as_str()
+                name.split('.').next() == Some(package) && (!sorts_before || name <= r.module.as_str())
             })
-        });
-        // After the block's last line is where the rest go anyway, ahead of the helpers: one
-        // insertion there, so that nothing orders two at one place.
-        match neighbour.map(|i| at_line_end(i.end())) {
-            Some(at) if Some(at) != imports_end.map(at_line_end) => edits.push(Edit::insert(at, lines(&[r]))),
-            Some(_) => return true,
-            None => {
-                // Above the package's first import that sorts after it (`import torch` above
-                // `import torch.distributed as dist`).
-                let next = leading
-                    .iter()
-                    .find(|i| i.names.iter().all(|a| a.name.id.as_str().split('.').next() == Some(package)));
-                match next {
-                    Some(i) => {
-                        let at =
-                            TextSize::try_from(crate::source::line_start(text, i.start().into())).unwrap_or_default();
-                        edits.push(Edit::insert(at, lines(&[r])));
-                    }
-                    None => return true,
+        };
+        let at = match leading.iter().rev().find(|i| of_package(i, true)) {
+            Some(before) => at_line_end(before.end()),
+            None => match leading.iter().find(|i| of_package(i, false)) {
+                Some(after) => {
+                    TextSize::try_from(crate::source::line_start(text, after.start().into())).unwrap_or_default()
                 }
-            }
+                None => return true,
+            },
+        };
+        if Some(at) == block_end {
+            return true;
         }
+        edits.push(Edit::insert(at, lines(&[r])));
         false
     });
     // The same import further down (a later notebook cell's) would now rebind the name for
-    // nothing (F811): the one at the top serves both.
-    for r in imports.iter().filter(|r| !present(r)) {
-        let later = body.iter().skip_while(|stmt| imports_end.is_some_and(|end| stmt.end() <= end)).find(|stmt| {
-            matches!(stmt, Stmt::Import(i) if i.names.len() == 1
-                && i.names[0].name.id.as_str() == r.module
-                && i.names[0].asname.as_ref().map(|n| n.id.as_str()) == r.alias.as_deref())
-        });
-        if let Some(stmt) = later {
-            let start = crate::source::line_start(text, stmt.start().into());
-            let end = line_end_inclusive(text, stmt.end().into());
-            let line = &text[start..end];
-            // Only a line of its own (a trailing comment, such as `# noqa: E402`, goes with it).
-            let own_line = line[..usize::from(stmt.end()) - start].trim_start() == &text[stmt.range()]
-                && line[usize::from(stmt.end()) - start..].trim_start().chars().next().is_none_or(|c| c == '#');
-            if own_line {
-                let range = ruff_text_size::TextRange::new(
-                    TextSize::try_from(start).unwrap_or_default(),
-                    TextSize::try_from(end).unwrap_or_default(),
-                );
-                edits.push(Edit::delete(range));
-            }
+    // nothing (F811): the one at the top serves both. Only a line of its own goes (a trailing
+    // comment such as `# noqa: E402` with it).
+    for r in &missing {
+        let later = body[leading_count..]
+            .iter()
+            .find(|stmt| matches!(stmt, Stmt::Import(i) if i.names.len() == 1 && is_request(&i.names[0], r)));
+        if let Some(lines) = later.and_then(|stmt| fix::whole_lines(text, stmt.range())) {
+            edits.push(Edit::delete(lines));
         }
     }
     if rest.is_empty() && helpers.is_empty() && from_lines.is_empty() {
@@ -640,15 +614,6 @@ fn import_edits(
     match imports_end.or(header_end) {
         Some(end) => {
             let at = at_line_end(end);
-            // Helpers right after the block keep two blank lines above them, counting the blank
-            // lines left above `at` once the deletions planned with them are made (the block's
-            // last lines are often the torch_xla imports going away).
-            if text_of.starts_with(newline) {
-                let blank = blank_lines_before(text, at.into(), planned);
-                for _ in 0..blank.min(2) {
-                    text_of = text_of.strip_prefix(newline).unwrap_or(&text_of).to_string();
-                }
-            }
             if !helpers.is_empty() {
                 // Two blank lines between the last helper and the code that follows.
                 let after = &text[usize::from(at)..];
@@ -679,33 +644,12 @@ fn import_edits(
     edits
 }
 
-/// The blank lines right above `at` in `text` once the deletions in `planned` are made.
-fn blank_lines_before(text: &str, at: usize, planned: &[Edit]) -> usize {
-    let deleted = |a: usize, b: usize| {
-        planned
-            .iter()
-            .any(|e| e.content.is_empty() && usize::from(e.range.start()) <= a && b <= usize::from(e.range.end()))
-    };
-    let (mut blank, mut end) = (0, at);
-    while end > 0 {
-        let start = crate::source::line_start(text, end - 1);
-        if !deleted(start, end) {
-            if !text[start..end].trim().is_empty() {
-                break;
-            }
-            blank += 1;
-        }
-        end = start;
-    }
-    blank
-}
-
 /// `from module import a, b`, one name a line in parentheses where it would pass 88 columns
 /// (as `ruff format` writes it).
 fn from_import(module: &str, names: &BTreeSet<&str>, newline: &str) -> String {
     let names: Vec<&str> = names.iter().copied().collect();
     let line = format!("from {module} import {}", names.join(", "));
-    if line.len() <= 88 {
+    if line.len() <= style::LINE_LENGTH {
         return line;
     }
     let listed: String = names.iter().map(|n| format!("    {n},{newline}")).collect();

@@ -1,6 +1,6 @@
 //! How a file writes the code we insert into it: its indentation step and quote style, and the
-//! re-layout of our templates (written with four spaces and double quotes) to match. Text only:
-//! nothing here knows a rule.
+//! re-layout of our templates (written with four spaces and double quotes) to match, and the
+//! breaking of calls our fixes made too long. Text and syntax only: nothing here knows a rule.
 
 use ruff_python_ast::statement_visitor::{StatementVisitor, walk_stmt};
 use ruff_python_ast::token::{Token, TokenKind};

@@ -431,7 +431,7 @@ fn share_helpers(mut results: Vec<FileMigration>, write: bool, color: bool) -> V
         }
         let shared = ours != Some(false) && (ours.is_some() || members.len() >= 2);
         let old = existing.map(|b| String::from_utf8_lossy(&b).into_owned());
-        let module = shared.then(|| module_text(&results, &members, old.as_deref())).flatten();
+        let module = shared.then(|| module_text(&results, &members, old.as_deref()));
         let module = match module {
             Some(Err(panic)) => {
                 let first = &mut results[members[0]];
@@ -493,14 +493,14 @@ fn module_text(
     results: &[FileMigration],
     members: &[usize],
     old: Option<&str>,
-) -> Option<Result<String, crate::isolate::Panic>> {
+) -> Result<String, crate::isolate::Panic> {
     let mut helpers: BTreeMap<String, crate::migrate::fix::Helper> = BTreeMap::new();
-    for &i in members {
-        for (n, h) in &results[i].pending.as_ref()?.1.helpers {
+    for pending in members.iter().filter_map(|&i| results[i].pending.as_ref()) {
+        for (n, h) in &pending.1.helpers {
             helpers.entry(n.clone()).or_insert_with(|| h.clone());
         }
     }
-    Some(crate::isolate::catch(|| helper_module_text(old, &helpers)))
+    crate::isolate::catch(|| helper_module_text(old, &helpers))
 }
 
 /// The helper module: `existing` (one xla2tpu wrote) with the helpers it lacks added, or a new
