@@ -4,6 +4,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 import torch.distributed.device_mesh
+import torch.distributed.nn.functional
 import torch.distributed.tensor
 import torch_xla.distributed.spmd as xs
 import builtins
@@ -31,12 +32,85 @@ def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
     )
 
 
+def torchtpu_global_batch_norm(module):
+    """The forward of `module`, a BatchNorm, over the global batch in training, as SPMD
+    normalised: the mean and variance of every process's slice together, reduced with their
+    gradients, and running statistics that are the global batch's on every process."""
+
+    def forward(input):
+        if not module.training:
+            return type(module).forward(module, input)
+        reduce = torch.distributed.nn.functional.all_reduce
+        dims, shape = [0, *range(2, input.dim())], [1, -1] + [1] * (input.dim() - 2)
+        n = input.numel() // input.size(1) * dist.get_world_size()
+        mean = reduce(input.sum(dims)) / n
+        centered = input - mean.view(shape)
+        var = reduce((centered * centered).sum(dims)) / n
+        if module.track_running_stats:
+            with torch.no_grad():
+                module.num_batches_tracked += 1
+                factor = module.momentum
+                if factor is None:  # a cumulative average
+                    factor = 1 / module.num_batches_tracked.item()
+                module.running_mean.lerp_(mean, factor)
+                module.running_var.lerp_(var * n / (n - 1), factor)
+        out = centered * (var.view(shape) + module.eps).rsqrt()
+        if module.affine:
+            out = out * module.weight.view(shape) + module.bias.view(shape)
+        return out
+
+    return forward
+
+
+def torchtpu_global_mean(value):
+    """The global batch's value of `value`, a mean over this process's slice of the batch
+    (`torchtpu_shard_batch`), as SPMD read it: the processes' mean (the slices are equal)."""
+    value = value.detach().clone()
+    if dist.is_initialized() and dist.get_world_size() > 1:
+        dist.all_reduce(value, op=dist.ReduceOp.AVG)
+    return value
+
+
 def torchtpu_global_mesh(mesh=None):
     """The program's global mesh: `mesh` when given (kept for later readers, such as FSDPv2
     without `mesh=`), else the one kept; None until set."""
     if mesh is not None:
         torchtpu_global_mesh.mesh = mesh
     return getattr(torchtpu_global_mesh, "mesh", None)
+
+
+def torchtpu_shard_batch(tensor, mesh, partition_spec):
+    """What `xs.mark_sharding(batch, mesh, (axes, None, ...))` becomes: this process's slice of
+    the global batch along dim 0, split over the mesh axes named for it (a name, an index or
+    a tuple of them). A parameter is FSDP2's to shard, and other dims stay whole: both raise."""
+    if (
+        isinstance(tensor, torch.nn.Parameter)
+        or tensor.requires_grad
+        and tensor.is_leaf
+    ):
+        raise ValueError(
+            "mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)"
+        )
+    if any(axes is not None for axes in partition_spec[1:]):
+        raise ValueError(
+            f"partition spec {partition_spec} splits more than dim 0: not a batch split"
+        )
+    axes = (
+        partition_spec[0]
+        if isinstance(partition_spec[0], tuple)
+        else (partition_spec[0],)
+    )
+    pieces, index = 1, 0
+    for axis in axes:
+        axis = mesh.mesh_dim_names.index(axis) if isinstance(axis, str) else axis
+        size = mesh.size(axis)
+        pieces, index = pieces * size, index * size + mesh.get_local_rank(axis)
+    if tensor.shape[0] % pieces:
+        raise ValueError(
+            f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)"
+        )
+    torchtpu_shard_batch.pieces = pieces  # for torchtpu_global_sum and _cat
+    return tensor.tensor_split(pieces)[index]
 
 
 def torchtpu_spmd_processes():
@@ -49,7 +123,8 @@ def torchtpu_spmd_processes():
       gradients are averaged over the processes when backward ends (before any clipping), as
       the partitioner did for a batch that `torchtpu_shard_batch` splits: in buckets, in the
       order the parameters were first seen, whatever order backward (or torch.compile) made
-      them in. FSDP2 and DTensor parameters are theirs to reduce.
+      them in. FSDP2 and DTensor parameters are theirs to reduce;
+    - a BatchNorm in training normalises over the global batch (`torchtpu_global_batch_norm`).
     """
     if not dist.is_initialized():
         if "RANK" not in os.environ:  # plain `python`: a job of one chip
@@ -110,10 +185,8 @@ def torchtpu_spmd_processes():
             return
         for m in module.modules():
             replicated.add(m)
-            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
-                warnings.warn(
-                    f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch"
-                )
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.forward = torchtpu_global_batch_norm(m)
         for p in module.parameters():
             if (
                 p in replicated
@@ -151,7 +224,7 @@ xs.mark_sharding(weight, mesh, (None, "model"))
 
 for step in range(3):
     batch = torch.randn(8, 16).to(device)
-    xs.mark_sharding(batch, mesh, ("data", None))
+    batch = torchtpu_shard_batch(batch, mesh, ("data", None))
     out = batch @ weight
     loss = out.float().pow(2).mean()
-    print(step, f"{loss.item():.6f}")
+    print(step, f"{torchtpu_global_mean(loss).item():.6f}")

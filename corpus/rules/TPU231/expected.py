@@ -46,6 +46,7 @@ def torchtpu_shard_batch(tensor, mesh, partition_spec):
         raise ValueError(
             f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)"
         )
+    torchtpu_shard_batch.pieces = pieces  # for torchtpu_global_sum and _cat
     return tensor.tensor_split(pieces)[index]
 
 

@@ -5,6 +5,7 @@ import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint.state_dict
 import torch.distributed.fsdp
+import torch.distributed.nn.functional
 import torch.distributed.tensor
 import builtins
 import functools
@@ -75,6 +76,36 @@ def torchtpu_full_state_dict(module):
     )
 
 
+def torchtpu_global_batch_norm(module):
+    """The forward of `module`, a BatchNorm, over the global batch in training, as SPMD
+    normalised: the mean and variance of every process's slice together, reduced with their
+    gradients, and running statistics that are the global batch's on every process."""
+
+    def forward(input):
+        if not module.training:
+            return type(module).forward(module, input)
+        reduce = torch.distributed.nn.functional.all_reduce
+        dims, shape = [0, *range(2, input.dim())], [1, -1] + [1] * (input.dim() - 2)
+        n = input.numel() // input.size(1) * dist.get_world_size()
+        mean = reduce(input.sum(dims)) / n
+        centered = input - mean.view(shape)
+        var = reduce((centered * centered).sum(dims)) / n
+        if module.track_running_stats:
+            with torch.no_grad():
+                module.num_batches_tracked += 1
+                factor = module.momentum
+                if factor is None:  # a cumulative average
+                    factor = 1 / module.num_batches_tracked.item()
+                module.running_mean.lerp_(mean, factor)
+                module.running_var.lerp_(var * n / (n - 1), factor)
+        out = centered * (var.view(shape) + module.eps).rsqrt()
+        if module.affine:
+            out = out * module.weight.view(shape) + module.bias.view(shape)
+        return out
+
+    return forward
+
+
 def torchtpu_global_mesh(mesh=None):
     """The program's global mesh: `mesh` when given (kept for later readers, such as FSDPv2
     without `mesh=`), else the one kept; None until set."""
@@ -93,7 +124,8 @@ def torchtpu_spmd_processes():
       gradients are averaged over the processes when backward ends (before any clipping), as
       the partitioner did for a batch that `torchtpu_shard_batch` splits: in buckets, in the
       order the parameters were first seen, whatever order backward (or torch.compile) made
-      them in. FSDP2 and DTensor parameters are theirs to reduce.
+      them in. FSDP2 and DTensor parameters are theirs to reduce;
+    - a BatchNorm in training normalises over the global batch (`torchtpu_global_batch_norm`).
     """
     if not dist.is_initialized():
         if "RANK" not in os.environ:  # plain `python`: a job of one chip
@@ -154,10 +186,8 @@ def torchtpu_spmd_processes():
             return
         for m in module.modules():
             replicated.add(m)
-            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
-                warnings.warn(
-                    f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch"
-                )
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.forward = torchtpu_global_batch_norm(m)
         for p in module.parameters():
             if (
                 p in replicated

@@ -1,13 +1,16 @@
 # TPU234 spmd-slice-read: a value computed from a split batch, read before it is made global, is
-# reported (and keeps the split from converting); a loss read after its `backward()` and a value
-# all-reduced first are global, and left alone.
+# made global where it is read (a mean, a sum or count, a size, per-sample values); one that
+# cannot be told is reported (and keeps the split from converting: see `inspect`, whose file
+# would keep torch_xla). A loss read after its `backward()` and a value all-reduced first are
+# global, and left alone; so is a read a `# noqa: TPU234` marks global by other means, which
+# keeps no split waiting.
 import os
 import numpy as np
 import torch
 import torch.distributed as dist
 import torch.distributed.device_mesh
+import torch.distributed.nn.functional
 import torch.distributed.tensor
-import torch_xla.distributed.spmd as xs
 import builtins
 import functools
 import itertools
@@ -45,6 +48,103 @@ def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
     )
 
 
+def torchtpu_global_batch_norm(module):
+    """The forward of `module`, a BatchNorm, over the global batch in training, as SPMD
+    normalised: the mean and variance of every process's slice together, reduced with their
+    gradients, and running statistics that are the global batch's on every process."""
+
+    def forward(input):
+        if not module.training:
+            return type(module).forward(module, input)
+        reduce = torch.distributed.nn.functional.all_reduce
+        dims, shape = [0, *range(2, input.dim())], [1, -1] + [1] * (input.dim() - 2)
+        n = input.numel() // input.size(1) * dist.get_world_size()
+        mean = reduce(input.sum(dims)) / n
+        centered = input - mean.view(shape)
+        var = reduce((centered * centered).sum(dims)) / n
+        if module.track_running_stats:
+            with torch.no_grad():
+                module.num_batches_tracked += 1
+                factor = module.momentum
+                if factor is None:  # a cumulative average
+                    factor = 1 / module.num_batches_tracked.item()
+                module.running_mean.lerp_(mean, factor)
+                module.running_var.lerp_(var * n / (n - 1), factor)
+        out = centered * (var.view(shape) + module.eps).rsqrt()
+        if module.affine:
+            out = out * module.weight.view(shape) + module.bias.view(shape)
+        return out
+
+    return forward
+
+
+def torchtpu_global_cat(value):
+    """The global batch's per-sample `value` (samples along dim 0) from this process's slice
+    (`torchtpu_shard_batch`), as SPMD read it: every process's slice, in rank order."""
+    pieces = getattr(torchtpu_shard_batch, "pieces", 1)
+    if pieces == 1:
+        return value
+    torchtpu_whole_world(pieces)
+    return torch.tpu.ops.all_gather_dim(value.detach(), 0)
+
+
+def torchtpu_global_mean(value):
+    """The global batch's value of `value`, a mean over this process's slice of the batch
+    (`torchtpu_shard_batch`), as SPMD read it: the processes' mean (the slices are equal)."""
+    value = value.detach().clone()
+    if dist.is_initialized() and dist.get_world_size() > 1:
+        dist.all_reduce(value, op=dist.ReduceOp.AVG)
+    return value
+
+
+def torchtpu_global_sum(value):
+    """The global batch's value of `value`, a sum or a count over this process's slice of the
+    batch (`torchtpu_shard_batch`), as SPMD read it: the processes' sum; of a slice's size
+    (an int), the size times the slices (they are equal)."""
+    pieces = getattr(torchtpu_shard_batch, "pieces", 1)
+    if isinstance(value, int):
+        return value * pieces
+    value = value.detach().clone()
+    if pieces > 1:
+        torchtpu_whole_world(pieces)
+        dist.all_reduce(value)
+    return value
+
+
+def torchtpu_shard_batch(tensor, mesh, partition_spec):
+    """What `xs.mark_sharding(batch, mesh, (axes, None, ...))` becomes: this process's slice of
+    the global batch along dim 0, split over the mesh axes named for it (a name, an index or
+    a tuple of them). A parameter is FSDP2's to shard, and other dims stay whole: both raise."""
+    if (
+        isinstance(tensor, torch.nn.Parameter)
+        or tensor.requires_grad
+        and tensor.is_leaf
+    ):
+        raise ValueError(
+            "mark_sharding of a parameter: on TorchTPU shard parameters with fully_shard (FSDP2)"
+        )
+    if any(axes is not None for axes in partition_spec[1:]):
+        raise ValueError(
+            f"partition spec {partition_spec} splits more than dim 0: not a batch split"
+        )
+    axes = (
+        partition_spec[0]
+        if isinstance(partition_spec[0], tuple)
+        else (partition_spec[0],)
+    )
+    pieces, index = 1, 0
+    for axis in axes:
+        axis = mesh.mesh_dim_names.index(axis) if isinstance(axis, str) else axis
+        size = mesh.size(axis)
+        pieces, index = pieces * size, index * size + mesh.get_local_rank(axis)
+    if tensor.shape[0] % pieces:
+        raise ValueError(
+            f"a batch of {tensor.shape[0]} does not split into {pieces} equal slices (SPMD padded uneven ones)"
+        )
+    torchtpu_shard_batch.pieces = pieces  # for torchtpu_global_sum and _cat
+    return tensor.tensor_split(pieces)[index]
+
+
 def torchtpu_spmd_processes():
     """What `xr.use_spmd()` becomes: this process is one of the job's TorchTPU processes, one
     per chip (torchrun after TorchTPU's launch environment; plain `python` is a job of one chip).
@@ -55,7 +155,8 @@ def torchtpu_spmd_processes():
       gradients are averaged over the processes when backward ends (before any clipping), as
       the partitioner did for a batch that `torchtpu_shard_batch` splits: in buckets, in the
       order the parameters were first seen, whatever order backward (or torch.compile) made
-      them in. FSDP2 and DTensor parameters are theirs to reduce.
+      them in. FSDP2 and DTensor parameters are theirs to reduce;
+    - a BatchNorm in training normalises over the global batch (`torchtpu_global_batch_norm`).
     """
     if not dist.is_initialized():
         if "RANK" not in os.environ:  # plain `python`: a job of one chip
@@ -116,10 +217,8 @@ def torchtpu_spmd_processes():
             return
         for m in module.modules():
             replicated.add(m)
-            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
-                warnings.warn(
-                    f"{type(m).__name__} normalises over this chip's slice of the batch; SPMD normalised over the global batch"
-                )
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.forward = torchtpu_global_batch_norm(m)
         for p in module.parameters():
             if (
                 p in replicated
@@ -142,17 +241,45 @@ def torchtpu_spmd_processes():
     )
 
 
+def torchtpu_whole_world(pieces):
+    """Raise unless the batch was split over every process: a sum or a gather over the world
+    would count a slice more than once."""
+    if pieces != dist.get_world_size():
+        raise ValueError(
+            f"the batch was split {pieces} ways over {dist.get_world_size()} processes: "
+            "reduce what is read over the processes holding different slices"
+        )
+
+
 torchtpu_spmd_processes()
 mesh = torchtpu_device_mesh(np.arange(4), (4,), axis_names=("data",))
 model = torch.nn.Linear(4, 2)
 
 
 def step(x, y):
-    xs.mark_sharding(x, mesh, ("data", None))
+    x = torchtpu_shard_batch(x, mesh, ("data", None))
     loss = torch.nn.functional.cross_entropy(model(x), y)
-    print(loss.item())
+    print(torchtpu_global_mean(loss).item())
     loss = torchtpu_backward(loss)
     print(f"{loss.item():.4f}")
     hits = (model(x).argmax(1) == y).sum()
     dist.all_reduce(hits, op=dist.ReduceOp.SUM)
-    return hits.item(), float((model(x).argmax(1) == y).float().mean())
+    return hits.item(), float(torchtpu_global_mean((model(x).argmax(1) == y).float().mean()))
+
+
+def evaluate(x, y):
+    x = torchtpu_shard_batch(x, mesh, ("data", None))
+    y = torchtpu_shard_batch(y, mesh, ("data",))
+    with torch.no_grad():
+        logits = model(x)
+        total_loss = torch.nn.functional.cross_entropy(logits, y, reduction="sum")
+        predicted = logits.argmax(dim=1)
+    print(
+        f"loss {torchtpu_global_sum(total_loss).item() / torchtpu_global_sum(y.size(0)):.4f} on {torchtpu_global_sum(len(y))} samples"
+    )
+    return torchtpu_global_cat(predicted).cpu().tolist()
+
+
+def first_row(x):
+    x = torchtpu_shard_batch(x, mesh, ("data", None))
+    print(model(x)[0])  # noqa: TPU234 (rank 0's first sample is the global batch's)

@@ -114,11 +114,11 @@ impl<'a> Checker<'a> {
             return Err(NO_GROUP_IN_FILE.into());
         }
         if spec.requires_global_reads
-            && let Some(read) = self.slice_reads().first()
+            && let Some(read) = self.slice_reads().iter().find(|r| r.wraps.is_none())
         {
-            let line = self.text[..usize::from(read.start())].matches('\n').count() + 1;
+            let line = self.text[..usize::from(read.at.start())].matches('\n').count() + 1;
             return Err(format!(
-                "a value computed from a split batch is read before it is made global (line {line}, TPU234): \
+                "a value computed from a split batch is read before it can be made global (line {line}, TPU234): \
                  split, each process would read its slice's where SPMD read the global batch's"
             ));
         }
@@ -192,7 +192,7 @@ impl<'a> Checker<'a> {
     /// The helpers of `spec.define` that the fix's code calls, directly or through another
     /// helper, expanded (their `{@module}` imports join the fix's). A name the file already
     /// binds makes the fix unavailable: the helper would shadow it, or it would shadow ours.
-    fn define_helpers(
+    pub(super) fn define_helpers(
         &self,
         site: &Site<'a>,
         rule: &Rule,

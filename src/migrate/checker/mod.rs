@@ -208,7 +208,16 @@ struct Checker<'a> {
     contingent: Vec<Contingent>,
     /// Reads of values computed from a split batch (TPU234), found before the walk: they keep
     /// the split from being converted.
-    slice_reads: std::cell::OnceCell<Vec<TextRange>>,
+    slice_reads: std::cell::OnceCell<Vec<SliceRead<'a>>>,
+}
+
+/// A statement reading values computed from a split batch (TPU234), and the expressions to
+/// make global for SPMD's reading, each with its helper (`None` when one cannot be).
+#[derive(Debug, Clone)]
+struct SliceRead<'a> {
+    /// The first read (a call, or the size a `+=` counts).
+    at: &'a Expr,
+    wraps: Option<Vec<(TextRange, &'static str)>>,
 }
 
 /// Where a match sits, for building its fix.

@@ -1,0 +1,176 @@
+# Issue 43, item 9: an SPMD evaluation that reads what no rule can make global by itself: the
+# mean prediction per class (a reduction along the batch's own dimension) and the first
+# sample's logits. torch_xla printed the global batch's; split, each process would print its
+# slice's. The reads are reported (TPU234), the split waits for them, and the migration stops
+# at the torch_xla import it keeps.
+import os
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.distributed.device_mesh
+import torch.distributed.nn.functional
+import torch.distributed.tensor
+import torch_xla.distributed.spmd as xs
+import builtins
+import functools
+import itertools
+import math
+import socket
+import warnings
+import weakref
+
+
+def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
+    """A DeviceMesh of `mesh_shape` over the job's TorchTPU processes, one per chip, device i
+    being rank i."""
+    torchtpu_spmd_processes()
+    world = dist.get_world_size()
+    ids = torch.as_tensor(device_ids).flatten().tolist()
+    if ids != list(range(world)) or math.prod(mesh_shape) != world:
+        raise ValueError(
+            f"a mesh {tuple(mesh_shape)} of devices {ids}: TorchTPU's mesh orders ranks 0..{world - 1}"
+        )
+    names = None if axis_names is None else tuple(axis_names)
+    return torch.distributed.device_mesh.init_device_mesh(
+        "tpu", tuple(mesh_shape), mesh_dim_names=names
+    )
+
+
+def torchtpu_global_batch_norm(module):
+    """The forward of `module`, a BatchNorm, over the global batch in training, as SPMD
+    normalised: the mean and variance of every process's slice together, reduced with their
+    gradients, and running statistics that are the global batch's on every process."""
+
+    def forward(input):
+        if not module.training:
+            return type(module).forward(module, input)
+        reduce = torch.distributed.nn.functional.all_reduce
+        dims, shape = [0, *range(2, input.dim())], [1, -1] + [1] * (input.dim() - 2)
+        n = input.numel() // input.size(1) * dist.get_world_size()
+        mean = reduce(input.sum(dims)) / n
+        centered = input - mean.view(shape)
+        var = reduce((centered * centered).sum(dims)) / n
+        if module.track_running_stats:
+            with torch.no_grad():
+                module.num_batches_tracked += 1
+                factor = module.momentum
+                if factor is None:  # a cumulative average
+                    factor = 1 / module.num_batches_tracked.item()
+                module.running_mean.lerp_(mean, factor)
+                module.running_var.lerp_(var * n / (n - 1), factor)
+        out = centered * (var.view(shape) + module.eps).rsqrt()
+        if module.affine:
+            out = out * module.weight.view(shape) + module.bias.view(shape)
+        return out
+
+    return forward
+
+
+def torchtpu_spmd_processes():
+    """What `xr.use_spmd()` becomes: this process is one of the job's TorchTPU processes, one
+    per chip (torchrun after TorchTPU's launch environment; plain `python` is a job of one chip).
+
+    SPMD ran one program over every chip, and each process now runs it on its own:
+    - rank 0 prints, as SPMD printed once (`print(..., force=True)` prints on any rank);
+    - parameters are replicated: rank 0's are broadcast at a module's first forward, and their
+      gradients are averaged over the processes when backward ends (before any clipping), as
+      the partitioner did for a batch that `torchtpu_shard_batch` splits: in buckets, in the
+      order the parameters were first seen, whatever order backward (or torch.compile) made
+      them in. FSDP2 and DTensor parameters are theirs to reduce;
+    - a BatchNorm in training normalises over the global batch (`torchtpu_global_batch_norm`).
+    """
+    if not dist.is_initialized():
+        if "RANK" not in os.environ:  # plain `python`: a job of one chip
+            chips = torch.accelerator.device_count()
+            if chips > 1:
+                warnings.warn(
+                    f"{chips} TPU chips are attached and this SPMD program runs on one: start one process per"
+                    " chip, `eval \"$(python -m torch.tpu.distributed | sed 's/^/export /')\"` then"
+                    ' `torchrun --nproc_per_node="$WORLD_SIZE" <script> ...`'
+                )
+            torch.tpu.distributed.set_tpu_launch_env(nproc_per_node=1)
+            os.environ.update(
+                RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1"
+            )
+            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+            if "MASTER_PORT" not in os.environ:
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", 0))
+                    os.environ["MASTER_PORT"] = str(s.getsockname()[1])
+        dist.init_process_group("tpu_dist")
+    if dist.get_world_size() == 1 or hasattr(torchtpu_spmd_processes, "hook"):
+        return
+    if dist.get_rank() != 0:
+        print_anywhere = builtins.print
+
+        def rank_0_print(*args, force=False, **kwargs):
+            if force:
+                print_anywhere(*args, **kwargs)
+
+        builtins.print = rank_0_print
+    replicated, order, ready = weakref.WeakSet(), itertools.count(), []
+
+    def average():
+        # In the order parameters were first seen, the same on every process: the hooks fire in
+        # backward's order, which torch.compile can make differ between processes.
+        buckets, size = [], 0
+        for _, grad in sorted(ready, key=lambda r: r[0]):
+            if not buckets or grad.dtype != buckets[-1][0].dtype or size > 2**22:
+                buckets.append([])
+                size = 0
+            buckets[-1].append(grad)
+            size += grad.numel()
+        ready.clear()
+        for bucket in buckets:
+            flat = torch.cat([g.reshape(-1) for g in bucket])
+            dist.all_reduce(flat, op=dist.ReduceOp.AVG)
+            for g, mean in zip(bucket, flat.split([g.numel() for g in bucket])):
+                g.copy_(mean.view_as(g))
+
+    def accumulated(param, index):
+        if not ready:
+            torch.autograd.Variable._execution_engine.queue_callback(average)
+        ready.append((index, param.grad))
+
+    @torch.compiler.disable
+    def replicate(module, args):
+        if module in replicated:
+            return
+        for m in module.modules():
+            replicated.add(m)
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.forward = torchtpu_global_batch_norm(m)
+        for p in module.parameters():
+            if (
+                p in replicated
+                or isinstance(p, torch.distributed.tensor.DTensor)
+                or p.device.type != "tpu"
+            ):
+                continue
+            replicated.add(p)
+            dist.broadcast(p.detach(), src=0)
+            if p.requires_grad:
+                p.register_post_accumulate_grad_hook(
+                    functools.partial(accumulated, index=next(order))
+                )
+        for b in module.buffers():
+            if b.device.type == "tpu":
+                dist.broadcast(b, src=0)
+
+    torchtpu_spmd_processes.hook = (
+        torch.nn.modules.module.register_module_forward_pre_hook(replicate)
+    )
+
+
+torchtpu_spmd_processes()
+device = torch.device("tpu:0")
+n = int(os.environ.get("WORLD_SIZE", "1"))
+mesh = torchtpu_device_mesh(np.arange(n), (n,), axis_names=("data",))
+torch.manual_seed(0)
+model = torch.nn.Linear(6, 3).to(device)
+x = torch.randn(16, 6).to(device)
+xs.mark_sharding(x, mesh, ("data", None))
+with torch.no_grad():
+    probs = model(x).softmax(dim=-1)
+print("mean per class", [round(p, 4) for p in probs.mean(dim=0).tolist()])
+print("first sample", [round(p, 4) for p in probs[0].tolist()])
