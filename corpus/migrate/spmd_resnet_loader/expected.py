@@ -71,6 +71,26 @@ def torchtpu_backward(loss, **kwargs):
     return loss
 
 
+class torchtpu_device_loader:
+    """What `MpDeviceLoader(loader, device)` becomes: the loader's batches with every tensor
+    moved to `device` (then passed through `sharding`, this process's slice of the global
+    batch, when given), without background prefetching."""
+
+    def __init__(self, loader, device, sharding=None):
+        self.loader, self.device, self.sharding = loader, device, sharding
+
+    def __iter__(self):
+        for batch in self.loader:
+            yield torch.utils._pytree.tree_map_only(torch.Tensor, self.move, batch)
+
+    def __len__(self):
+        return len(self.loader)
+
+    def move(self, tensor):
+        tensor = tensor.to(self.device)
+        return tensor if self.sharding is None else self.sharding(tensor)
+
+
 def torchtpu_device_mesh(device_ids, mesh_shape, axis_names=None):
     """A DeviceMesh of `mesh_shape` over the job's TorchTPU processes, one per chip, device i
     being rank i."""
@@ -115,23 +135,6 @@ def torchtpu_global_batch_norm(module):
         return out
 
     return forward
-
-
-class torchtpu_sharded_loader:
-    """The loader's batches on the device, each tensor passed through `sharding` (this
-    process's slice of the global batch), without background prefetching."""
-
-    def __init__(self, loader, device, sharding):
-        self.loader, self.device, self.sharding = loader, device, sharding
-
-    def __iter__(self):
-        for batch in self.loader:
-            yield torch.utils._pytree.tree_map_only(
-                torch.Tensor, lambda t: self.sharding(t.to(self.device)), batch
-            )
-
-    def __len__(self):
-        return len(self.loader)
 
 
 def torchtpu_spmd_processes():
@@ -245,7 +248,7 @@ class TrainResNetSpmdDataParallel:
         num_devices = int(os.environ.get("WORLD_SIZE", "1"))
         mesh_shape = (num_devices, 1, 1, 1)
         mesh = torchtpu_device_mesh(np.array(range(num_devices)), mesh_shape, axis_names=("data", "dim1", "dim2", "dim3"))
-        self.train_device_loader = torchtpu_sharded_loader(train_loader, self.device, torchtpu_batch_sharding(mesh, ("data", None, None, None)))
+        self.train_device_loader = torchtpu_device_loader(train_loader, self.device, torchtpu_batch_sharding(mesh, ("data", None, None, None)))
         self.model = nn.Sequential(
             nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 8 * 8, 10)
         ).to(self.device)

@@ -4,14 +4,33 @@ from typing import TYPE_CHECKING, Optional
 
 import torch
 
+
+class torchtpu_device_loader:
+    """What `MpDeviceLoader(loader, device)` becomes: the loader's batches with every tensor
+    moved to `device` (then passed through `sharding`, this process's slice of the global
+    batch, when given), without background prefetching."""
+
+    def __init__(self, loader, device, sharding=None):
+        self.loader, self.device, self.sharding = loader, device, sharding
+
+    def __iter__(self):
+        for batch in self.loader:
+            yield torch.utils._pytree.tree_map_only(torch.Tensor, self.move, batch)
+
+    def __len__(self):
+        return len(self.loader)
+
+    def move(self, tensor):
+        tensor = tensor.to(self.device)
+        return tensor if self.sharding is None else self.sharding(tensor)
+
+
 if TYPE_CHECKING:
     import torch_xla.distributed.parallel_loader as pl
 
 
 def to_device_iter(loader, device: torch.device) -> "pl.MpDeviceLoader":
-    import torch_xla.distributed.parallel_loader as pl
-
-    return pl.MpDeviceLoader(loader, device)
+    return torchtpu_device_loader(loader, device)
 
 
 def count_batches(loader: Optional[pl.MpDeviceLoader]) -> int:

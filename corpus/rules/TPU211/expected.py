@@ -3,21 +3,24 @@ import torch
 import torch_xla.distributed.parallel_loader as pl
 
 
-class torchtpu_sharded_loader:
-    """The loader's batches on the device, each tensor passed through `sharding` (this
-    process's slice of the global batch), without background prefetching."""
+class torchtpu_device_loader:
+    """What `MpDeviceLoader(loader, device)` becomes: the loader's batches with every tensor
+    moved to `device` (then passed through `sharding`, this process's slice of the global
+    batch, when given), without background prefetching."""
 
-    def __init__(self, loader, device, sharding):
+    def __init__(self, loader, device, sharding=None):
         self.loader, self.device, self.sharding = loader, device, sharding
 
     def __iter__(self):
         for batch in self.loader:
-            yield torch.utils._pytree.tree_map_only(
-                torch.Tensor, lambda t: self.sharding(t.to(self.device)), batch
-            )
+            yield torch.utils._pytree.tree_map_only(torch.Tensor, self.move, batch)
 
     def __len__(self):
         return len(self.loader)
+
+    def move(self, tensor):
+        tensor = tensor.to(self.device)
+        return tensor if self.sharding is None else self.sharding(tensor)
 
 
 loader = torch.utils.data.DataLoader(list(range(8)), batch_size=2)
@@ -47,11 +50,11 @@ def evaluate(model, loader, device):
 
 
 def make(loader, device):
-    return pl.MpDeviceLoader(loader, device)  # returned: its loops are elsewhere, reported
+    return torchtpu_device_loader(loader, device)  # returned: its loops are elsewhere, a loader that goes along
 
 
 def sharded(loader, device, sharding):
-    for batch in torchtpu_sharded_loader(loader, device, sharding):  # SPMD input sharding: converted
+    for batch in torchtpu_device_loader(loader, device, sharding):  # SPMD input sharding: converted
         print(batch)
     for batch in pl.ParallelLoader(loader, [device], input_sharding=sharding).per_device_loader(device):  # reported
         print(batch)
@@ -71,7 +74,7 @@ class Trainer:
 class Evaluator:
     def __init__(self, loader):
         self.device = torch.device("tpu:0")
-        self.eval_loader = pl.MpDeviceLoader(loader, self.device)  # handed out below: reported
+        self.eval_loader = torchtpu_device_loader(loader, self.device)  # handed out below: a loader that goes along
 
     def loader(self):
         return self.eval_loader

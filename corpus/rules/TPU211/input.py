@@ -26,7 +26,7 @@ def evaluate(model, loader, device):
 
 
 def make(loader, device):
-    return pl.MpDeviceLoader(loader, device)  # returned: its loops are elsewhere, reported
+    return pl.MpDeviceLoader(loader, device)  # returned: its loops are elsewhere, a loader that goes along
 
 
 def sharded(loader, device, sharding):
@@ -49,7 +49,7 @@ class Trainer:
 class Evaluator:
     def __init__(self, loader):
         self.device = xm.xla_device()
-        self.eval_loader = pl.MpDeviceLoader(loader, self.device)  # handed out below: reported
+        self.eval_loader = pl.MpDeviceLoader(loader, self.device)  # handed out below: a loader that goes along
 
     def loader(self):
         return self.eval_loader

@@ -11,6 +11,26 @@ def torchtpu_batch_sharding(mesh, partition_spec):
     return lambda tensor: torchtpu_shard_batch(tensor, mesh, partition_spec)
 
 
+class torchtpu_device_loader:
+    """What `MpDeviceLoader(loader, device)` becomes: the loader's batches with every tensor
+    moved to `device` (then passed through `sharding`, this process's slice of the global
+    batch, when given), without background prefetching."""
+
+    def __init__(self, loader, device, sharding=None):
+        self.loader, self.device, self.sharding = loader, device, sharding
+
+    def __iter__(self):
+        for batch in self.loader:
+            yield torch.utils._pytree.tree_map_only(torch.Tensor, self.move, batch)
+
+    def __len__(self):
+        return len(self.loader)
+
+    def move(self, tensor):
+        tensor = tensor.to(self.device)
+        return tensor if self.sharding is None else self.sharding(tensor)
+
+
 def torchtpu_shard_batch(tensor, mesh, partition_spec):
     """What `xs.mark_sharding(batch, mesh, (axes, None, ...))` becomes: this process's slice of
     the global batch along dim 0, split over the mesh axes named for it (a name, an index or
@@ -45,27 +65,10 @@ def torchtpu_shard_batch(tensor, mesh, partition_spec):
     return tensor.tensor_split(pieces)[index]
 
 
-class torchtpu_sharded_loader:
-    """The loader's batches on the device, each tensor passed through `sharding` (this
-    process's slice of the global batch), without background prefetching."""
-
-    def __init__(self, loader, device, sharding):
-        self.loader, self.device, self.sharding = loader, device, sharding
-
-    def __iter__(self):
-        for batch in self.loader:
-            yield torch.utils._pytree.tree_map_only(
-                torch.Tensor, lambda t: self.sharding(t.to(self.device)), batch
-            )
-
-    def __len__(self):
-        return len(self.loader)
-
-
 mesh = xs.get_1d_mesh("data")
 model = torch.nn.Linear(16, 4)
 xs.mark_sharding(model.weight, mesh, ("data", None))
-loader = torchtpu_sharded_loader(data, device, torchtpu_batch_sharding(mesh, ("data", None)))
+loader = torchtpu_device_loader(data, device, torchtpu_batch_sharding(mesh, ("data", None)))
 for x, y in loader:
     x = torchtpu_shard_batch(x, mesh, ("data", None))
     y = torchtpu_shard_batch(y, mesh, ("data",))
