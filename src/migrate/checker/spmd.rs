@@ -142,7 +142,7 @@ struct SliceFlow<'s, 'x> {
     /// Functions of the file returning a value computed from a split batch, by name.
     returning: &'s FxHashMap<String, Kind>,
     /// Loss modules of the file (`self.criterion = nn.CrossEntropyLoss()`), by their spelling.
-    criteria: &'s FxHashMap<String, Kind>,
+    held: &'s FxHashMap<String, Held>,
     tainted: FxHashMap<String, Kind>,
     /// What the body returns, when computed from a split batch.
     returns: Option<Kind>,
@@ -207,7 +207,11 @@ impl<'s, 'x> SliceFlow<'s, 'x> {
                 {
                     return Some(Kind::Size);
                 }
-                self.kind(&s.value).map(|_| Kind::Unknown)
+                // `batch["input_ids"]`: a field of a batch of samples.
+                match self.kind(&s.value) {
+                    Some(Kind::Slice) if s.slice.is_string_literal_expr() => Some(Kind::Slice),
+                    k => k.map(|_| Kind::Unknown),
+                }
             }
             Expr::Attribute(a) => self.kind(&a.value).map(|_| Kind::Unknown),
             _ => {
@@ -237,7 +241,7 @@ impl<'s, 'x> SliceFlow<'s, 'x> {
             _ => {}
         }
         let spelled = &self.text[c.func.range()];
-        if let Some(&criterion) = self.criteria.get(spelled) {
+        if let Some(&Held::Loss(criterion)) = self.held.get(spelled) {
             return args().any(|a| self.kind(a).is_some()).then_some(criterion);
         }
         let q = self.qualified(&c.func);
@@ -381,6 +385,33 @@ impl<'s, 'x> SliceFlow<'s, 'x> {
         }
     }
 
+    /// `scheduler.step(val_loss)`, `early_stop(acc)`: a mean or a sum handed to the program's
+    /// own code in a statement whose result is dropped (so it cannot flow back into `backward`)
+    /// is read there, and made global. Not a module's function (`torch.*`, a logger's methods
+    /// and containers are read or followed elsewhere).
+    fn handed_over(&mut self, call: &'x ast::ExprCall) {
+        let callee = match &*call.func {
+            Expr::Attribute(m) if self.kind(&m.value).is_none() => m.attr.id.as_str(),
+            Expr::Name(f) => f.id.as_str(),
+            _ => return,
+        };
+        if self.qualified(&call.func).is_some()
+            || self.read_value(call).is_some()
+            || [COLLECTING, LOG_METHODS, GLOBAL_HELPERS, &["print", "backward"]].iter().any(|l| l.contains(&callee))
+        {
+            return;
+        }
+        let mut wraps = Vec::new();
+        for a in call.arguments.args.iter().chain(call.arguments.keywords.iter().map(|k| &k.value)) {
+            if let Some(k @ (Kind::Mean | Kind::Sum)) = self.kind(a) {
+                wraps.extend(self.wraps(a, k).into_iter().flatten());
+            }
+        }
+        if !wraps.is_empty() {
+            self.reads.push(SliceRead { at: &call.func, wraps: Some(wraps) });
+        }
+    }
+
     fn bind(&mut self, target: &Expr, kind: Option<Kind>) {
         match target {
             Expr::Name(n) => match kind {
@@ -426,6 +457,7 @@ impl<'s, 'x> SliceFlow<'s, 'x> {
             Stmt::Expr(e) => {
                 self.read(&e.value);
                 let Expr::Call(call) = &*e.value else { return };
+                self.handed_over(call);
                 let first = call.arguments.args.first();
                 let name = |e: Option<&Expr>| match e {
                     Some(Expr::Name(n)) => Some(n.id.to_string()),
@@ -494,8 +526,26 @@ impl<'s, 'x> SliceFlow<'s, 'x> {
             }
             Stmt::For(f) => {
                 self.read(&f.iter);
-                let kind = self.kind(&f.iter).map(|_| Kind::Unknown);
-                self.bind(&f.target, kind);
+                // `for x, y in loader` / `for i, (x, y) in enumerate(loader)` over a sharded loader.
+                let (iter, target) = match (&*f.iter, &*f.target) {
+                    (Expr::Call(c), Expr::Tuple(t))
+                        if matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "enumerate")
+                            && c.arguments.args.len() == 1
+                            && t.elts.len() == 2 =>
+                    {
+                        self.bind(&t.elts[0], None);
+                        (&c.arguments.args[0], &t.elts[1])
+                    }
+                    _ => (&*f.iter, &*f.target),
+                };
+                let sharded = is_sharded_loader(iter, self.sem, self.scope)
+                    || matches!(self.held.get(&self.text[iter.range()]), Some(Held::ShardedLoader));
+                // Only where the file builds the sharding, so `torchtpu_shard_batch` (whose
+                // split the global helpers read) is this file's.
+                let sharded =
+                    sharded && ["ShardingSpec(", "torchtpu_batch_sharding("].iter().any(|n| self.text.contains(n));
+                let kind = if sharded { Some(Kind::Slice) } else { self.kind(&f.iter).map(|_| Kind::Unknown) };
+                self.bind(target, kind);
                 self.body(&f.body);
                 self.body(&f.orelse);
             }
@@ -642,28 +692,63 @@ fn bodies<'a>(body: &'a [Stmt], sem: &Semantic, out: &mut Vec<(&'a ast::StmtFunc
     }
 }
 
-/// Loss modules the file builds (`criterion = nn.CrossEntropyLoss()`,
-/// `self.loss_fn = torch.nn.MSELoss(reduction="sum")`), by the spelling of what holds them,
-/// with what calling them computes over the slice.
-fn loss_modules(body: &[Stmt], sem: &Semantic, scope: ScopeId, text: &str, out: &mut FxHashMap<String, Kind>) {
+/// What the file keeps in a name or attribute that matters to a split batch's values.
+#[derive(Debug, Clone, Copy)]
+enum Held {
+    /// A loss module (`criterion = nn.CrossEntropyLoss()`), with what calling it computes.
+    Loss(Kind),
+    /// A loader whose batches are split (`pl.MpDeviceLoader(..., input_sharding=...)`, or the
+    /// helper TPU211 makes of it): each batch it gives is this process's slice.
+    ShardedLoader,
+}
+
+/// A loader whose batches are split: `pl.MpDeviceLoader(loader, device, input_sharding=s)`, or
+/// `torchtpu_device_loader(loader, device, sharding)`.
+fn is_sharded_loader(e: &Expr, sem: &Semantic, scope: ScopeId) -> bool {
+    let Expr::Call(c) = e else { return false };
+    let passed = |e: Option<&Expr>| e.is_some_and(|e| !e.is_none_literal_expr());
+    match &*c.func {
+        Expr::Name(f) if f.id.as_str() == "torchtpu_device_loader" => {
+            passed(c.arguments.find_argument_value("sharding", 2))
+        }
+        func => {
+            sem.qualified_name(func, scope)
+                .is_some_and(|q| q.name == "torch_xla.distributed.parallel_loader.MpDeviceLoader")
+                && passed(c.arguments.find_keyword("input_sharding").map(|k| &k.value))
+        }
+    }
+}
+
+/// Loss modules and sharded loaders the file builds (`self.loss_fn = torch.nn.MSELoss()`,
+/// `self.loader = pl.MpDeviceLoader(..., input_sharding=...)`), by the spelling of what holds
+/// them.
+fn held(body: &[Stmt], sem: &Semantic, scope: ScopeId, text: &str, out: &mut FxHashMap<String, Held>) {
     for stmt in body {
         match stmt {
             Stmt::Assign(a) => {
                 let Expr::Call(c) = &*a.value else { continue };
-                let Some(q) = sem.qualified_name(&c.func, scope) else { continue };
-                let class = q.name.strip_prefix("torch.nn.").map(|n| n.rsplit('.').next().unwrap_or(n));
-                if class.is_some_and(|n| n.ends_with("Loss")) {
-                    for t in &a.targets {
-                        out.insert(text[t.range()].to_string(), loss_kind(c, 0));
-                    }
+                let loss = sem.qualified_name(&c.func, scope).is_some_and(|q| {
+                    q.name
+                        .strip_prefix("torch.nn.")
+                        .is_some_and(|n| n.rsplit('.').next().unwrap_or(n).ends_with("Loss"))
+                });
+                let what = if loss {
+                    Held::Loss(loss_kind(c, 0))
+                } else if is_sharded_loader(&a.value, sem, scope) {
+                    Held::ShardedLoader
+                } else {
+                    continue;
+                };
+                for t in &a.targets {
+                    out.insert(text[t.range()].to_string(), what);
                 }
             }
             Stmt::If(i) => {
-                loss_modules(&i.body, sem, scope, text, out);
-                i.elif_else_clauses.iter().for_each(|c| loss_modules(&c.body, sem, scope, text, out));
+                held(&i.body, sem, scope, text, out);
+                i.elif_else_clauses.iter().for_each(|c| held(&c.body, sem, scope, text, out));
             }
-            Stmt::With(w) => loss_modules(&w.body, sem, scope, text, out),
-            Stmt::Try(t) => loss_modules(&t.body, sem, scope, text, out),
+            Stmt::With(w) => held(&w.body, sem, scope, text, out),
+            Stmt::Try(t) => held(&t.body, sem, scope, text, out),
             _ => {}
         }
     }
@@ -672,15 +757,15 @@ fn loss_modules(body: &[Stmt], sem: &Semantic, scope: ScopeId, text: &str, out: 
 /// The reads (TPU234) of values computed from a split batch, in a file that splits one: each
 /// statement's at its first, in source order.
 fn find_slice_reads<'x>(module: &'x ast::ModModule, sem: &Semantic, text: &str) -> Vec<SliceRead<'x>> {
-    if !text.contains("mark_sharding") && !text.contains(SHARD_HELPER) {
+    if !["mark_sharding", SHARD_HELPER, "input_sharding", "torchtpu_device_loader"].iter().any(|n| text.contains(n)) {
         return Vec::new();
     }
     let mut functions = Vec::new();
     bodies(&module.body, sem, &mut functions);
-    let mut criteria = FxHashMap::default();
-    loss_modules(&module.body, sem, 0, text, &mut criteria);
+    let mut kept = FxHashMap::default();
+    held(&module.body, sem, 0, text, &mut kept);
     for (f, scope) in &functions {
-        loss_modules(&f.body, sem, *scope, text, &mut criteria);
+        held(&f.body, sem, *scope, text, &mut kept);
     }
     let flow = |scope, returning: &FxHashMap<String, Kind>, body: &'x [Stmt]| {
         let mut flow = SliceFlow {
@@ -688,7 +773,7 @@ fn find_slice_reads<'x>(module: &'x ast::ModModule, sem: &Semantic, text: &str) 
             text,
             scope,
             returning,
-            criteria: &criteria,
+            held: &kept,
             tainted: FxHashMap::default(),
             returns: None,
             reads: Vec::new(),
@@ -822,6 +907,43 @@ mod tests {
                 vec!["torchtpu_global_sum(criterion(out, y))".to_string()]
             ]
         );
+    }
+
+    #[test]
+    fn a_mean_handed_to_the_programs_code_is_read_there() {
+        let got = wrapped(
+            "    val_loss = F.mse_loss(model(x), y)\n    scheduler.step(val_loss)\n    stop(metric=val_loss)\n",
+        );
+        assert_eq!(got, vec![vec!["torchtpu_global_mean(val_loss)".to_string()]; 2]);
+        // Not a module's function, nor what `backward` gets.
+        assert_eq!(
+            reads(&program("    loss = F.mse_loss(model(x), y)\n    torch.save(loss, p)\n    loss.backward()\n")),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn the_batches_of_a_sharded_loader_are_slices() {
+        let src = format!(
+            "{PRELUDE}import torch_xla.distributed.parallel_loader as pl\n\
+             class T:\n    def __init__(self, loader, device, spec):\n        \
+             self.loader = pl.MpDeviceLoader(loader, device, input_sharding=xs.ShardingSpec(spec, (0, None)))\n\n    \
+             def evaluate(self, model):\n        correct = 0\n        \
+             for i, batch in enumerate(self.loader):\n            \
+             correct += (model(batch[\"x\"]).argmax(-1) == batch[\"y\"]).sum().item()\n        \
+             print(i, correct)\n"
+        );
+        let got: Vec<_> = reads(&src).into_iter().map(|(_, w)| w.expect("convertible")).collect();
+        assert_eq!(
+            got,
+            vec![vec!["torchtpu_global_sum((model(batch[\"x\"]).argmax(-1) == batch[\"y\"]).sum())".to_string()]]
+        );
+        // A sharding the file does not build splits with another file's helper: not followed.
+        assert_eq!(reads(&src.replace("xs.ShardingSpec(spec, (0, None))", "spec")), vec![]);
+        let migrated = "def f(model, loader, device, mesh):\n    sharding = torchtpu_batch_sharding(mesh, (0, None))\n    \
+                        for x, y in torchtpu_device_loader(loader, device, sharding):\n        print(model(x).mean().item())\n";
+        let got: Vec<_> = reads(migrated).into_iter().map(|(_, w)| w.expect("convertible")).collect();
+        assert_eq!(got, vec![vec!["torchtpu_global_mean(model(x).mean())".to_string()]]);
     }
 
     #[test]
