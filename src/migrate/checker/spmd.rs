@@ -291,14 +291,26 @@ impl<'s, 'x> SliceFlow<'s, 'x> {
                 _ => Kind::Unknown,
             });
         }
-        // Another call of the slice (the model's forward, `F.relu(x)`): per sample along dim 0,
-        // as the split itself assumes of the model. A reduced value passed on is a person's.
         let kinds: Vec<Kind> = args().filter_map(|a| self.kind(a)).collect();
-        match kinds.as_slice() {
-            [] => None,
-            ks if ks.iter().all(|k| *k == Kind::Slice) => Some(Kind::Slice),
-            _ => Some(Kind::Unknown),
+        let per_sample = !kinds.is_empty() && kinds.iter().all(|k| *k == Kind::Slice);
+        if let Some(q) = q.as_deref() {
+            // A library's function: per sample only where known to be (`F.relu(x)`,
+            // `torch.argmax(x, dim=1)`); `torch.cat((a, b))` would interleave the slices,
+            // `torch.sum(x, dim=0)` reduce them.
+            let along = |pos| c.arguments.find_argument_value("dim", pos).is_some_and(|d| !is_zero(d));
+            let known = match (q.strip_prefix("torch.nn.functional."), q.strip_prefix("torch.")) {
+                (Some(f), _) if ALONG.contains(&f) => along(1),
+                (Some(_), _) => !c.arguments.find_keyword("dim").is_some_and(|k| is_zero(&k.value)),
+                (None, Some(f)) if ALONG.contains(&f) => along(1),
+                (None, Some(f)) => ELEMENTWISE.contains(&f),
+                _ => false,
+            };
+            return (!kinds.is_empty()).then_some(if per_sample && known { Kind::Slice } else { Kind::Unknown });
         }
+        // Another call of the slice (the model's forward, a function of the program): per
+        // sample along dim 0, as the split itself assumes of the model. A reduced value passed
+        // on is a person's.
+        (!kinds.is_empty()).then_some(if per_sample { Kind::Slice } else { Kind::Unknown })
     }
 
     /// The expressions of `e` (of kind `k`) to wrap to make it global: `e` itself, or the
@@ -876,6 +888,13 @@ mod tests {
 
     #[test]
     fn means_sums_sizes_and_samples_are_made_global_where_read() {
+        assert_eq!(
+            wrapped("    print(F.softmax(model(x), dim=-1).tolist(), torch.argmax(model(x), dim=1).tolist())\n"),
+            vec![vec![
+                "torchtpu_global_cat(F.softmax(model(x), dim=-1))".to_string(),
+                "torchtpu_global_cat(torch.argmax(model(x), dim=1))".to_string()
+            ]]
+        );
         let got = wrapped(
             "    logits = model(x)\n    loss = F.cross_entropy(logits, y)\n    print(loss.item())\n    \
              correct = (logits.argmax(dim=1) == y).sum()\n    total = 0\n    total += y.size(0)\n    \
@@ -955,6 +974,9 @@ mod tests {
             "    loss = F.mse_loss(model(x), y)\n    print((loss * loss).item())\n", // not linear
             "    n = y.size(0) + 1\n    print(n)\n",                                 // a size shifted
             "    print(torch.cat([model(x), model(x)]).tolist())\n",                 // slices interleaved
+            "    print(torch.cat((model(x), model(x))).tolist())\n",
+            "    print(torch.sum(model(x), dim=0).tolist())\n",
+            "    print(torch.softmax(model(x), 0).tolist())\n",
         ] {
             let got = reads(&program(body));
             assert!(got.iter().any(|(_, w)| w.is_none()), "{body}: {got:?}");
